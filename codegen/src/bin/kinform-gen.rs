@@ -1,0 +1,2 @@
+//! `kinform-gen` command line.
+fn main() {}

@@ -1,0 +1,1 @@
+//! kinform-codegen: schema readers -> one model -> Rust emitters.

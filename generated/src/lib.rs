@@ -1,0 +1,1 @@
+//! Generated clients, listers and informers for every built-in Kubernetes GroupVersionResource.

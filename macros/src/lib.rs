@@ -1,0 +1,2 @@
+//! `#[derive(CustomResource)]` for kinform. Expands through `kinform-codegen`'s emitters so
+//! derived and generated code are the same code.

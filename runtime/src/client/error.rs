@@ -1,0 +1,135 @@
+//! Typed client errors that keep the server's `Status`.
+
+use std::time::Duration;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Status;
+
+/// Result with the client [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// What can go wrong talking to the API server.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The server answered with an error Status (or a watch ERROR event).
+    #[error("{request}: {code} {reason}: {message}", code = status.code.unwrap_or_default(),
+        reason = status.reason.as_deref().unwrap_or(""), message = status.message.as_deref().unwrap_or(""))]
+    Api {
+        /// The request, e.g. `GET /api/v1/namespaces/default/pods/web`.
+        request: String,
+        /// The server's Status.
+        status: Box<Status>,
+        /// The `Retry-After` header, when the server sent one.
+        retry_after: Option<Duration>,
+    },
+    /// The request could not be sent or its response not read.
+    #[error("{request}: {message}")]
+    Transport {
+        /// The request.
+        request: String,
+        /// What failed.
+        message: String,
+        /// The underlying error.
+        #[source]
+        source: Option<Box<dyn std::error::Error + Send + Sync>>,
+    },
+    /// A response body could not be decoded.
+    #[error("{request}: cannot decode {what}: {source}")]
+    Decode {
+        /// The request.
+        request: String,
+        /// What was being decoded, e.g. `a pods watch event`.
+        what: String,
+        /// The decode error.
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
+impl Error {
+    /// The server's Status, for API errors.
+    pub fn status(&self) -> Option<&Status> {
+        match self {
+            Error::Api { status, .. } => Some(status),
+            _ => None,
+        }
+    }
+
+    /// The HTTP status code of an API error.
+    pub fn code(&self) -> Option<u16> {
+        self.status()
+            .and_then(|s| s.code)
+            .and_then(|c| u16::try_from(c).ok())
+    }
+
+    fn reason(&self) -> Option<&str> {
+        self.status().and_then(|s| s.reason.as_deref())
+    }
+
+    /// 404 NotFound.
+    pub fn is_not_found(&self) -> bool {
+        self.code() == Some(404) || self.reason() == Some("NotFound")
+    }
+
+    /// 409 Conflict (a stale resourceVersion on update).
+    pub fn is_conflict(&self) -> bool {
+        self.reason() == Some("Conflict")
+            || (self.code() == Some(409) && self.reason() != Some("AlreadyExists"))
+    }
+
+    /// 409 AlreadyExists.
+    pub fn is_already_exists(&self) -> bool {
+        self.reason() == Some("AlreadyExists")
+    }
+
+    /// 410 Gone / Expired: the requested resourceVersion is no longer available.
+    pub fn is_gone(&self) -> bool {
+        self.code() == Some(410) || matches!(self.reason(), Some("Expired" | "Gone"))
+    }
+
+    /// The "too large resource version" error (`ResourceVersionTooLarge` cause), which
+    /// client-go's reflector answers with a consistent relist.
+    pub fn is_too_large_resource_version(&self) -> bool {
+        self.status().is_some_and(|s| {
+            s.details
+                .as_ref()
+                .and_then(|d| d.causes.as_ref())
+                .is_some_and(|causes| {
+                    causes
+                        .iter()
+                        .any(|c| c.reason.as_deref() == Some("ResourceVersionTooLarge"))
+                })
+                || s.message
+                    .as_deref()
+                    .is_some_and(|m| m.contains("Too large resource version"))
+        })
+    }
+
+    /// 429 TooManyRequests.
+    pub fn is_too_many_requests(&self) -> bool {
+        self.code() == Some(429) || self.reason() == Some("TooManyRequests")
+    }
+
+    /// The server's requested wait before a retry: `Retry-After`, or
+    /// `details.retryAfterSeconds` of the Status.
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            Error::Api {
+                retry_after: Some(d),
+                ..
+            } => Some(*d),
+            Error::Api { status, .. } => status
+                .details
+                .as_ref()
+                .and_then(|d| d.retry_after_seconds)
+                .and_then(|s| u64::try_from(s).ok())
+                .map(Duration::from_secs),
+            _ => None,
+        }
+    }
+
+    /// Whether the error came from the connection, not from the server's answer.
+    pub fn is_transport(&self) -> bool {
+        matches!(self, Error::Transport { .. })
+    }
+}

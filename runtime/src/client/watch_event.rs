@@ -1,0 +1,50 @@
+//! Decoded list and watch responses.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ListMeta, Status};
+
+/// The annotation a BOOKMARK carries at the end of the initial events of a streaming list.
+pub const INITIAL_EVENTS_END_ANNOTATION: &str = "k8s.io/initial-events-end";
+
+/// One page of a LIST response.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ObjectList<K> {
+    /// `metadata`: resourceVersion, continue token, remainingItemCount.
+    pub metadata: ListMeta,
+    /// The objects.
+    pub items: Vec<K>,
+}
+
+/// A BOOKMARK event: a resourceVersion the watch has reached, with no object change.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Bookmark {
+    /// The resourceVersion reached.
+    pub resource_version: String,
+    /// The bookmark object's annotations.
+    pub annotations: BTreeMap<String, String>,
+}
+
+impl Bookmark {
+    /// Whether this bookmark ends the initial events of a streaming list.
+    pub fn is_initial_events_end(&self) -> bool {
+        self.annotations
+            .get(INITIAL_EVENTS_END_ANNOTATION)
+            .is_some_and(|v| v == "true")
+    }
+}
+
+/// One event of a WATCH stream.
+#[derive(Clone, Debug, PartialEq)]
+pub enum WatchEvent<K> {
+    /// ADDED.
+    Added(K),
+    /// MODIFIED.
+    Modified(K),
+    /// DELETED: the object's last state.
+    Deleted(K),
+    /// BOOKMARK.
+    Bookmark(Bookmark),
+    /// ERROR: the server ended the watch with this Status (410 Expired, for one).
+    Error(Box<Status>),
+}

@@ -1,0 +1,1 @@
+//! DeltaFIFO (client-go tools/cache/delta_fifo.go).

@@ -1,0 +1,30 @@
+//! # kinform
+//!
+//! The runtime every kinform controller links: typed clients over a hyper + rustls transport,
+//! the reflector, DeltaFIFO, indexed store, shared informers, listers and the workqueue
+//! family, reproducing client-go's semantics (see `DESIGN.md` in the repository).
+//!
+//! Objects are decoded once and shared as [`Arc<K>`](std::sync::Arc) between the FIFO, the
+//! indexer, event handlers and listers. Keys are `namespace/name`, or `name` for
+//! cluster-scoped objects, as client-go's `MetaNamespaceKeyFunc`.
+
+pub mod client;
+pub mod fifo;
+pub mod reflector;
+pub mod resource;
+pub mod selector;
+pub mod store;
+pub mod workqueue;
+
+#[cfg(feature = "testing")]
+pub mod testing;
+
+pub use client::{Error, ListParams, ListerWatcher, WatchEvent, WatchParams};
+pub use resource::{ApiResource, HasMetadata, Resource, Scope};
+pub use selector::{FieldSelector, LabelSelector};
+
+/// Re-exported so that generated and derived code can name it through `kinform`.
+pub use k8s_openapi;
+
+#[cfg(feature = "derive")]
+pub use kinform_macros::CustomResource;

@@ -1,0 +1,23 @@
+//! Where the reflector puts what it lists and watches: the DeltaFIFO in an informer,
+//! or a plain store (client-go's `cache.Store` as seen by `Reflector`).
+
+use std::sync::Arc;
+
+/// The sink was closed; the reflector stops.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("the reflector's sink is closed")]
+pub struct SinkClosed;
+
+/// The operations a reflector performs on its sink.
+pub trait ReflectorSink<K>: Send + Sync + 'static {
+    /// A watch ADDED event.
+    fn add(&self, obj: Arc<K>) -> Result<(), SinkClosed>;
+    /// A watch MODIFIED event.
+    fn update(&self, obj: Arc<K>) -> Result<(), SinkClosed>;
+    /// A watch DELETED event, with the object's last state.
+    fn delete(&self, obj: Arc<K>) -> Result<(), SinkClosed>;
+    /// A complete list at `resource_version` replaces the sink's content.
+    fn replace(&self, list: Vec<Arc<K>>, resource_version: String) -> Result<(), SinkClosed>;
+    /// A periodic resync of everything known.
+    fn resync(&self) -> Result<(), SinkClosed>;
+}

@@ -1,0 +1,1 @@
+//! Indexed, thread-safe object store (client-go ThreadSafeStore + Indexer).

@@ -1,0 +1,1 @@
+//! TestApiServer: an in-process API server speaking the real wire protocol.

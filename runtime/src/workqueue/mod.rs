@@ -1,0 +1,1 @@
+//! Work queues (client-go util/workqueue).
