@@ -1,0 +1,1 @@
+//! The type graph of schemas that get generated Rust types (CRDs).
