@@ -266,7 +266,7 @@ proptest! {
                 Op::Upsert(spec) => {
                     let obj = build(&spec, version);
                     model.objects.insert(key_of(spec.ns, spec.name), Arc::clone(&obj));
-                    if version % 2 == 0 { store.add(obj) } else { store.update(obj) }
+                    if version.is_multiple_of(2) { store.add(obj) } else { store.update(obj) }
                 }
                 Op::Delete { ns, name } => {
                     let key = key_of(ns, name);
