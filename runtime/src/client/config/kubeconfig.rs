@@ -310,10 +310,11 @@ impl Kubeconfig {
 
     fn resolve_paths(&mut self, dir: &Path) {
         let fix = |p: &mut Option<String>| {
-            if let Some(s) = p.as_mut() {
-                if !s.is_empty() && Path::new(s.as_str()).is_relative() {
-                    *s = dir.join(s.as_str()).to_string_lossy().into_owned();
-                }
+            if let Some(s) = p.as_mut()
+                && !s.is_empty()
+                && Path::new(s.as_str()).is_relative()
+            {
+                *s = dir.join(s.as_str()).to_string_lossy().into_owned();
             }
         };
         for c in &mut self.clusters {

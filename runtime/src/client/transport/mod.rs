@@ -300,10 +300,10 @@ impl Client {
             for (k, v) in &inner.impersonate {
                 headers.append(k.clone(), v.clone());
             }
-            if !headers.contains_key(AUTHORIZATION) {
-                if let Some(auth) = inner.auth.header().await? {
-                    headers.insert(AUTHORIZATION, auth);
-                }
+            if !headers.contains_key(AUTHORIZATION)
+                && let Some(auth) = inner.auth.header().await?
+            {
+                headers.insert(AUTHORIZATION, auth);
             }
             let sent = inner.http.request(req);
             let result = match inner.read_timeout {
@@ -404,13 +404,13 @@ pub(crate) fn status_from_body(code: StatusCode, body: &[u8]) -> Status {
     struct Probe {
         kind: Option<String>,
     }
-    if serde_json::from_slice::<Probe>(body).is_ok_and(|p| p.kind.as_deref() == Some("Status")) {
-        if let Ok(mut status) = serde_json::from_slice::<Status>(body) {
-            if status.code.is_none() {
-                status.code = Some(i32::from(code.as_u16()));
-            }
-            return status;
+    if serde_json::from_slice::<Probe>(body).is_ok_and(|p| p.kind.as_deref() == Some("Status"))
+        && let Ok(mut status) = serde_json::from_slice::<Status>(body)
+    {
+        if status.code.is_none() {
+            status.code = Some(i32::from(code.as_u16()));
         }
+        return status;
     }
     let text = String::from_utf8_lossy(&body[..body.len().min(1024)])
         .trim()
