@@ -15,7 +15,7 @@ use super::error::ReflectorError;
 use super::metrics::ReflectorMetrics;
 use super::sink::{ReflectorSink, SinkClosed};
 use super::state::{Command, Input, Machine, SinkOp, State};
-use crate::client::{ListerWatcher, WatchStream};
+use crate::client::{ListerWatcher, WatchEvent, WatchStream};
 use crate::resource::HasMetadata;
 
 /// Called with every error the reflector recovers from (client-go's `WatchErrorHandler`).
@@ -24,6 +24,10 @@ pub type WatchErrorHook = Arc<dyn Fn(&ReflectorError) + Send + Sync>;
 /// Decides, at each resync check, whether the sink should be resynced (client-go's
 /// `ShouldResync`, answered by the informer's handlers).
 pub type ShouldResync = Arc<dyn Fn() -> bool + Send + Sync>;
+
+/// Rewrites each object once, after decoding and before it reaches the sink (client-go's
+/// `TransformFunc`; e.g. drop `managedFields`).
+pub type Transform<K> = Arc<dyn Fn(&mut K) + Send + Sync>;
 
 /// Lists and watches one collection into a sink until cancelled or the sink closes
 /// (client-go's `Reflector.Run`).
@@ -34,6 +38,7 @@ pub struct Reflector<K, L, S: ?Sized> {
     metrics: Arc<ReflectorMetrics>,
     error_hook: WatchErrorHook,
     resync: Option<(Duration, ShouldResync)>,
+    transform: Option<Transform<K>>,
     seed: Option<u64>,
     _objects: PhantomData<fn() -> K>,
 }
@@ -70,6 +75,7 @@ where
             metrics: Arc::default(),
             error_hook: Arc::new(log_error),
             resync: None,
+            transform: None,
             seed: None,
             _objects: PhantomData,
         }
@@ -84,6 +90,12 @@ where
     /// Every `period`, calls `sink.resync()` when `should_resync` says so.
     pub fn with_resync(mut self, period: Duration, should_resync: ShouldResync) -> Self {
         self.resync = Some((period, should_resync));
+        self
+    }
+
+    /// Applies `transform` to every listed and watched object before the sink sees it.
+    pub fn with_transform(mut self, transform: Transform<K>) -> Self {
+        self.transform = Some(transform);
         self
     }
 
@@ -137,7 +149,16 @@ where
         let mut state: State<K> = machine.initial_state();
         let mut stream: Option<WatchStream<K>> = None;
         loop {
-            let input = self.perform(&state, &mut stream).await;
+            let mut input = self.perform(&state, &mut stream).await;
+            if let Some(transform) = &self.transform {
+                match &mut input {
+                    Input::Listed(Ok(page)) => page.items.iter_mut().for_each(|o| transform(o)),
+                    Input::Event(
+                        WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o),
+                    ) => transform(o),
+                    _ => {}
+                }
+            }
             let (out, next) = machine.step(state, input, Instant::now());
             if !next.reads_stream() {
                 stream = None;

@@ -45,7 +45,7 @@ mod tests;
 
 pub use backoff::{Backoff, BackoffConfig};
 pub use config::{ListMode, ReflectorConfig};
-pub use driver::{Reflector, ShouldResync, WatchErrorHook};
+pub use driver::{Reflector, ShouldResync, Transform, WatchErrorHook};
 pub use error::ReflectorError;
 pub use metrics::{MetricsSnapshot, ReflectorMetrics};
 pub use sink::{ReflectorSink, SinkClosed};
