@@ -19,7 +19,10 @@ pub mod workqueue;
 #[cfg(feature = "testing")]
 pub mod testing;
 
-pub use client::{Error, ListParams, ListerWatcher, WatchEvent, WatchParams};
+pub use client::{
+    Api, Client, Config, DynamicObject, Error, ListParams, ListerWatcher, PartialObjectMetadata,
+    WatchEvent, WatchParams,
+};
 pub use resource::{ApiResource, HasMetadata, Resource, Scope};
 pub use selector::{FieldSelector, LabelSelector};
 
