@@ -29,5 +29,3 @@ pub use selector::{FieldSelector, LabelSelector};
 /// Re-exported so that generated and derived code can name it through `kinform`.
 pub use k8s_openapi;
 
-#[cfg(feature = "derive")]
-pub use kinform_macros::CustomResource;
