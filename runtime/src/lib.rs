@@ -10,6 +10,7 @@
 
 pub mod client;
 pub mod fifo;
+pub mod leader;
 pub mod reflector;
 pub mod resource;
 pub mod selector;
@@ -28,4 +29,3 @@ pub use selector::{FieldSelector, LabelSelector};
 
 /// Re-exported so that generated and derived code can name it through `kinform`.
 pub use k8s_openapi;
-
