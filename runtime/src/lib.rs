@@ -9,6 +9,7 @@
 //! cluster-scoped objects, as client-go's `MetaNamespaceKeyFunc`.
 
 pub mod client;
+pub mod events;
 pub mod fifo;
 pub mod leader;
 pub mod reflector;
