@@ -139,11 +139,13 @@ pub fn emit_type_module(module: &TypeModule, cfg: &TypesConfig) -> TokenStream {
     out
 }
 
+/// Modules of one group by (version module, version).
+type VersionTree<'a> = BTreeMap<(String, String), Vec<&'a TypeModule>>;
+
 /// Emits all modules as one tree: `pub mod {group} { pub mod {version} { pub mod {kind} {..}
 /// pub use {kind}::{Root}; } }`, matching [`TypeModule::rust_path`].
 pub fn emit_crd_types_tokens(modules: &[TypeModule], cfg: &TypesConfig) -> TokenStream {
-    let mut tree: BTreeMap<(String, String), BTreeMap<(String, String), Vec<&TypeModule>>> =
-        BTreeMap::new();
+    let mut tree: BTreeMap<(String, String), VersionTree<'_>> = BTreeMap::new();
     for m in modules {
         tree.entry((m.group_module(), m.group.clone()))
             .or_default()

@@ -21,7 +21,7 @@ use crate::model::{
     Subresource, Verb,
 };
 
-use super::crd_error::CrdError;
+use super::crd_error::{CrdError, SchemaError};
 use super::crd_schema::{ResourceIdent, convert_schema};
 use super::yaml::parse_stream;
 
@@ -337,13 +337,15 @@ fn add_version(
         plural: &names.plural,
         scope: names.scope,
     };
-    let module = convert_schema(schema, &id).map_err(|issue| CrdError::Schema {
-        file: ctx.file.to_owned(),
-        document: ctx.document,
-        crd: ctx.crd.clone(),
-        version: name.clone(),
-        path: issue.path,
-        message: issue.message,
+    let module = convert_schema(schema, &id).map_err(|issue| {
+        CrdError::Schema(Box::new(SchemaError {
+            file: ctx.file.to_owned(),
+            document: ctx.document,
+            crd: ctx.crd.clone(),
+            version: name.clone(),
+            path: issue.path,
+            message: issue.message,
+        }))
     })?;
     let duplicate = |message: String| CrdError::Duplicate {
         file: ctx.file.to_owned(),

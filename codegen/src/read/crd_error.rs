@@ -44,24 +44,8 @@ pub enum CrdError {
         message: String,
     },
     /// A schema construct cannot be mapped to Rust.
-    #[error(
-        "{}: document {document}: CRD {crd}, version {version}: schema {path}: {message}",
-        file.display()
-    )]
-    Schema {
-        /// The file.
-        file: PathBuf,
-        /// 0-based index of the document in the stream.
-        document: usize,
-        /// `metadata.name` of the CRD.
-        crd: String,
-        /// The CRD version.
-        version: String,
-        /// JSON path in the schema, e.g. `.spec.rules[].matches`.
-        path: String,
-        /// What cannot be mapped.
-        message: String,
-    },
+    #[error(transparent)]
+    Schema(Box<SchemaError>),
     /// Two CRDs define the same group, version and kind or plural.
     #[error("{}: document {document}: CRD {crd}: {message}", file.display())]
     Duplicate {
@@ -74,6 +58,28 @@ pub enum CrdError {
         /// What clashes with what.
         message: String,
     },
+}
+
+/// A schema construct that cannot be mapped to Rust, with the file, CRD, version and schema
+/// path where it occurs.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "{}: document {document}: CRD {crd}, version {version}: schema {path}: {message}",
+    file.display()
+)]
+pub struct SchemaError {
+    /// The file.
+    pub file: PathBuf,
+    /// 0-based index of the document in the stream.
+    pub document: usize,
+    /// `metadata.name` of the CRD.
+    pub crd: String,
+    /// The CRD version.
+    pub version: String,
+    /// JSON path in the schema, e.g. `.spec.rules[].matches`.
+    pub path: String,
+    /// What cannot be mapped.
+    pub message: String,
 }
 
 /// A schema construct that cannot be mapped, before the file/CRD/version context is added.

@@ -506,7 +506,7 @@ impl Converter {
                 if !props.iter().any(|p| p.json_name == key) {
                     props.push(Prop {
                         json_name: key,
-                        schema: &*EMBEDDED_STRING,
+                        schema: &EMBEDDED_STRING,
                         required: false,
                     });
                 }

@@ -77,8 +77,7 @@ fn split_documents(text: &str) -> Vec<Chunk<'_>> {
     let mut has_content = false;
     let mut has_marker = false;
     let mut offset = 0usize;
-    let mut line_no = 1usize;
-    for line in text.split_inclusive('\n') {
+    for (line_no, line) in (1usize..).zip(text.split_inclusive('\n')) {
         let bare = line.trim_end_matches(['\n', '\r']);
         if is_marker(bare, "---") {
             if has_content || has_marker {
@@ -112,7 +111,6 @@ fn split_documents(text: &str) -> Vec<Chunk<'_>> {
             }
         }
         offset += line.len();
-        line_no += 1;
     }
     if start < text.len() || chunks.is_empty() {
         chunks.push(Chunk {
