@@ -190,4 +190,14 @@ mod tests {
             .to_string();
         assert!(msg.starts_with("f.yaml: document 0, line "), "{msg}");
     }
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_stack_overflow() {
+        let deep = format!("a: {}{}\n", "[".repeat(100_000), "]".repeat(100_000));
+        assert!(parse_stream(Path::new("d.yaml"), &deep).is_err());
+        let deep_block: String = (0..5_000)
+            .map(|i| format!("{}k:\n", " ".repeat(i)))
+            .collect();
+        let _ = parse_stream(Path::new("d.yaml"), &deep_block);
+    }
 }
