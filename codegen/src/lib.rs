@@ -4,3 +4,4 @@
 //! graph; emitters only print the model, formatted with prettyplease and marked `@generated`.
 
 pub mod model;
+pub mod read;

@@ -1,0 +1,3 @@
+//! Schema readers: each turns one input format into the shared [`crate::model`].
+
+pub mod openapi;
