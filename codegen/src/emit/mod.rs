@@ -1,0 +1,8 @@
+//! Emitters: the [`crate::model`] -> formatted Rust source.
+
+pub mod api_names;
+pub mod client;
+pub mod informer;
+pub mod modules;
+pub mod output;
+pub mod runtime;
