@@ -1,3 +1,7 @@
-//! Schema readers: each turns one input format into the shared [`crate::model`].
+//! Readers: schema sources (CRD YAML, OpenAPI) -> the [`crate::model`].
 
+pub mod crd;
+pub mod crd_error;
+pub mod crd_schema;
 pub mod openapi;
+pub mod yaml;
