@@ -5,7 +5,7 @@
 //! ```no_run
 //! // build.rs
 //! kinform_codegen::Generator::new()
-//!     .openapi("openapi/swagger.json")
+//!     .crd_dir("crds")
 //!     .out_dir(std::env::var("OUT_DIR").unwrap())
 //!     .generate()
 //!     .unwrap();
@@ -21,7 +21,11 @@ use std::path::{Path, PathBuf};
 use crate::emit::modules::{EmitOptions, GeneratedFile, Layout, build_tree, render};
 use crate::emit::output::{FormatError, HEADER};
 use crate::emit::runtime::{PathError, RuntimePaths};
+use crate::emit::types::TypesConfig;
 use crate::model::ApiModel;
+use crate::model::types::TypeModule;
+use crate::read::crd::read_crds;
+use crate::read::crd_error::CrdError;
 use crate::read::openapi::{OpenApiError, read_openapi};
 
 /// Why generation failed.
@@ -30,6 +34,12 @@ pub enum GenerateError {
     /// An OpenAPI input could not be read.
     #[error(transparent)]
     OpenApi(#[from] OpenApiError),
+    /// A CRD input could not be read (boxed: it carries file, document and schema path).
+    #[error(transparent)]
+    Crd(Box<CrdError>),
+    /// The CRD type emitter's options were rejected.
+    #[error(transparent)]
+    Types(#[from] crate::emit::format::FormatError),
     /// A configured crate path is not a path.
     #[error(transparent)]
     Path(#[from] PathError),
@@ -37,7 +47,7 @@ pub enum GenerateError {
     #[error(transparent)]
     Format(#[from] FormatError),
     /// No inputs were given.
-    #[error("nothing to generate: give at least one OpenAPI spec")]
+    #[error("nothing to generate: give at least one CRD file or directory, or an OpenAPI spec")]
     NoInput,
     /// No output directory was given.
     #[error("no output directory: call out_dir()")]
@@ -66,6 +76,7 @@ pub enum GenerateError {
 /// Builder for a generator run.
 #[derive(Clone, Debug)]
 pub struct Generator {
+    crds: Vec<PathBuf>,
     openapi: Vec<PathBuf>,
     out_dir: Option<PathBuf>,
     runtime_crate: String,
@@ -86,6 +97,7 @@ impl Generator {
     /// A generator with no inputs, runtime crate `::kinform`, one output file.
     pub fn new() -> Self {
         Self {
+            crds: Vec::new(),
             openapi: Vec::new(),
             out_dir: None,
             runtime_crate: "::kinform".to_owned(),
@@ -97,6 +109,17 @@ impl Generator {
             },
             feature_per_group: false,
         }
+    }
+
+    /// Adds a directory of CRD YAML (read recursively).
+    pub fn crd_dir(self, dir: impl AsRef<Path>) -> Self {
+        self.crd(dir)
+    }
+
+    /// Adds a CRD file or directory (multi-document streams and `List`s are fine).
+    pub fn crd(mut self, path: impl AsRef<Path>) -> Self {
+        self.crds.push(path.as_ref().to_owned());
+        self
     }
 
     /// Adds an OpenAPI spec: a `swagger.json`, a v3 document, or a directory of v3 documents.
@@ -148,17 +171,30 @@ impl Generator {
         self
     }
 
-    /// Reads every input into one model, with the group and version filters applied.
-    pub fn model(&self) -> Result<ApiModel, GenerateError> {
-        if self.openapi.is_empty() {
+    /// Reads every input into one model and the CRD types, with the group and version
+    /// filters applied.
+    pub fn model(&self) -> Result<(ApiModel, Vec<TypeModule>), GenerateError> {
+        if self.openapi.is_empty() && self.crds.is_empty() {
             return Err(GenerateError::NoInput);
         }
         let mut model = ApiModel::default();
+        let mut types = Vec::new();
+        if !self.crds.is_empty() {
+            let set = read_crds(&self.crds).map_err(|e| GenerateError::Crd(Box::new(e)))?;
+            merge(&mut model, set.model)?;
+            types = set.types;
+        }
         for path in &self.openapi {
             merge(&mut model, read_openapi(path)?)?;
         }
         self.filter(&mut model);
-        Ok(model)
+        types.retain(|t| {
+            model
+                .groups
+                .get(&t.group)
+                .is_some_and(|g| g.versions.contains_key(&t.version))
+        });
+        Ok((model, types))
     }
 
     fn filter(&self, model: &mut ApiModel) {
@@ -186,12 +222,13 @@ impl Generator {
 
     /// Emits the files in memory.
     pub fn render(&self) -> Result<Vec<GeneratedFile>, GenerateError> {
-        let model = self.model()?;
+        let (model, types) = self.model()?;
         let opts = EmitOptions {
             paths: RuntimePaths::new(&self.runtime_crate, self.k8s_openapi_crate.as_deref())?,
+            types: TypesConfig::with_runtime_crate(&self.runtime_crate)?,
             feature_per_group: self.feature_per_group,
         };
-        Ok(render(&build_tree(&model, &opts), &self.layout)?)
+        Ok(render(&build_tree(&model, &types, &opts), &self.layout)?)
     }
 
     /// Writes the files into the output directory (files whose contents are unchanged are

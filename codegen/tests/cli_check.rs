@@ -73,3 +73,42 @@ fn errors_exit_2_and_name_the_file() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("bad.json:4:"), "{stderr}");
 }
+
+#[test]
+fn crd_subcommand_emits_types_clients_and_informers_that_parse() {
+    let dir = tempfile::tempdir().unwrap();
+    let crds = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../shared/corpus/crds"
+    ));
+    let out = Command::new(env!("CARGO_BIN_EXE_kinform-gen"))
+        .arg("crd")
+        .arg(&crds)
+        .arg("--out")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v1 = std::fs::read_to_string(dir.path().join("gateway/v1/mod.rs")).unwrap();
+    assert!(v1.contains("pub use self::http_route::HttpRoute;"));
+    assert!(v1.contains("fn gateway_v1(&self) -> GatewayV1Client"));
+    let routes = std::fs::read_to_string(dir.path().join("gateway/v1/httproutes.rs")).unwrap();
+    assert!(routes.contains("use super::HttpRoute;"));
+    assert!(routes.contains("pub async fn get_status("));
+    let mut stack = vec![dir.path().to_owned()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let text = std::fs::read_to_string(&p).unwrap();
+                syn::parse_file(&text).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+            }
+        }
+    }
+}

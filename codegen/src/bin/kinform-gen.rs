@@ -1,7 +1,8 @@
-//! `kinform-gen` command line: typed clients, listers and informers from Kubernetes OpenAPI
-//! specs, written as a module tree.
+//! `kinform-gen` command line: typed clients, listers and informers (and, for CRDs, the types)
+//! from CRD YAML or Kubernetes OpenAPI specs, written as a module tree.
 //!
 //! ```text
+//! kinform-gen crd <files or dirs>... --out DIR [options]
 //! kinform-gen openapi <swagger.json | v3 dir>... --out DIR [--group G]... [--version V]...
 //!     [--runtime-crate ::kinform] [--k8s-openapi-crate PATH] [--root-file mod.rs]
 //!     [--feature-per-group] [--check]
@@ -29,6 +30,14 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// From CustomResourceDefinition YAML: files or directories (read recursively).
+    Crd {
+        /// CRD files or directories.
+        #[arg(required = true)]
+        inputs: Vec<PathBuf>,
+        #[command(flatten)]
+        common: Common,
+    },
     /// From Kubernetes OpenAPI specs: a swagger.json (v2), or a directory of v3 documents.
     Openapi {
         /// Spec files or directories.
@@ -69,12 +78,21 @@ struct Common {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let Command::Openapi { inputs, common } = cli.command;
     let mut generator = Generator::new();
-    for input in &inputs {
-        generator = generator.openapi(input);
+    match cli.command {
+        Command::Crd { inputs, common } => {
+            for input in &inputs {
+                generator = generator.crd(input);
+            }
+            run(generator, common)
+        }
+        Command::Openapi { inputs, common } => {
+            for input in &inputs {
+                generator = generator.openapi(input);
+            }
+            run(generator, common)
+        }
     }
-    run(generator, common)
 }
 
 fn run(mut generator: Generator, common: Common) -> ExitCode {

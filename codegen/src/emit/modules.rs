@@ -22,11 +22,13 @@ use std::path::PathBuf;
 use proc_macro2::TokenStream;
 use quote::quote;
 
+use crate::model::types::TypeModule;
 use crate::model::{ApiModel, ResourceDef, RootType};
 
 use super::api_names::{camel, group_names, ident, snake};
 use super::output::{FormatError, HEADER, doc_attrs, format_file, inner_doc_attrs};
 use super::runtime::RuntimePaths;
+use super::types::{TypesConfig, emit_type_module};
 use super::{client, informer};
 
 /// Options of the resource emitters.
@@ -34,6 +36,8 @@ use super::{client, informer};
 pub struct EmitOptions {
     /// Crate paths used in emitted code.
     pub paths: RuntimePaths,
+    /// Options of the CRD type emitter (same runtime crate).
+    pub types: TypesConfig,
     /// Gate each group behind a Cargo feature named like its module.
     pub feature_per_group: bool,
 }
@@ -146,9 +150,12 @@ fn type_tokens(t: &RootType, paths: &RuntimePaths) -> TokenStream {
             }
             None => parse(path),
         },
+        // CRD types: `{group}::{version}::{Kind}` relative to the types tree; the group
+        // version module re-exports each root, so the resource module (its child) names it
+        // through `super`.
         RootType::Generated(name) => {
-            let name = parse(name);
-            quote!(super::#name)
+            let last = ident(name.rsplit("::").next().unwrap_or(name));
+            quote!(super::#last)
         }
     }
 }
@@ -272,8 +279,10 @@ fn type_bases(resources: &BTreeMap<String, ResourceDef>) -> BTreeMap<String, Str
         .collect()
 }
 
-/// Builds the module tree for a model.
-pub fn build_tree(model: &ApiModel, opts: &EmitOptions) -> Module {
+/// Builds the module tree for a model and the CRD types (empty for OpenAPI input): each CRD
+/// version's types go in a module named after the kind inside the group version module,
+/// which re-exports the root type.
+pub fn build_tree(model: &ApiModel, types: &[TypeModule], opts: &EmitOptions) -> Module {
     let paths = &opts.paths;
     let names = group_names(model.groups.keys().map(String::as_str));
     let mut groups: Vec<GroupCtx<'_>> = Vec::new();
@@ -344,6 +353,19 @@ pub fn build_tree(model: &ApiModel, opts: &EmitOptions) -> Module {
                 doc: format!("`{}`: clientset and shared informers.", v.label()),
                 ..Module::default()
             };
+            for t in types
+                .iter()
+                .filter(|t| t.group == v.group && t.version == v.version)
+            {
+                let (kmod, root_ty) = (ident(&t.module), ident(&t.root));
+                vm.items.extend(quote!(pub use self::#kmod::#root_ty;));
+                vm.children.push(Module {
+                    name: t.module.clone(),
+                    doc: format!("Types of `{}` `{}`.", t.kind, v.label()),
+                    items: emit_type_module(t, &opts.types),
+                    ..Module::default()
+                });
+            }
             vm.items.extend(client::group_version_clientset(v));
             if v.has_informers() {
                 vm.items.extend(informer::group_version_informers(v));
@@ -378,6 +400,10 @@ pub fn build_tree(model: &ApiModel, opts: &EmitOptions) -> Module {
 
 /// `use <object type path>;` so signatures read `Pod` rather than a full path.
 fn object_import(r: &ResourceCtx<'_>) -> TokenStream {
+    if let RootType::Generated(_) = &r.res.root {
+        let short = &r.object;
+        return quote!(use super::#short;);
+    }
     let full = type_tokens(&r.res.root, r.paths);
     quote!(use #full;)
 }
