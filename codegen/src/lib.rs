@@ -4,5 +4,9 @@
 //! graph; emitters only print the model, formatted with prettyplease and marked `@generated`.
 
 pub mod emit;
+pub mod generator;
 pub mod model;
 pub mod read;
+
+pub use emit::modules::{GeneratedFile, Layout};
+pub use generator::{GenerateError, Generator};

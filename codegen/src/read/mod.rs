@@ -3,4 +3,5 @@
 pub mod crd;
 pub mod crd_error;
 pub mod crd_schema;
+pub mod openapi;
 pub mod yaml;
