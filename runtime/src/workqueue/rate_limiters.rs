@@ -91,6 +91,9 @@ impl<T: Hash + Eq + Clone> Failures<T> {
 /// `base * 2^exp`, capped at `max`, without overflow for any `exp`.
 pub(crate) fn exponential_backoff(base: Duration, max: Duration, exp: usize) -> Duration {
     let cap = max.as_nanos();
+    if base.is_zero() {
+        return Duration::ZERO.min(max);
+    }
     let factor = u32::try_from(exp)
         .ok()
         .and_then(|e| 1u128.checked_shl(e))
