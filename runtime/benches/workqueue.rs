@@ -78,6 +78,84 @@ fn single_thread(c: &mut Criterion) {
     g.finish();
 }
 
+/// Baseline for the ratio in BENCHMARKS.md: client-go's structure written the obvious way
+/// (a `VecDeque` plus `dirty` and `processing` `HashSet`s with std's hasher, one clone per
+/// structure, under a std `Mutex`), synchronous, so it pays nothing for waking.
+mod naive {
+    use std::collections::{HashSet, VecDeque};
+    use std::hash::Hash;
+    use std::sync::Mutex;
+
+    pub struct Queue<T> {
+        inner: Mutex<(VecDeque<T>, HashSet<T>, HashSet<T>)>,
+    }
+
+    impl<T: Hash + Eq + Clone> Queue<T> {
+        pub fn new() -> Self {
+            Self {
+                inner: Mutex::new((VecDeque::new(), HashSet::new(), HashSet::new())),
+            }
+        }
+        pub fn add(&self, item: T) {
+            let mut g = self.inner.lock().expect("lock");
+            let (queue, dirty, processing) = &mut *g;
+            if dirty.contains(&item) {
+                return;
+            }
+            dirty.insert(item.clone());
+            if processing.contains(&item) {
+                return;
+            }
+            queue.push_back(item);
+        }
+        pub fn get(&self) -> Option<T> {
+            let mut g = self.inner.lock().expect("lock");
+            let (queue, dirty, processing) = &mut *g;
+            let item = queue.pop_front()?;
+            processing.insert(item.clone());
+            dirty.remove(&item);
+            Some(item)
+        }
+        pub fn done(&self, item: &T) {
+            let mut g = self.inner.lock().expect("lock");
+            let (queue, dirty, processing) = &mut *g;
+            processing.remove(item);
+            if dirty.contains(item) {
+                queue.push_back(item.clone());
+            }
+        }
+    }
+}
+
+fn baseline(c: &mut Criterion) {
+    let mut g = c.benchmark_group("workqueue/1_thread");
+    g.throughput(Throughput::Elements(1));
+    g.bench_function("naive_baseline_add_get_done_u64", |b| {
+        let q = naive::Queue::new();
+        let mut i = 0u64;
+        b.iter(|| {
+            i += 1;
+            q.add(i);
+            let k = q.get().expect("item");
+            q.done(black_box(&k));
+        })
+    });
+    g.bench_function("naive_baseline_add_get_done_arc_str", |b| {
+        let keys: Vec<Arc<str>> = (0..1024)
+            .map(|i| Arc::from(format!("namespace-{}/pod-{i}", i % 100)))
+            .collect();
+        let q = naive::Queue::new();
+        let mut i = 0usize;
+        b.iter(|| {
+            i += 1;
+            q.add(Arc::clone(&keys[i % 1024]));
+            let k = q.get().expect("item");
+            q.done(black_box(&k));
+        })
+    });
+    g.finish();
+}
+
 fn producers_workers(c: &mut Criterion) {
     const ITEMS: u64 = 20_000;
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -206,6 +284,6 @@ criterion_group! {
     name = benches;
     // `criterion_group!` emits an undocumented `pub fn benches`.
     config = config();
-    targets = single_thread, producers_workers, delayed, rate_limited
+    targets = single_thread, baseline, producers_workers, delayed, rate_limited
 }
 criterion_main!(benches);

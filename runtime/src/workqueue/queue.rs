@@ -189,6 +189,20 @@ impl<T: Hash + Eq + Clone + Send + Sync + 'static> Queue<T> {
     ///
     /// Cancellation-safe: dropping the future before it completes loses no item.
     pub async fn get(&self) -> Option<T> {
+        {
+            // Fast path: an item is there (or the queue is closed); no waiter machinery.
+            let mut state = self.shared.state.lock();
+            if let Some(item) = state.pop(self.shared.metrics.as_ref()) {
+                return Some(item);
+            }
+            if state.shutting_down {
+                return None;
+            }
+        }
+        self.wait_and_get().await
+    }
+
+    async fn wait_and_get(&self) -> Option<T> {
         let shared = &*self.shared;
         let mut waiter = Waiter {
             shared,
