@@ -168,3 +168,108 @@ async fn shutdown_through_the_plain_queue_ends_the_timer_task() {
     assert_eq!(metrics.num_alive_tasks(), before);
     assert_eq!(q.waiting_len(), 0);
 }
+
+mod model {
+    //! `DelayingQueue` against a reference model with random `add_after`s and clock advances.
+
+    use std::collections::{BTreeSet, HashMap};
+    use std::time::Duration;
+
+    use futures_util::FutureExt;
+    use kinform::workqueue::DelayingQueue;
+    use proptest::prelude::*;
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        AddAfter(u8, u64),
+        Advance(u64),
+        Drain,
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            5 => (0u8..6, 0u64..20).prop_map(|(k, d)| Op::AddAfter(k, d)),
+            3 => (0u64..10).prop_map(Op::Advance),
+            1 => Just(Op::Drain),
+        ]
+    }
+
+    #[derive(Default)]
+    struct Model {
+        now: u64,
+        waiting: HashMap<u8, u64>,
+        queued: BTreeSet<u8>,
+    }
+
+    async fn settle() {
+        for _ in 0..8 {
+            tokio::task::yield_now().await;
+        }
+    }
+
+    fn drain(q: &DelayingQueue<u8>) -> BTreeSet<u8> {
+        let mut got = BTreeSet::new();
+        while let Some(Some(k)) = q.get().now_or_never() {
+            assert!(got.insert(k), "{k} handed out twice");
+            q.done(&k);
+        }
+        got
+    }
+
+    async fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
+        let q = DelayingQueue::new();
+        let mut m = Model::default();
+        for op in ops {
+            match op {
+                Op::AddAfter(k, 0) => {
+                    q.add_after(k, Duration::ZERO);
+                    m.queued.insert(k);
+                }
+                Op::AddAfter(k, d) => {
+                    q.add_after(k, Duration::from_secs(d));
+                    let at = m.now + d;
+                    let e = m.waiting.entry(k).or_insert(at);
+                    *e = (*e).min(at);
+                }
+                Op::Advance(d) => {
+                    tokio::time::advance(Duration::from_secs(d)).await;
+                    settle().await;
+                    m.now += d;
+                    let now = m.now;
+                    let ready: Vec<u8> = m
+                        .waiting
+                        .iter()
+                        .filter(|&(_, &at)| at <= now)
+                        .map(|(&k, _)| k)
+                        .collect();
+                    for k in ready {
+                        m.waiting.remove(&k);
+                        m.queued.insert(k);
+                    }
+                }
+                Op::Drain => {
+                    let got = drain(&q);
+                    prop_assert_eq!(&got, &m.queued);
+                    m.queued.clear();
+                }
+            }
+            prop_assert_eq!(q.len(), m.queued.len());
+            prop_assert_eq!(q.waiting_len(), m.waiting.len());
+        }
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        #[test]
+        fn delaying_queue_matches_model(ops in proptest::collection::vec(op(), 1..80)) {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_time()
+                .start_paused(true)
+                .build()
+                .unwrap();
+            rt.block_on(run(ops))?;
+        }
+    }
+}
