@@ -116,10 +116,11 @@ impl<T: Hash + Eq + Clone> State<T> {
                 m.add(&mut slot.added);
             }
             if slot.processing {
+                // Queued again by `done`.
                 return Added::NotQueued;
             }
-            // A slot that is neither dirty nor processing does not exist; keep the FIFO exact
-            // anyway.
+            // Unreachable while the invariant holds (a slot that is neither dirty nor
+            // processing is removed); queue it rather than lose it.
             queue.push_back(i);
             return Added::Queued;
         }
