@@ -28,4 +28,3 @@ pub use selector::{FieldSelector, LabelSelector};
 
 /// Re-exported so that generated and derived code can name it through `kinform`.
 pub use k8s_openapi;
-

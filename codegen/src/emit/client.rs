@@ -294,8 +294,8 @@ fn subresource_methods(ctx: &ResourceCtx<'_>, sub: &Subresource) -> Vec<TokenStr
                 let doc = doc_attrs(&doc);
                 quote! {
                     #doc
-                    pub async fn #m(&self, name: &str, object: &#body) -> #res_body {
-                        self.api.create_subresource(#name, name, object).await
+                    pub async fn #m(&self, name: &str, params: &#pp, object: &#body) -> #res_body {
+                        self.api.create_subresource(#name, name, params, object).await
                     }
                 }
             }

@@ -101,7 +101,8 @@ impl RuntimePaths {
 
     /// The bound on the patch payload type parameter.
     pub fn patch_bound(&self) -> TokenStream {
-        quote!(::serde::Serialize + ::std::fmt::Debug + Send + Sync)
+        let k8s = &self.k8s;
+        quote!(#k8s::serde::Serialize + ::std::fmt::Debug + Send + Sync)
     }
 
     /// What `Api::list` returns.
