@@ -1,0 +1,136 @@
+//! Response bodies: whole buffers, LIST bodies streamed in large chunks straight from the
+//! stored bytes, and channel-fed chunked bodies for WATCH.
+
+use std::convert::Infallible;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use bytes::{BufMut, Bytes, BytesMut};
+use http_body::{Body as HttpBody, Frame, SizeHint};
+use http_body_util::{BodyExt, Full, combinators::BoxBody};
+use tokio::sync::mpsc;
+
+/// The body type of every response.
+pub(crate) type Body = BoxBody<Bytes, Infallible>;
+
+/// A body of one buffer.
+pub(crate) fn full(bytes: impl Into<Bytes>) -> Body {
+    Full::new(bytes.into()).boxed()
+}
+
+/// Target size of one LIST body frame.
+const CHUNK: usize = 256 * 1024;
+
+/// A LIST response: `head`, the items separated by commas, then `tail`, written in frames of
+/// about 256 KiB without building the whole document in memory.
+pub(crate) struct ListBody {
+    head: Option<Bytes>,
+    items: std::vec::IntoIter<Bytes>,
+    first: bool,
+    tail: Option<Bytes>,
+    remaining: u64,
+}
+
+impl ListBody {
+    pub(crate) fn new(head: Bytes, items: Vec<Bytes>, tail: Bytes) -> Self {
+        let remaining = head.len() as u64
+            + tail.len() as u64
+            + items.iter().map(|i| i.len() as u64 + 1).sum::<u64>()
+            - u64::from(!items.is_empty());
+        Self {
+            head: Some(head),
+            items: items.into_iter(),
+            first: true,
+            tail: Some(tail),
+            remaining,
+        }
+    }
+}
+
+impl HttpBody for ListBody {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        _cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        let this = &mut *self;
+        if this.tail.is_none() {
+            return Poll::Ready(None);
+        }
+        let mut buf = BytesMut::with_capacity(CHUNK + 8 * 1024);
+        if let Some(h) = this.head.take() {
+            buf.put_slice(&h);
+        }
+        while buf.len() < CHUNK {
+            match this.items.next() {
+                Some(item) => {
+                    if !this.first {
+                        buf.put_u8(b',');
+                    }
+                    this.first = false;
+                    buf.put_slice(&item);
+                }
+                None => {
+                    if let Some(t) = this.tail.take() {
+                        buf.put_slice(&t);
+                    }
+                    break;
+                }
+            }
+        }
+        this.remaining = this.remaining.saturating_sub(buf.len() as u64);
+        Poll::Ready(Some(Ok(Frame::data(buf.freeze()))))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.tail.is_none()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        SizeHint::with_exact(self.remaining)
+    }
+}
+
+/// A chunked body fed by a channel: each message becomes one chunk (one watch event line).
+pub(crate) struct ChannelBody {
+    rx: mpsc::Receiver<Bytes>,
+}
+
+impl ChannelBody {
+    pub(crate) fn new(rx: mpsc::Receiver<Bytes>) -> Self {
+        Self { rx }
+    }
+}
+
+impl HttpBody for ChannelBody {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        self.rx.poll_recv(cx).map(|m| m.map(|b| Ok(Frame::data(b))))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn list_body_joins_items() {
+        let body = ListBody::new(
+            Bytes::from_static(b"{\"items\":["),
+            vec![Bytes::from_static(b"1"), Bytes::from_static(b"2")],
+            Bytes::from_static(b"]}"),
+        );
+        assert_eq!(body.size_hint().exact(), Some(15));
+        let out = body.collect().await.unwrap().to_bytes();
+        assert_eq!(&out[..], b"{\"items\":[1,2]}");
+        let empty = ListBody::new(Bytes::from_static(b"["), vec![], Bytes::from_static(b"]"));
+        assert_eq!(&empty.collect().await.unwrap().to_bytes()[..], b"[]");
+    }
+}

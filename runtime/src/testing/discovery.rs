@@ -1,0 +1,225 @@
+//! Discovery documents: `/version`, `/api`, `/api/v1`, `/apis`, `/apis/{group}` and
+//! `/apis/{group}/{version}`, in the legacy forms (`APIVersions`, `APIGroupList`, `APIGroup`,
+//! `APIResourceList`) and, when the client asks for it in `Accept` (kubectl and client-go do
+//! since 1.26), the aggregated form `apidiscovery.k8s.io/v2` `APIGroupDiscoveryList` that
+//! answers all groups, versions and resources in one document.
+
+use serde_json::{Value, json};
+
+use super::registry::{Registry, ResourceInfo};
+
+const VERBS: [&str; 8] = [
+    "create",
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "update",
+    "watch",
+];
+
+/// The `Content-Type` of an aggregated discovery answer.
+pub(crate) const AGGREGATED_V2: &str =
+    "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
+
+/// Whether the `Accept` header asks for aggregated discovery (v2).
+pub(crate) fn wants_aggregated(accept: Option<&str>) -> bool {
+    accept.is_some_and(|a| {
+        a.split(',').any(|part| {
+            let p: Vec<&str> = part.split(';').map(str::trim).collect();
+            p.contains(&"g=apidiscovery.k8s.io")
+                && p.contains(&"v=v2")
+                && p.contains(&"as=APIGroupDiscoveryList")
+        })
+    })
+}
+
+/// `/version`.
+pub(crate) fn version() -> Value {
+    json!({
+        "major": "1",
+        "minor": "32",
+        "gitVersion": "v1.32.0-kinform",
+        "gitCommit": "0000000000000000000000000000000000000000",
+        "gitTreeState": "clean",
+        "buildDate": "2025-01-01T00:00:00Z",
+        "goVersion": "go1.23.0",
+        "compiler": "gc",
+        "platform": "linux/amd64",
+    })
+}
+
+/// `/api`.
+pub(crate) fn api_versions(addr: &str) -> Value {
+    json!({
+        "kind": "APIVersions",
+        "versions": ["v1"],
+        "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": addr}],
+    })
+}
+
+fn group_entry(group: &str, versions: &[String]) -> Value {
+    let gv = |v: &String| json!({"groupVersion": format!("{group}/{v}"), "version": v});
+    json!({
+        "name": group,
+        "versions": versions.iter().map(gv).collect::<Vec<_>>(),
+        "preferredVersion": versions.first().map(gv),
+    })
+}
+
+/// `/apis`.
+pub(crate) fn group_list(reg: &Registry) -> Value {
+    let groups: Vec<Value> = reg
+        .groups()
+        .iter()
+        .map(|(g, vs)| group_entry(g, vs))
+        .collect();
+    json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
+}
+
+/// `/apis/{group}`.
+pub(crate) fn group(reg: &Registry, name: &str) -> Option<Value> {
+    let (g, vs) = reg.groups().into_iter().find(|(g, _)| g == name)?;
+    let mut v = group_entry(&g, &vs);
+    v["kind"] = json!("APIGroup");
+    v["apiVersion"] = json!("v1");
+    Some(v)
+}
+
+/// `/api/v1` or `/apis/{group}/{version}`.
+pub(crate) fn resource_list(reg: &Registry, group: &str, version: &str) -> Value {
+    let mut resources = Vec::new();
+    for r in reg.resources_of(group, version) {
+        resources.push(json!({
+            "name": r.plural,
+            "singularName": r.singular,
+            "namespaced": r.namespaced,
+            "kind": r.kind,
+            "verbs": VERBS,
+            "shortNames": r.short_names,
+            "categories": r.categories,
+            "storageVersionHash": "",
+        }));
+        if r.status_subresource {
+            resources.push(json!({
+                "name": format!("{}/status", r.plural),
+                "singularName": "",
+                "namespaced": r.namespaced,
+                "kind": r.kind,
+                "verbs": ["get", "patch", "update"],
+            }));
+        }
+        if r.scale.is_some() {
+            resources.push(json!({
+                "name": format!("{}/scale", r.plural),
+                "singularName": "",
+                "namespaced": r.namespaced,
+                "group": "autoscaling",
+                "version": "v1",
+                "kind": "Scale",
+                "verbs": ["get", "patch", "update"],
+            }));
+        }
+    }
+    let gv = if group.is_empty() {
+        version.to_owned()
+    } else {
+        format!("{group}/{version}")
+    };
+    json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources})
+}
+
+fn aggregated_resource(r: &ResourceInfo) -> Value {
+    let kind = |k: &str| json!({"group": r.group, "version": r.version, "kind": k});
+    let mut subresources = Vec::new();
+    if r.status_subresource {
+        subresources.push(
+            json!({"subresource": "status", "responseKind": kind(&r.kind),
+                                 "verbs": ["get", "patch", "update"]}),
+        );
+    }
+    if r.scale.is_some() {
+        subresources.push(json!({"subresource": "scale",
+                                 "responseKind": {"group": "autoscaling", "version": "v1", "kind": "Scale"},
+                                 "verbs": ["get", "patch", "update"]}));
+    }
+    json!({
+        "resource": r.plural,
+        "responseKind": kind(&r.kind),
+        "scope": if r.namespaced { "Namespaced" } else { "Cluster" },
+        "singularResource": r.singular,
+        "verbs": VERBS,
+        "shortNames": r.short_names,
+        "categories": r.categories,
+        "subresources": subresources,
+    })
+}
+
+/// Aggregated discovery for `/api` (`core` true) or `/apis`.
+pub(crate) fn aggregated(reg: &Registry, core: bool) -> Value {
+    let groups: Vec<(String, Vec<String>)> = if core {
+        vec![(String::new(), vec!["v1".to_owned()])]
+    } else {
+        reg.groups()
+    };
+    let items: Vec<Value> = groups
+        .iter()
+        .map(|(g, vs)| {
+            let versions: Vec<Value> = vs
+                .iter()
+                .map(|v| {
+                    let resources: Vec<Value> = reg
+                        .resources_of(g, v)
+                        .iter()
+                        .map(|r| aggregated_resource(r))
+                        .collect();
+                    json!({"version": v, "resources": resources, "freshness": "Current"})
+                })
+                .collect();
+            let mut meta = json!({"creationTimestamp": null});
+            if !g.is_empty() {
+                meta["name"] = json!(g);
+            }
+            json!({"metadata": meta, "versions": versions})
+        })
+        .collect();
+    json!({
+        "kind": "APIGroupDiscoveryList",
+        "apiVersion": "apidiscovery.k8s.io/v2",
+        "metadata": {},
+        "items": items,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn discovery_documents() {
+        let reg = Registry::with_builtins();
+        let apis = group_list(&reg);
+        let names: Vec<_> = apis["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|g| g["name"].as_str().unwrap())
+            .collect();
+        assert!(names.contains(&"apps") && names.contains(&"apiextensions.k8s.io"));
+        let core = resource_list(&reg, "", "v1");
+        assert!(
+            core["resources"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|r| r["name"] == "pods/status")
+        );
+        let agg = aggregated(&reg, false);
+        assert_eq!(agg["kind"], "APIGroupDiscoveryList");
+        assert!(wants_aggregated(Some(
+            "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json"
+        )));
+        assert!(!wants_aggregated(Some("application/json")));
+    }
+}

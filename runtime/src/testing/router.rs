@@ -1,0 +1,349 @@
+//! Request routing: paths, methods and the injected faults, onto the handlers.
+//!
+//! Paths follow the API server's layout: `/api/v1/...` for the core group,
+//! `/apis/{group}/{version}/...` for named groups, then `[namespaces/{ns}/]{plural}[/{name}[/{sub}]]`
+//! (`/api/v1/namespaces/{name}[/status]` being the namespace object itself). `/openapi/v2`
+//! answers 404; `/openapi/v3` serves the minimal documents of [`super::openapi`].
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http::{Method, Request, Response};
+use http_body_util::BodyExt;
+use hyper::body::Incoming;
+use serde_json::{Value, json};
+
+use super::body::Body;
+use super::params::{ListOptions, Query};
+use super::patch::PatchType;
+use super::registry::ResourceInfo;
+use super::render::{Form, IncludeObject, object_bytes, render_object, to_bytes};
+use super::status::ApiError;
+use super::{State, delete, discovery, json_response, list, response, scale, watch, write};
+
+/// Largest request body accepted (the real server's default is 3 MiB).
+const MAX_BODY: usize = 3 * 1024 * 1024;
+
+/// Handles one request; never fails at the HTTP level.
+pub(crate) async fn handle(
+    state: Arc<State>,
+    req: Request<Incoming>,
+) -> Result<Response<Body>, Infallible> {
+    Ok(match route(&state, req).await {
+        Ok(r) => r,
+        Err(e) => error_response(&e),
+    })
+}
+
+/// A `Status` answer for an error.
+pub(crate) fn error_response(e: &ApiError) -> Response<Body> {
+    let mut r = json_response(e.code, to_bytes(&e.to_status()));
+    if let Some(secs) = e.retry_after
+        && let Ok(v) = http::HeaderValue::from_str(&secs.to_string())
+    {
+        r.headers_mut().insert(http::header::RETRY_AFTER, v);
+    }
+    r
+}
+
+/// Where a resource request points.
+struct Target {
+    info: Arc<ResourceInfo>,
+    namespace: Option<String>,
+    name: Option<String>,
+    sub: Option<String>,
+}
+
+async fn route(state: &Arc<State>, req: Request<Incoming>) -> Result<Response<Body>, ApiError> {
+    let path = req.uri().path().trim_end_matches('/').to_owned();
+    let accept = req
+        .headers()
+        .get(http::header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let segs: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    let method = req.method().clone();
+    let reg = || state.storage.lock().registry.clone();
+    let aggregated = discovery::wants_aggregated(accept.as_deref());
+    let discovery_doc = match segs.as_slice() {
+        ["version"] => Some(discovery::version()),
+        ["healthz" | "readyz" | "livez"] => {
+            return Ok(response(200, "text/plain", super::body::full("ok")));
+        }
+        ["api"] if aggregated => {
+            let mut r = json_response(200, to_bytes(&discovery::aggregated(&reg(), true)));
+            set_content_type(&mut r, discovery::AGGREGATED_V2);
+            return Ok(r);
+        }
+        ["apis"] if aggregated => {
+            let mut r = json_response(200, to_bytes(&discovery::aggregated(&reg(), false)));
+            set_content_type(&mut r, discovery::AGGREGATED_V2);
+            return Ok(r);
+        }
+        ["openapi", "v3"] => Some(super::openapi::root(&reg())),
+        ["openapi", "v3", rest @ ..] => Some(
+            super::openapi::group_version_doc(&reg(), rest)
+                .ok_or_else(|| ApiError::no_route(&path))?,
+        ),
+        ["api"] => Some(discovery::api_versions(&state.addr.to_string())),
+        ["api", "v1"] => Some(discovery::resource_list(&reg(), "", "v1")),
+        ["apis"] => Some(discovery::group_list(&reg())),
+        ["apis", g] => Some(discovery::group(&reg(), g).ok_or_else(|| ApiError::no_route(&path))?),
+        ["apis", g, v] => {
+            let reg = reg();
+            if !reg.has_group_version(g, v) {
+                return Err(ApiError::no_route(&path));
+            }
+            Some(discovery::resource_list(&reg, g, v))
+        }
+        _ => None,
+    };
+    if let Some(doc) = discovery_doc {
+        if method != Method::GET {
+            return Err(ApiError::method_not_allowed(method.as_str(), &path));
+        }
+        return Ok(json_response(200, to_bytes(&doc)));
+    }
+    let (group, version, rest) = match segs.as_slice() {
+        ["api", "v1", rest @ ..] => ("", "v1", rest),
+        ["apis", g, v, rest @ ..] => (*g, *v, rest),
+        _ => return Err(ApiError::no_route(&path)),
+    };
+    let target = resolve(state, group, version, rest).ok_or_else(|| ApiError::no_route(&path))?;
+
+    // Faults apply to resource requests only.
+    let latency = state.faults.latency();
+    if !latency.is_zero() {
+        tokio::time::sleep(latency).await;
+    }
+    if let Some(e) = state.faults.next_error() {
+        return Err(e);
+    }
+
+    let form = Form::from_accept(accept.as_deref());
+    let query = Query::parse(req.uri().query());
+    let content_type = req
+        .headers()
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("application/json")
+        .to_owned();
+    let body = read_body(req).await?;
+    dispatch(
+        state,
+        &method,
+        &path,
+        target,
+        form,
+        &query,
+        &content_type,
+        &body,
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+fn dispatch(
+    state: &Arc<State>,
+    method: &Method,
+    path: &str,
+    t: Target,
+    form: Form,
+    q: &Query,
+    content_type: &str,
+    body: &Bytes,
+) -> Result<Response<Body>, ApiError> {
+    let info = &t.info;
+    let ns = t.namespace.as_deref();
+    let include = IncludeObject::parse(q.get("includeObject"));
+    let sub = t.sub.as_deref();
+    match sub {
+        None => {}
+        Some("status") if info.status_subresource => {}
+        Some("scale") if info.scale.is_some() => {
+            return scale_request(state, method, path, &t, content_type, body);
+        }
+        Some(_) => return Err(ApiError::no_route(path)),
+    }
+    let status_only = sub == Some("status");
+    let ok = |code: u16, obj: &super::storage::Obj| {
+        json_response(code, render_object(info, obj, form.min_json(), include))
+    };
+    let not_allowed = || ApiError::method_not_allowed(method.as_str(), path);
+    match (method, t.name.as_deref()) {
+        (&Method::GET, None) if q.flag("watch") == Some(true) => {
+            watch::watch(state, info, ns, q, form)
+        }
+        (&Method::GET, None) => list::list(state, info, ns, q, form),
+        (&Method::GET, Some(name)) => list::get(state, info, ns.unwrap_or_default(), name, form, q),
+        (&Method::POST, None) => {
+            if info.namespaced && ns.is_none() {
+                return Err(not_allowed());
+            }
+            let value = parse_json(body)?;
+            let mut inner = state.storage.lock();
+            let obj = write::create(&mut inner, info, ns, value)?;
+            Ok(ok(201, &obj))
+        }
+        (&Method::PUT, Some(name)) => {
+            let value = parse_json(body)?;
+            let mut inner = state.storage.lock();
+            let obj = write::update(
+                &mut inner,
+                info,
+                ns.unwrap_or_default(),
+                name,
+                status_only,
+                value,
+            )?;
+            Ok(ok(200, &obj))
+        }
+        (&Method::PATCH, Some(name)) => {
+            let pt = PatchType::from_content_type(content_type)?;
+            let mut inner = state.storage.lock();
+            let obj = write::patch(
+                &mut inner,
+                info,
+                ns.unwrap_or_default(),
+                name,
+                status_only,
+                pt,
+                body,
+            )?;
+            Ok(ok(200, &obj))
+        }
+        (&Method::DELETE, Some(name)) if !status_only => {
+            let options = delete_options(body, q)?;
+            let mut inner = state.storage.lock();
+            let obj = delete::delete(&mut inner, info, ns.unwrap_or_default(), name, &options)?;
+            Ok(ok(200, &obj))
+        }
+        (&Method::DELETE, None) => {
+            let opts = ListOptions::parse(q, info, false)?;
+            let options = delete_options(body, q)?;
+            let mut inner = state.storage.lock();
+            let gone = delete::delete_collection(&mut inner, info, ns, &opts, &options)?;
+            let rv = inner.rv;
+            drop(inner);
+            let items: Vec<Value> = gone
+                .iter()
+                .filter_map(|o| serde_json::from_slice(&object_bytes(info, o)).ok())
+                .collect();
+            let list = json!({
+                "kind": format!("{}List", info.kind),
+                "apiVersion": info.api_version(),
+                "metadata": {"resourceVersion": rv.to_string()},
+                "items": items,
+            });
+            Ok(json_response(200, to_bytes(&list)))
+        }
+        _ => Err(not_allowed()),
+    }
+}
+
+fn scale_request(
+    state: &Arc<State>,
+    method: &Method,
+    path: &str,
+    t: &Target,
+    content_type: &str,
+    body: &Bytes,
+) -> Result<Response<Body>, ApiError> {
+    let ns = t.namespace.as_deref().unwrap_or_default();
+    let name = t.name.as_deref().unwrap_or_default();
+    let mut inner = state.storage.lock();
+    let scale = match *method {
+        Method::GET => scale::get(&inner, &t.info, ns, name)?,
+        Method::PUT => scale::write(&mut inner, &t.info, ns, name, None, body)?,
+        Method::PATCH => {
+            let pt = PatchType::from_content_type(content_type)?;
+            scale::write(&mut inner, &t.info, ns, name, Some(pt), body)?
+        }
+        _ => return Err(ApiError::method_not_allowed(method.as_str(), path)),
+    };
+    Ok(json_response(200, to_bytes(&scale)))
+}
+
+impl Form {
+    /// Writes answer JSON or metadata, never tables.
+    fn min_json(self) -> Self {
+        match self {
+            Form::Table => Form::Json,
+            f => f,
+        }
+    }
+}
+
+fn resolve(state: &State, group: &str, version: &str, rest: &[&str]) -> Option<Target> {
+    let reg = &state.storage.lock().registry;
+    let namespaced_path = rest.first() == Some(&"namespaces")
+        && rest.len() >= 3
+        && !(rest.len() == 3 && matches!(rest[2], "status" | "finalize"));
+    let (namespace, rest) = if namespaced_path {
+        (Some(rest[1].to_owned()), &rest[2..])
+    } else {
+        (None, rest)
+    };
+    let info = reg.get(group, version, rest.first()?)?;
+    if namespace.is_some() && !info.namespaced {
+        return None;
+    }
+    if rest.len() > 1 && info.namespaced && namespace.is_none() {
+        return None;
+    }
+    if rest.len() > 3 {
+        return None;
+    }
+    Some(Target {
+        info,
+        namespace,
+        name: rest.get(1).map(|s| s.to_string()),
+        sub: rest.get(2).map(|s| s.to_string()),
+    })
+}
+
+async fn read_body(req: Request<Incoming>) -> Result<Bytes, ApiError> {
+    let limited = http_body_util::Limited::new(req.into_body(), MAX_BODY);
+    match limited.collect().await {
+        Ok(c) => Ok(c.to_bytes()),
+        Err(e) => {
+            if e.downcast_ref::<http_body_util::LengthLimitError>()
+                .is_some()
+            {
+                Err(ApiError::new(
+                    413,
+                    "RequestEntityTooLarge",
+                    "the request is too large",
+                ))
+            } else {
+                Err(ApiError::bad_request(format!(
+                    "reading the request body: {e}"
+                )))
+            }
+        }
+    }
+}
+
+fn parse_json(body: &[u8]) -> Result<Value, ApiError> {
+    serde_json::from_slice(body)
+        .map_err(|e| ApiError::bad_request(format!("the body is not valid JSON: {e}")))
+}
+
+fn delete_options(body: &[u8], q: &Query) -> Result<Value, ApiError> {
+    let mut options = if body.iter().all(u8::is_ascii_whitespace) {
+        json!({})
+    } else {
+        parse_json(body)?
+    };
+    if let Some(p) = q.get("propagationPolicy") {
+        options["propagationPolicy"] = json!(p);
+    }
+    Ok(options)
+}
+
+fn set_content_type(r: &mut Response<Body>, ct: &'static str) {
+    r.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static(ct),
+    );
+}
