@@ -10,6 +10,8 @@
 
 pub mod client;
 pub mod fifo;
+pub mod informer;
+pub mod lister;
 pub mod reflector;
 pub mod resource;
 pub mod selector;
