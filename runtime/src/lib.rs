@@ -11,7 +11,9 @@
 pub mod client;
 pub mod events;
 pub mod fifo;
+pub mod informer;
 pub mod leader;
+pub mod lister;
 pub mod reflector;
 pub mod resource;
 pub mod selector;
