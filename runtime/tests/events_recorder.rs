@@ -264,3 +264,45 @@ async fn server_errors_are_counted_not_retried() {
     assert!(events(&server).await.is_empty());
     server.shutdown().await;
 }
+
+#[tokio::test(start_paused = true)]
+async fn an_unreachable_server_is_retried() {
+    let server = TestApiServer::start().await.unwrap();
+    let cm = configmap(&server, "cfg").await;
+    // A port nobody listens on yet.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut config = Config::new(format!("http://127.0.0.1:{port}").parse().unwrap());
+    config.connect_timeout = None;
+    config.read_timeout = None;
+    config.max_retries = 0;
+    let rec = EventRecorder::new(Client::new(config).unwrap(), self::config());
+    assert_eq!(
+        rec.record(&cm, NewEvent::normal("Synced", "Act")),
+        Recorded::Queued
+    );
+    // The first attempt is refused; the sender waits to retry.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(rec.stats().created, 0);
+    // The server becomes reachable on that port.
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
+        .await
+        .unwrap();
+    let upstream = server.addr();
+    tokio::spawn(async move {
+        while let Ok((mut inbound, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut outbound = tokio::net::TcpStream::connect(upstream).await.unwrap();
+                let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+            });
+        }
+    });
+    rec.flush().await;
+    assert_eq!(rec.stats().created, 1);
+    assert_eq!(rec.stats().failed, 0);
+    assert_eq!(events(&server).await.len(), 1);
+    server.shutdown().await;
+}

@@ -299,3 +299,44 @@ async fn conflicting_writers_do_not_overwrite_each_other() {
     assert_eq!(a.get().await.unwrap().unwrap().holder_identity, "b");
     server.shutdown().await;
 }
+
+#[tokio::test(start_paused = true)]
+async fn flaky_server_never_yields_two_leaders() {
+    // Phases where most requests fail with 500 (and all are slow) alternate with calm ones:
+    // renewals fail, leadership moves, but never to two candidates at once.
+    let server = TestApiServer::start().await.unwrap();
+    let states = record_lease_states(&server);
+    let log: Log = Arc::default();
+    let cands = three(&server, &log, false).await;
+    server.faults().set_latency(Duration::from_millis(300));
+    for share in [0.9, 0.0, 0.8, 0.0, 0.9, 0.0] {
+        server.faults().set_internal_errors(share);
+        for _ in 0..40 {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            assert!(leaders(&cands).len() <= 1, "two candidates lead at once");
+        }
+    }
+    server.faults().clear();
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    assert_eq!(leaders(&cands).len(), 1);
+    // Started and stopped callbacks alternate across all candidates.
+    let log = log.lock().clone();
+    let mut current: Option<&str> = None;
+    for (who, what) in &log {
+        match (*what, current) {
+            ("started", None) => current = Some(who),
+            ("stopped", Some(c)) if c == who => current = None,
+            _ => panic!("callbacks out of order: {log:?}"),
+        }
+    }
+    let states = states.lock().clone();
+    assert_never_two_leaders(&states);
+    let record = lease_on_server(&server).await;
+    let changes = states
+        .windows(2)
+        .filter(|w| w[0].holder_identity != w[1].holder_identity)
+        .count();
+    assert_eq!(record.leader_transitions as usize, changes);
+    assert!(changes >= 1, "leadership never moved: {log:?}");
+    server.shutdown().await;
+}
