@@ -37,6 +37,7 @@ mod error;
 mod index;
 mod inner;
 mod key;
+mod labels;
 mod select;
 
 use std::fmt;
@@ -177,23 +178,23 @@ impl<K: HasMetadata> Store<K> {
     /// `ByIndex`). For [`LABEL_INDEX`], `value` is `key=value`.
     pub fn by_index(&self, index: &str, value: &str) -> Result<Vec<Arc<K>>, StoreError> {
         let inner = self.inner.read();
-        let bucket = inner.indexes.get(index)?.bucket(index, value)?;
-        Ok(bucket.map_or_else(Vec::new, |b| {
-            let mut out = Vec::with_capacity(b.len());
+        let buckets = inner.indexes.get(index)?.buckets(index, value)?;
+        let mut out = Vec::with_capacity(buckets.iter().map(|b| b.len()).sum());
+        for b in buckets {
             out.extend(b.iter().map(|s| Arc::clone(inner.object(s))));
-            out
-        }))
+        }
+        Ok(out)
     }
 
     /// The keys of the objects indexed under `value` (client-go's `IndexKeys`).
     pub fn index_keys(&self, index: &str, value: &str) -> Result<Vec<String>, StoreError> {
         let inner = self.inner.read();
-        let bucket = inner.indexes.get(index)?.bucket(index, value)?;
-        Ok(bucket.map_or_else(Vec::new, |b| {
-            b.iter()
-                .map(|s| ObjectKey::of(&**inner.object(s)).to_key())
-                .collect()
-        }))
+        let buckets = inner.indexes.get(index)?.buckets(index, value)?;
+        Ok(buckets
+            .into_iter()
+            .flat_map(|b| b.iter())
+            .map(|s| ObjectKey::of(&**inner.object(s)).to_key())
+            .collect())
     }
 
     /// Every value of the index called `index` that has at least one object (client-go's
