@@ -107,8 +107,13 @@ impl<K: HasMetadata> Store<K> {
 
     /// Inserts `obj`, replacing the object with the same key if any.
     pub fn add(&self, obj: Arc<K>) {
-        let old = self.inner.write().upsert(obj).1;
-        drop(old);
+        drop(self.upsert(obj));
+    }
+
+    /// Inserts `obj` and returns the object it replaced, in one lock acquisition and one key
+    /// lookup (an informer needs the old object for its update notification).
+    pub fn upsert(&self, obj: Arc<K>) -> Option<Arc<K>> {
+        self.inner.write().upsert(obj).1
     }
 
     /// Replaces the object with `obj`'s key, inserting it if absent (same as [`Store::add`],
