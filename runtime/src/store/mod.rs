@@ -17,9 +17,10 @@
 //!
 //! What it adds:
 //!
-//! - A label index ([`LABEL_INDEX`], values `key=value`) serving
-//!   [`Store::list_by_labels`]: a selector list touches only candidate objects (see the
-//!   `select` module), where client-go and kube-rs scan the whole cache.
+//! - A label index ([`LABEL_INDEX`], values `key=value`), partitioned by namespace, serving
+//!   [`Store::list_by_labels`]: a selector list touches only candidate objects, so its cost
+//!   grows with the result and not with the store (see the `select` and `labels` modules),
+//!   where client-go and kube-rs scan the whole cache.
 //! - No key strings are stored. Entries live in a slab; the key table and every index bucket
 //!   hold 4-byte slot numbers, and keys are hashed and compared through the stored object's
 //!   own `metadata.namespace`/`metadata.name` ([`ObjectKey`]). An update that keeps the
