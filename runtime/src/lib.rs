@@ -9,8 +9,10 @@
 //! cluster-scoped objects, as client-go's `MetaNamespaceKeyFunc`.
 
 pub mod client;
+pub mod events;
 pub mod fifo;
 pub mod informer;
+pub mod leader;
 pub mod lister;
 pub mod reflector;
 pub mod resource;
@@ -30,6 +32,3 @@ pub use selector::{FieldSelector, LabelSelector};
 
 /// Re-exported so that generated and derived code can name it through `kinform`.
 pub use k8s_openapi;
-
-#[cfg(feature = "derive")]
-pub use kinform_macros::CustomResource;

@@ -23,8 +23,8 @@ mod transport;
 mod watch_event;
 
 pub use api::{
-    ACCEPT_PARTIAL_METADATA, ACCEPT_PARTIAL_METADATA_LIST, Api, DeleteParams, Either, Patch,
-    PatchParams, PostParams, Preconditions, PropagationPolicy, decode_watch_line,
+    ACCEPT_PARTIAL_METADATA, ACCEPT_PARTIAL_METADATA_LIST, Api, DeleteParams, DeleteResponse,
+    Either, Patch, PatchParams, PostParams, Preconditions, PropagationPolicy, decode_watch_line,
 };
 pub use config::{AuthConfig, Config, ConfigError, KubeConfigOptions, Kubeconfig};
 pub use discovery::{DiscoveredGroup, DiscoveredResource, DiscoveredVersion, Discovery};
@@ -34,4 +34,7 @@ pub use lister_watcher::{ListerWatcher, WatchStream};
 pub use params::{ListParams, ResourceVersionMatch, WatchParams};
 pub use secret::Secret;
 pub use transport::Client;
+
+/// A response body streamed as it arrives (`pods/log`).
+pub type ByteStream = futures_util::stream::BoxStream<'static, Result<bytes::Bytes>>;
 pub use watch_event::{Bookmark, INITIAL_EVENTS_END_ANNOTATION, ObjectList, WatchEvent};

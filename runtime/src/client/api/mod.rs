@@ -24,7 +24,8 @@ use http::header::{ACCEPT, CONTENT_TYPE};
 use serde::de::DeserializeOwned;
 
 pub use params::{
-    DeleteParams, Either, Patch, PatchParams, PostParams, Preconditions, PropagationPolicy,
+    DeleteParams, DeleteResponse, Either, Patch, PatchParams, PostParams, Preconditions,
+    PropagationPolicy,
 };
 pub use watch::decode_watch_line;
 

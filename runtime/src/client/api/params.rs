@@ -184,6 +184,9 @@ impl DeleteParams {
     }
 }
 
+/// What a delete answers: the object while its deletion is pending, or the server's Status.
+pub type DeleteResponse<T> = Either<T, k8s_openapi::apimachinery::pkg::apis::meta::v1::Status>;
+
 /// One of two answers; a delete answers with the object (still being deleted, e.g. held by
 /// finalizers) or with a Status (deleted at once).
 #[derive(Clone, Debug, PartialEq)]

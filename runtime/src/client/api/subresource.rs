@@ -1,7 +1,5 @@
 //! Subresources: status, scale, eviction, log and any other `{object}/{sub}` endpoint.
 
-use bytes::Bytes;
-use futures_util::stream::BoxStream;
 use http::Method;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -9,7 +7,7 @@ use serde::de::DeserializeOwned;
 use super::Api;
 use super::params::{Patch, PatchParams, PostParams};
 use super::query::Query;
-use crate::client::Result;
+use crate::client::{ByteStream, Result};
 use crate::resource::HasMetadata;
 
 impl<K> Api<K>
@@ -92,7 +90,7 @@ where
         sub: &str,
         name: &str,
         query: &[(&str, &str)],
-    ) -> Result<BoxStream<'static, Result<Bytes>>> {
+    ) -> Result<ByteStream> {
         let mut q = Query::default();
         for (k, v) in query {
             q.push(k, v);

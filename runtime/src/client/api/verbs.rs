@@ -6,7 +6,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use super::Api;
-use super::params::{DeleteParams, Either, Patch, PatchParams, PostParams};
+use super::params::{DeleteParams, DeleteResponse, Either, Patch, PatchParams, PostParams};
 use super::query::Query;
 use super::watch::{Origin, decode_stream};
 use crate::client::{
@@ -149,7 +149,7 @@ where
 
     /// `DELETE` an object: `Left` with the object when its deletion is pending (finalizers,
     /// graceful deletion), `Right` with the server's Status when it is gone.
-    pub async fn delete(&self, name: &str, dp: &DeleteParams) -> Result<Either<K, Status>> {
+    pub async fn delete(&self, name: &str, dp: &DeleteParams) -> Result<DeleteResponse<K>> {
         let uri = self.object_path(name, None);
         let req = self.request(
             Method::DELETE,
@@ -167,7 +167,7 @@ where
         &self,
         dp: &DeleteParams,
         lp: &ListParams,
-    ) -> Result<Either<ObjectList<K>, Status>> {
+    ) -> Result<DeleteResponse<ObjectList<K>>> {
         let mut q = Query::default();
         q.list(lp);
         let uri = format!("{}{}", self.collection(None), q.as_str());
