@@ -10,6 +10,8 @@
 
 pub mod client;
 pub mod fifo;
+pub mod informer;
+pub mod lister;
 pub mod reflector;
 pub mod resource;
 pub mod selector;
@@ -19,12 +21,12 @@ pub mod workqueue;
 #[cfg(feature = "testing")]
 pub mod testing;
 
-pub use client::{Error, ListParams, ListerWatcher, WatchEvent, WatchParams};
+pub use client::{
+    Api, Client, Config, DynamicObject, Error, ListParams, ListerWatcher, PartialObjectMetadata,
+    WatchEvent, WatchParams,
+};
 pub use resource::{ApiResource, HasMetadata, Resource, Scope};
 pub use selector::{FieldSelector, LabelSelector};
 
 /// Re-exported so that generated and derived code can name it through `kinform`.
 pub use k8s_openapi;
-
-#[cfg(feature = "derive")]
-pub use kinform_macros::CustomResource;

@@ -58,6 +58,9 @@ pub enum Verb {
     Delete,
     /// DELETE the collection.
     DeleteCollection,
+    /// CONNECT: an upgraded (exec, attach, portforward) or proxied (proxy) connection to a
+    /// subresource (`x-kubernetes-action: connect`).
+    Connect,
 }
 
 /// Where the Rust type of a resource's objects comes from.

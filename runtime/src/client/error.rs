@@ -44,6 +44,20 @@ pub enum Error {
         #[source]
         source: serde_json::Error,
     },
+    /// A request body could not be encoded.
+    #[error("{request}: cannot encode {what}: {source}")]
+    Encode {
+        /// The request.
+        request: String,
+        /// What was being encoded.
+        what: String,
+        /// The encode error.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The configuration (kubeconfig, in-cluster files, exec plugin, TLS material) is unusable.
+    #[error(transparent)]
+    Config(#[from] super::config::ConfigError),
 }
 
 impl Error {

@@ -1,0 +1,513 @@
+//! The module tree of generated code: one module per group, per version and per resource,
+//! and how it is laid out as files.
+//!
+//! ```text
+//! <root>            prelude (every extension trait), `pub mod <group>;`
+//! <group>/          `<Group>Informers` + `InformerFactory` extension trait, `pub mod <version>;`
+//! <group>/<version>/  `<Group><Version>Client` + `Client` extension trait,
+//!                     `<Group><Version>Informers`, `pub mod <plural>;`
+//! <group>/<version>/<plural>.rs  `FooClient`, `FooLister`, `FooInformer`
+//! ```
+//!
+//! [`Layout::Tree`] writes that as files (`mod.rs` per directory; the root file's name is
+//! configurable, e.g. `lib.rs`), for committed sources; [`Layout::SingleFile`] nests the same
+//! modules inline in one file for `include!(concat!(env!("OUT_DIR"), ...))` from a build
+//! script, as prost-build does (a `mod foo;` inside an included file would resolve relative to
+//! the includer, so a tree cannot be included). With `feature_per_group`, each group module
+//! and its prelude entries sit behind `#[cfg(feature = "<group module name>")]`.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use crate::model::types::TypeModule;
+use crate::model::{ApiModel, ResourceDef, RootType};
+
+use super::api_names::{camel, group_names, ident, snake};
+use super::output::{FormatError, HEADER, doc_attrs, format_file, inner_doc_attrs};
+use super::runtime::RuntimePaths;
+use super::types::{TypesConfig, emit_type_module};
+use super::{client, informer};
+
+/// Options of the resource emitters.
+#[derive(Clone, Debug)]
+pub struct EmitOptions {
+    /// Crate paths used in emitted code.
+    pub paths: RuntimePaths,
+    /// Options of the CRD type emitter (same runtime crate).
+    pub types: TypesConfig,
+    /// Gate each group behind a Cargo feature named like its module.
+    pub feature_per_group: bool,
+}
+
+/// How the module tree is written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Layout {
+    /// One file per module; `root_file` is the root module's file name (`mod.rs`, `lib.rs`).
+    Tree {
+        /// The root module's file name.
+        root_file: String,
+    },
+    /// Every module inline in one file named `file_name`, for `include!`.
+    SingleFile {
+        /// The file name.
+        file_name: String,
+    },
+}
+
+/// One generated file: its path relative to the output directory and its contents.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GeneratedFile {
+    /// Relative path.
+    pub path: PathBuf,
+    /// Formatted source.
+    pub contents: String,
+}
+
+/// A module: its items and child modules.
+#[derive(Clone, Debug, Default)]
+pub struct Module {
+    /// Module name (empty for the root).
+    pub name: String,
+    /// Module documentation.
+    pub doc: String,
+    /// `#[cfg(feature = ...)]` on the module's declaration.
+    pub feature: Option<String>,
+    /// The module's own items.
+    pub items: TokenStream,
+    /// Child modules, in order.
+    pub children: Vec<Module>,
+}
+
+/// Everything emitters need to know about one resource.
+pub struct ResourceCtx<'a> {
+    /// The resource.
+    pub res: &'a ResourceDef,
+    /// Its group.
+    pub group: &'a str,
+    /// Its version.
+    pub version: &'a str,
+    /// Tokens naming its object type.
+    pub object: TokenStream,
+    /// Crate paths.
+    pub paths: &'a RuntimePaths,
+    type_base: String,
+}
+
+impl ResourceCtx<'_> {
+    /// `group/version/plural` (`version/plural` for core).
+    pub fn gvr(&self) -> String {
+        if self.group.is_empty() {
+            format!("{}/{}", self.version, self.res.plural)
+        } else {
+            format!("{}/{}/{}", self.group, self.version, self.res.plural)
+        }
+    }
+    /// `FooClient`.
+    pub fn client_ident(&self) -> proc_macro2::Ident {
+        ident(&format!("{}Client", self.type_base))
+    }
+    /// `FooLister`.
+    pub fn lister_ident(&self) -> proc_macro2::Ident {
+        ident(&format!("{}Lister", self.type_base))
+    }
+    /// `FooInformer`.
+    pub fn informer_ident(&self) -> proc_macro2::Ident {
+        ident(&format!("{}Informer", self.type_base))
+    }
+    /// The accessor on clientsets and informer sets: the plural, `foos`.
+    pub fn accessor_ident(&self) -> proc_macro2::Ident {
+        ident(&snake(&self.res.plural))
+    }
+    /// The resource's module name: the plural.
+    pub fn module_ident(&self) -> proc_macro2::Ident {
+        self.accessor_ident()
+    }
+    /// Tokens naming a model type: k8s-openapi paths go through the configured crate path;
+    /// generated types live in the group-version module, the resource module's parent.
+    pub fn type_tokens(&self, t: &RootType) -> TokenStream {
+        type_tokens(t, self.paths)
+    }
+}
+
+fn type_tokens(t: &RootType, paths: &RuntimePaths) -> TokenStream {
+    let parse = |s: &str| -> TokenStream {
+        syn::parse_str::<syn::Path>(s)
+            .map(|p| quote!(#p))
+            .unwrap_or_else(|_| {
+                let i = ident(&camel(s));
+                quote!(#i)
+            })
+    };
+    match t {
+        RootType::External(path) => match path.strip_prefix("k8s_openapi::") {
+            Some(rest) => {
+                let k8s = paths.k8s_openapi();
+                let rest = parse(rest);
+                quote!(#k8s::#rest)
+            }
+            None => parse(path),
+        },
+        // CRD types: `{group}::{version}::{Kind}` relative to the types tree; the group
+        // version module re-exports each root, so the resource module (its child) names it
+        // through `super`.
+        RootType::Generated(name) => {
+            let last = ident(name.rsplit("::").next().unwrap_or(name));
+            quote!(super::#last)
+        }
+    }
+}
+
+/// The last segment of the object type path, imported by [`object_import`].
+fn short_object(t: &RootType) -> TokenStream {
+    let (RootType::External(p) | RootType::Generated(p)) = t;
+    let last = p.rsplit("::").next().unwrap_or(p);
+    let i = ident(&camel(last));
+    quote!(#i)
+}
+
+/// One group version and its resources.
+pub struct GroupVersionCtx<'a> {
+    /// Group.
+    pub group: &'a str,
+    /// Version.
+    pub version: &'a str,
+    /// The group's module name.
+    pub group_name: String,
+    /// Resources by plural.
+    pub resources: Vec<ResourceCtx<'a>>,
+    /// Crate paths.
+    pub paths: &'a RuntimePaths,
+}
+
+impl GroupVersionCtx<'_> {
+    /// `apps/v1`, `core/v1`.
+    pub fn label(&self) -> String {
+        if self.group.is_empty() {
+            format!("core/{}", self.version)
+        } else {
+            format!("{}/{}", self.group, self.version)
+        }
+    }
+    fn camel(&self) -> String {
+        format!("{}{}", camel(&self.group_name), camel(self.version))
+    }
+    /// client-go's accessor name, `AppsV1()`.
+    pub fn go_name(&self) -> String {
+        format!("{}()", self.camel())
+    }
+    /// `AppsV1Client`.
+    pub fn clientset_ident(&self) -> proc_macro2::Ident {
+        ident(&format!("{}Client", self.camel()))
+    }
+    /// `AppsV1ClientExt`.
+    pub fn client_ext_ident(&self) -> proc_macro2::Ident {
+        ident(&format!("{}ClientExt", self.camel()))
+    }
+    /// `apps_v1`.
+    pub fn client_accessor_ident(&self) -> proc_macro2::Ident {
+        ident(&format!("{}_{}", self.group_name, snake(self.version)))
+    }
+    /// `AppsV1Informers`.
+    pub fn informers_ident(&self) -> proc_macro2::Ident {
+        ident(&format!("{}Informers", self.camel()))
+    }
+    /// `v1`.
+    pub fn version_ident(&self) -> proc_macro2::Ident {
+        ident(&snake(self.version))
+    }
+    /// Whether any resource gets an informer.
+    pub fn has_informers(&self) -> bool {
+        self.resources.iter().any(|r| informer::has_informer(r.res))
+    }
+}
+
+/// One group and its versions.
+pub struct GroupCtx<'a> {
+    /// Group.
+    pub group: &'a str,
+    /// Module name.
+    pub name: String,
+    /// Versions.
+    pub versions: Vec<GroupVersionCtx<'a>>,
+    /// Crate paths.
+    pub paths: &'a RuntimePaths,
+}
+
+impl GroupCtx<'_> {
+    /// `apps`, `core`.
+    pub fn label(&self) -> String {
+        if self.group.is_empty() {
+            "core".to_owned()
+        } else {
+            self.group.to_owned()
+        }
+    }
+    /// `AppsInformers`.
+    pub fn informers_ident(&self) -> proc_macro2::Ident {
+        ident(&format!("{}Informers", camel(&self.name)))
+    }
+    /// `AppsInformersExt`.
+    pub fn informers_ext_ident(&self) -> proc_macro2::Ident {
+        ident(&format!("{}InformersExt", camel(&self.name)))
+    }
+    /// `apps`.
+    pub fn accessor_ident(&self) -> proc_macro2::Ident {
+        ident(&self.name)
+    }
+    fn has_informers(&self) -> bool {
+        self.versions.iter().any(GroupVersionCtx::has_informers)
+    }
+}
+
+/// Type-name bases of a group version's resources: the kind, or the plural when two
+/// resources share a kind.
+fn type_bases(resources: &BTreeMap<String, ResourceDef>) -> BTreeMap<String, String> {
+    let mut kinds: BTreeMap<String, usize> = BTreeMap::new();
+    for r in resources.values() {
+        *kinds.entry(camel(&r.kind)).or_default() += 1;
+    }
+    resources
+        .iter()
+        .map(|(plural, r)| {
+            let k = camel(&r.kind);
+            let base = if kinds[&k] > 1 { camel(plural) } else { k };
+            (plural.clone(), base)
+        })
+        .collect()
+}
+
+/// Builds the module tree for a model and the CRD types (empty for OpenAPI input): each CRD
+/// version's types go in a module named after the kind inside the group version module,
+/// which re-exports the root type.
+pub fn build_tree(model: &ApiModel, types: &[TypeModule], opts: &EmitOptions) -> Module {
+    let paths = &opts.paths;
+    let names = group_names(model.groups.keys().map(String::as_str));
+    let mut groups: Vec<GroupCtx<'_>> = Vec::new();
+    for (gname, group) in &model.groups {
+        let name = names[gname].clone();
+        let versions = group
+            .versions
+            .values()
+            .map(|gv| {
+                let bases = type_bases(&gv.resources);
+                GroupVersionCtx {
+                    group: gname,
+                    version: &gv.version,
+                    group_name: name.clone(),
+                    resources: gv
+                        .resources
+                        .iter()
+                        .map(|(plural, res)| ResourceCtx {
+                            res,
+                            group: gname,
+                            version: &gv.version,
+                            object: short_object(&res.root),
+                            paths,
+                            type_base: bases[plural].clone(),
+                        })
+                        .collect(),
+                    paths,
+                }
+            })
+            .collect();
+        groups.push(GroupCtx {
+            group: gname,
+            name,
+            versions,
+            paths,
+        });
+    }
+    // Groups ordered by module name, so `core` sits among the others alphabetically.
+    groups.sort_by(|a, b| a.name.cmp(&b.name));
+
+    let mut root = Module {
+        doc: "Typed clients, listers and informers generated by kinform-gen.\n\nBring the extension traits into scope with `use <this module>::prelude::*;`, then `client.apps_v1().deployments(\"ns\")` and `factory.apps().v1().deployments()`.".to_owned(),
+        ..Module::default()
+    };
+    let mut prelude = Vec::new();
+    for g in &groups {
+        let feature = opts.feature_per_group.then(|| g.name.clone());
+        let cfg = feature
+            .as_ref()
+            .map(|f| quote!(#[cfg(feature = #f)]))
+            .unwrap_or_default();
+        let gmod = g.accessor_ident();
+        let mut gm = Module {
+            name: g.name.clone(),
+            doc: format!("The `{}` API group.", g.label()),
+            feature: feature.clone(),
+            ..Module::default()
+        };
+        if g.has_informers() {
+            gm.items.extend(informer::group_informers(g));
+            let ext = g.informers_ext_ident();
+            prelude.push(quote!(#cfg pub use super::#gmod::#ext;));
+        }
+        for v in &g.versions {
+            let vmod = v.version_ident();
+            let mut vm = Module {
+                name: snake(v.version),
+                doc: format!("`{}`: clientset and shared informers.", v.label()),
+                ..Module::default()
+            };
+            for t in types
+                .iter()
+                .filter(|t| t.group == v.group && t.version == v.version)
+            {
+                let (kmod, root_ty) = (ident(&t.module), ident(&t.root));
+                vm.items.extend(quote!(pub use self::#kmod::#root_ty;));
+                vm.children.push(Module {
+                    name: t.module.clone(),
+                    doc: format!("Types of `{}` `{}`.", t.kind, v.label()),
+                    items: emit_type_module(t, &opts.types),
+                    ..Module::default()
+                });
+            }
+            vm.items.extend(client::group_version_clientset(v));
+            if v.has_informers() {
+                vm.items.extend(informer::group_version_informers(v));
+            }
+            let ext = v.client_ext_ident();
+            prelude.push(quote!(#cfg pub use super::#gmod::#vmod::#ext;));
+            for r in &v.resources {
+                let mut rm = Module {
+                    name: snake(&r.res.plural),
+                    doc: resource_module_doc(r),
+                    ..Module::default()
+                };
+                rm.items.extend(object_import(r));
+                rm.items.extend(client::resource_client(r));
+                if informer::has_informer(r.res) {
+                    rm.items.extend(informer::resource_informer(r));
+                }
+                vm.children.push(rm);
+            }
+            gm.children.push(vm);
+        }
+        root.children.push(gm);
+    }
+    root.children.push(Module {
+        name: "prelude".to_owned(),
+        doc: "Every extension trait: `use ...::prelude::*;` adds the clientset accessors to `Client` and the group accessors to `InformerFactory`.".to_owned(),
+        items: quote!(#(#prelude)*),
+        ..Module::default()
+    });
+    root
+}
+
+/// `use <object type path>;` so signatures read `Pod` rather than a full path.
+fn object_import(r: &ResourceCtx<'_>) -> TokenStream {
+    if let RootType::Generated(_) = &r.res.root {
+        let short = &r.object;
+        return quote!(use super::#short;);
+    }
+    let full = type_tokens(&r.res.root, r.paths);
+    quote!(use #full;)
+}
+
+fn resource_module_doc(r: &ResourceCtx<'_>) -> String {
+    let mut doc = format!("`{}` (kind `{}`).", r.gvr(), r.res.kind);
+    if let Some(d) = r
+        .res
+        .docs
+        .as_deref()
+        .map(str::trim)
+        .filter(|d| !d.is_empty())
+    {
+        doc.push_str("\n\n");
+        doc.push_str(d);
+    }
+    doc
+}
+
+/// Renders the tree as files.
+pub fn render(root: &Module, layout: &Layout) -> Result<Vec<GeneratedFile>, FormatError> {
+    let mut files = Vec::new();
+    match layout {
+        Layout::Tree { root_file } => {
+            let mut tokens = inner_doc_attrs(&root.doc);
+            tokens.extend(root.items.clone());
+            for child in &root.children {
+                tokens.extend(tree_child(child, PathBuf::new(), &mut files)?);
+            }
+            files.push(GeneratedFile {
+                path: PathBuf::from(root_file),
+                contents: format_file("crate root", tokens)?,
+            });
+        }
+        Layout::SingleFile { file_name } => {
+            let mut tokens = root.items.clone();
+            for child in &root.children {
+                tokens.extend(inline(child));
+            }
+            let body = format_file("crate root", tokens)?;
+            let mut contents = String::from(HEADER);
+            for line in root.doc.lines() {
+                contents.push_str("//");
+                if !line.is_empty() {
+                    contents.push(' ');
+                    contents.push_str(line);
+                }
+                contents.push('\n');
+            }
+            contents.push_str(&body[HEADER.len()..]);
+            files.push(GeneratedFile {
+                path: PathBuf::from(file_name),
+                contents,
+            });
+        }
+    }
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(files)
+}
+
+fn declaration_attrs(m: &Module) -> TokenStream {
+    let docs = doc_attrs(&m.doc);
+    let cfg = m
+        .feature
+        .as_ref()
+        .map(|f| quote!(#[cfg(feature = #f)]))
+        .unwrap_or_default();
+    quote!(#docs #cfg)
+}
+
+/// Writes `m` (and its children) as files under `dir`; returns its declaration.
+fn tree_child(
+    m: &Module,
+    dir: PathBuf,
+    files: &mut Vec<GeneratedFile>,
+) -> Result<TokenStream, FormatError> {
+    let attrs = declaration_attrs(m);
+    let name = ident(&m.name);
+    if m.children.is_empty() && m.name == "prelude" && dir.as_os_str().is_empty() {
+        // The prelude stays inline in the root file.
+        let items = &m.items;
+        return Ok(quote!(#attrs pub mod #name { #items }));
+    }
+    let mut tokens = m.items.clone();
+    let path = if m.children.is_empty() {
+        dir.join(format!("{}.rs", m.name))
+    } else {
+        let sub = dir.join(&m.name);
+        for child in &m.children {
+            tokens.extend(tree_child(child, sub.clone(), files)?);
+        }
+        sub.join("mod.rs")
+    };
+    files.push(GeneratedFile {
+        contents: format_file(&path.display().to_string(), tokens)?,
+        path,
+    });
+    Ok(quote!(#attrs pub mod #name;))
+}
+
+fn inline(m: &Module) -> TokenStream {
+    let attrs = declaration_attrs(m);
+    let name = ident(&m.name);
+    let items = &m.items;
+    let children = m.children.iter().map(inline);
+    quote!(#attrs pub mod #name { #items #(#children)* })
+}

@@ -1,0 +1,308 @@
+//! Rust names for JSON names: valid, deterministic and collision-free.
+//!
+//! Kubernetes JSON names are camelCase, but CRDs also carry snake_case (`init_containers`),
+//! dashes (`hugepages-1Gi`), leading symbols (`$ref`, `x-kubernetes-*`), Rust keywords (`type`,
+//! `ref`, `match`, `enum`) and upper-case acronyms (`HPAReplicas`). Every emitter names things
+//! through this module so the same schema always yields the same identifiers; the JSON name is
+//! kept separately (serde renames), so nothing depends on the conversion being reversible.
+
+use std::collections::BTreeSet;
+
+use heck::{ToSnakeCase, ToUpperCamelCase};
+use proc_macro2::{Ident, Span};
+
+/// Strict and reserved keywords of Rust 2024 (all usable as raw identifiers except
+/// [`NON_RAW_KEYWORDS`]).
+const KEYWORDS: &[&str] = &[
+    "abstract", "as", "async", "await", "become", "box", "break", "const", "continue", "crate",
+    "do", "dyn", "else", "enum", "extern", "false", "final", "fn", "for", "gen", "if", "impl",
+    "in", "let", "loop", "macro", "match", "mod", "move", "mut", "override", "priv", "pub", "ref",
+    "return", "self", "Self", "static", "struct", "super", "trait", "true", "try", "type",
+    "typeof", "unsafe", "unsized", "use", "virtual", "where", "while", "yield",
+];
+
+/// Keywords that cannot be raw identifiers.
+const NON_RAW_KEYWORDS: &[&str] = &["self", "Self", "super", "crate", "_"];
+
+/// Type names generated code uses unqualified (prelude items); generated types never take them.
+pub const RESERVED_TYPE_NAMES: &[&str] = &[
+    "Option",
+    "Some",
+    "None",
+    "String",
+    "Vec",
+    "Box",
+    "Result",
+    "Ok",
+    "Err",
+    "Default",
+    "Clone",
+    "Copy",
+    "Debug",
+    "PartialEq",
+    "Eq",
+    "Send",
+    "Sync",
+    "Sized",
+    "From",
+    "Into",
+    "Self",
+    "ToString",
+    "Iterator",
+    "Drop",
+    "Fn",
+    "FnMut",
+    "FnOnce",
+    "AsRef",
+    "AsMut",
+];
+
+/// Whether `s` is a Rust keyword (strict or reserved).
+pub fn is_keyword(s: &str) -> bool {
+    KEYWORDS.contains(&s)
+}
+
+/// The snake_case field or module name for a JSON name, before keyword escaping:
+/// `initContainers` -> `init_containers`, `hugepages-1Gi` -> `hugepages_1gi`,
+/// `$ref` -> `ref`, `1x` -> `_1x`; empty or symbol-only names become `field`.
+pub fn snake_name(json: &str) -> String {
+    let s: String = json.to_snake_case();
+    let s: String = s
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    let s = s.trim_matches('_').to_owned();
+    let s = collapse_underscores(&s);
+    if s.is_empty() {
+        "field".to_owned()
+    } else if s.starts_with(|c: char| c.is_ascii_digit()) {
+        format!("_{s}")
+    } else {
+        s
+    }
+}
+
+/// The UpperCamelCase type or variant name for a JSON name: `spec` -> `Spec`,
+/// `HPAReplicas` -> `HpaReplicas`, `1.0` -> `V10`; empty or symbol-only names become `Value`.
+pub fn camel_name(json: &str) -> String {
+    let s: String = json
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { ' ' })
+        .collect::<String>()
+        .to_upper_camel_case();
+    if s.is_empty() {
+        "Value".to_owned()
+    } else if s.starts_with(|c: char| c.is_ascii_digit()) {
+        format!("V{s}")
+    } else if s == "Self" {
+        "SelfValue".to_owned()
+    } else {
+        s
+    }
+}
+
+fn collapse_underscores(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut prev_us = false;
+    for c in s.chars() {
+        if c == '_' {
+            if !prev_us {
+                out.push(c);
+            }
+            prev_us = true;
+        } else {
+            out.push(c);
+            prev_us = false;
+        }
+    }
+    out
+}
+
+/// A field name as written in Rust source: keywords become raw identifiers (`r#type`), the
+/// keywords that cannot be raw get a trailing underscore (`self_`).
+pub fn field_name(snake: &str) -> String {
+    if NON_RAW_KEYWORDS.contains(&snake) {
+        format!("{snake}_")
+    } else if is_keyword(snake) {
+        format!("r#{snake}")
+    } else {
+        snake.to_owned()
+    }
+}
+
+/// A module name for a group or kind: `gateway.networking.k8s.io` ->
+/// `gateway_networking_k8s_io`, `HTTPRoute` -> `http_route`; never a keyword.
+pub fn module_name(s: &str) -> String {
+    let snake = snake_name(s);
+    if is_keyword(&snake) || NON_RAW_KEYWORDS.contains(&snake.as_str()) {
+        format!("{snake}_")
+    } else {
+        snake
+    }
+}
+
+/// Parses a name produced by this module (possibly `r#...`) into an [`Ident`].
+pub fn ident(name: &str) -> Ident {
+    match name.strip_prefix("r#") {
+        Some(raw) => Ident::new_raw(raw, Span::call_site()),
+        None => Ident::new(name, Span::call_site()),
+    }
+}
+
+/// Hands out unique names in one namespace: the first request for a base name gets it, later
+/// ones get `{base}{sep}2`, `{base}{sep}3`, ... (deterministic for a deterministic order).
+#[derive(Clone, Debug, Default)]
+pub struct NameAllocator {
+    used: BTreeSet<String>,
+    separator: &'static str,
+}
+
+impl NameAllocator {
+    /// An allocator for snake_case names (suffix `_2`).
+    pub fn snake() -> Self {
+        Self {
+            used: BTreeSet::new(),
+            separator: "_",
+        }
+    }
+
+    /// An allocator for CamelCase names (suffix `2`), with the prelude names reserved.
+    pub fn camel() -> Self {
+        let mut me = Self {
+            used: BTreeSet::new(),
+            separator: "",
+        };
+        for n in RESERVED_TYPE_NAMES {
+            me.reserve(n);
+        }
+        me
+    }
+
+    /// Marks `name` as taken.
+    pub fn reserve(&mut self, name: &str) {
+        self.used.insert(name.to_owned());
+    }
+
+    /// Whether `name` is taken.
+    pub fn is_taken(&self, name: &str) -> bool {
+        self.used.contains(name)
+    }
+
+    /// A fresh name based on `base`.
+    pub fn alloc(&mut self, base: &str) -> String {
+        if self.used.insert(base.to_owned()) {
+            return base.to_owned();
+        }
+        let mut n = 2u64;
+        loop {
+            let candidate = format!("{base}{}{n}", self.separator);
+            if self.used.insert(candidate.clone()) {
+                return candidate;
+            }
+            n += 1;
+        }
+    }
+}
+
+/// Assigns Rust field names to JSON property names of one struct.
+///
+/// Names whose snake_case form equals the JSON name (`init_containers`) are served first, so
+/// they keep it; the camelCase sibling (`initContainers`) then gets `init_containers_2`.
+/// The result is in the order of `json_names`.
+pub fn assign_field_names<'a>(
+    json_names: impl IntoIterator<Item = &'a str>,
+    alloc: &mut NameAllocator,
+) -> Vec<String> {
+    let names: Vec<&str> = json_names.into_iter().collect();
+    let mut out = vec![String::new(); names.len()];
+    for exact_first in [true, false] {
+        for (i, json) in names.iter().enumerate() {
+            let snake = snake_name(json);
+            if (snake == *json) == exact_first {
+                out[i] = field_name(&alloc.alloc(&snake));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn snake_names() {
+        assert_eq!(snake_name("initContainers"), "init_containers");
+        assert_eq!(snake_name("hugepages-1Gi"), "hugepages_1gi");
+        assert_eq!(snake_name("$ref"), "ref");
+        assert_eq!(
+            snake_name("x-kubernetes-int-or-string"),
+            "x_kubernetes_int_or_string"
+        );
+        assert_eq!(snake_name("HPAReplicas"), "hpa_replicas");
+        assert_eq!(snake_name("CACerts"), "ca_certs");
+        assert_eq!(snake_name("a.b/c"), "a_b_c");
+        assert_eq!(snake_name("1abc"), "_1abc");
+        assert_eq!(snake_name("$$"), "field");
+        assert_eq!(snake_name(""), "field");
+        assert_eq!(snake_name("héllo"), "h_llo");
+    }
+
+    #[test]
+    fn keywords_are_escaped() {
+        assert_eq!(field_name("type"), "r#type");
+        assert_eq!(field_name("match"), "r#match");
+        assert_eq!(field_name("gen"), "r#gen");
+        assert_eq!(field_name("self"), "self_");
+        assert_eq!(field_name("spec"), "spec");
+        assert_eq!(module_name("type"), "type_");
+        assert_eq!(module_name("HTTPRoute"), "http_route");
+        assert_eq!(
+            module_name("gateway.networking.k8s.io"),
+            "gateway_networking_k8s_io"
+        );
+        // Every produced name parses as an identifier.
+        for n in ["r#type", "self_", "_1abc", "r#enum"] {
+            let _ = ident(n);
+        }
+    }
+
+    #[test]
+    fn camel_names() {
+        assert_eq!(camel_name("spec"), "Spec");
+        assert_eq!(camel_name("RegularExpression"), "RegularExpression");
+        assert_eq!(camel_name("1.0"), "V10");
+        assert_eq!(camel_name(""), "Value");
+        assert_eq!(camel_name("*"), "Value");
+        assert_eq!(camel_name("self"), "SelfValue");
+        assert_eq!(camel_name("postgresql"), "Postgresql");
+    }
+
+    #[test]
+    fn snake_case_collisions_prefer_exact_names() {
+        let mut alloc = NameAllocator::snake();
+        let names = assign_field_names(
+            ["initContainers", "init_containers", "type", "$ref", "ref"],
+            &mut alloc,
+        );
+        assert_eq!(
+            names,
+            [
+                "init_containers_2",
+                "init_containers",
+                "r#type",
+                "ref_2",
+                "r#ref"
+            ]
+        );
+    }
+
+    #[test]
+    fn camel_allocator_reserves_prelude_names() {
+        let mut alloc = NameAllocator::camel();
+        assert_eq!(alloc.alloc("Option"), "Option2");
+        assert_eq!(alloc.alloc("Foo"), "Foo");
+        assert_eq!(alloc.alloc("Foo"), "Foo2");
+        assert_eq!(alloc.alloc("Foo"), "Foo3");
+    }
+}

@@ -1,0 +1,417 @@
+//! The type emitter: [`TypeModule`]s (CRD versions) -> Rust structs and enums with serde.
+//!
+//! What kopium does, without its losses: exact JSON names through serde renames, `Option` for
+//! non-required fields (skipped when `None`), schema defaults applied on deserialize, string
+//! enums with an `Other(String)` catch-all (an informer must not fail on a value a newer server
+//! adds), k8s-openapi's `IntOrString`/`Quantity`/`Time`/`ByteString`, maps as `BTreeMap`,
+//! preserved unknown fields kept in a flattened map, and a root type that serializes
+//! `apiVersion`/`kind` and implements the runtime's `HasMetadata` and `Resource`.
+//!
+//! All paths go through the configurable runtime crate (`::kinform` by default) and its
+//! `k8s_openapi` re-export (serde and serde_json through k8s-openapi's re-exports), so generated
+//! code needs no other dependency. Output is a pure function of the model: deterministic.
+
+mod defaults;
+mod enums;
+mod root;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use proc_macro2::{Literal, TokenStream};
+use quote::quote;
+
+use crate::model::types::{Field, StructType, TypeDef, TypeModule, TypeRef};
+
+use super::format::{FormatError, doc_attrs, format_file};
+use super::naming::{ident, snake_name};
+
+/// Options of the type emitter.
+#[derive(Clone, Debug)]
+pub struct TypesConfig {
+    runtime: syn::Path,
+}
+
+impl Default for TypesConfig {
+    fn default() -> Self {
+        Self {
+            runtime: syn::parse_quote!(::kinform),
+        }
+    }
+}
+
+impl TypesConfig {
+    /// Options with the runtime crate at `path` (e.g. `::kinform` or `crate::rt`).
+    pub fn with_runtime_crate(path: &str) -> Result<Self, FormatError> {
+        let runtime = syn::parse_str::<syn::Path>(path).map_err(|e| FormatError {
+            message: format!("runtime crate path {path:?}: {e}"),
+        })?;
+        Ok(Self { runtime })
+    }
+
+    /// The runtime crate path.
+    pub fn runtime_crate(&self) -> &syn::Path {
+        &self.runtime
+    }
+}
+
+/// Paths used by emitted code.
+pub(crate) struct Paths {
+    pub rt: TokenStream,
+    pub k8s: TokenStream,
+    pub serde: TokenStream,
+    pub json: TokenStream,
+    /// `#[serde(crate = "...")]` value.
+    pub serde_crate: String,
+}
+
+impl Paths {
+    fn new(cfg: &TypesConfig) -> Self {
+        let rt_path = &cfg.runtime;
+        let rt = quote!(#rt_path);
+        let k8s = quote!(#rt::k8s_openapi);
+        let serde = quote!(#k8s::serde);
+        let json = quote!(#k8s::serde_json);
+        let serde_crate = serde.to_string().replace(' ', "");
+        Self {
+            rt,
+            k8s,
+            serde,
+            json,
+            serde_crate,
+        }
+    }
+}
+
+/// The Rust type of a [`TypeRef`].
+pub(crate) fn type_tokens(ty: &TypeRef, p: &Paths) -> TokenStream {
+    let k8s = &p.k8s;
+    match ty {
+        TypeRef::String => quote!(String),
+        TypeRef::Bool => quote!(bool),
+        TypeRef::I32 => quote!(i32),
+        TypeRef::I64 => quote!(i64),
+        TypeRef::F64 => quote!(f64),
+        TypeRef::IntOrString => quote!(#k8s::apimachinery::pkg::util::intstr::IntOrString),
+        TypeRef::Quantity => quote!(#k8s::apimachinery::pkg::api::resource::Quantity),
+        TypeRef::DateTime => quote!(#k8s::apimachinery::pkg::apis::meta::v1::Time),
+        TypeRef::Bytes => quote!(#k8s::ByteString),
+        TypeRef::Json => {
+            let json = &p.json;
+            quote!(#json::Value)
+        }
+        TypeRef::ObjectMeta => quote!(#k8s::apimachinery::pkg::apis::meta::v1::ObjectMeta),
+        TypeRef::List(inner) => {
+            let inner = type_tokens(inner, p);
+            quote!(Vec<#inner>)
+        }
+        TypeRef::Map(inner) => {
+            let inner = type_tokens(inner, p);
+            quote!(::std::collections::BTreeMap<String, #inner>)
+        }
+        TypeRef::Nullable(inner) => {
+            let inner = type_tokens(inner, p);
+            quote!(Option<#inner>)
+        }
+        TypeRef::Named(name) => {
+            let name = ident(name);
+            quote!(#name)
+        }
+    }
+}
+
+/// Emits the items of one CRD version's module (no `mod` wrapper).
+pub fn emit_type_module(module: &TypeModule, cfg: &TypesConfig) -> TokenStream {
+    let p = Paths::new(cfg);
+    let has_default = types_with_default(module);
+    let mut fns = defaults::DefaultFns::new();
+    let mut out = TokenStream::new();
+    for ty in &module.types {
+        out.extend(match ty {
+            TypeDef::Struct(s) if s.is_root => {
+                root::emit_root(s, module, &p, &has_default, &mut fns)
+            }
+            TypeDef::Struct(s) => emit_struct(s, &p, &has_default, &mut fns),
+            TypeDef::Enum(e) => enums::emit_enum(e, &p),
+            TypeDef::Union(u) => enums::emit_union(u, &p, &has_default),
+        });
+    }
+    out.extend(fns.into_tokens());
+    out
+}
+
+/// Modules of one group by (version module, version).
+type VersionTree<'a> = BTreeMap<(String, String), Vec<&'a TypeModule>>;
+
+/// Emits all modules as one tree: `pub mod {group} { pub mod {version} { pub mod {kind} {..}
+/// pub use {kind}::{Root}; } }`, matching [`TypeModule::rust_path`].
+pub fn emit_crd_types_tokens(modules: &[TypeModule], cfg: &TypesConfig) -> TokenStream {
+    let mut tree: BTreeMap<(String, String), VersionTree<'_>> = BTreeMap::new();
+    for m in modules {
+        tree.entry((m.group_module(), m.group.clone()))
+            .or_default()
+            .entry((m.version_module(), m.version.clone()))
+            .or_default()
+            .push(m);
+    }
+    let mut out = TokenStream::new();
+    for ((group_mod, group), versions) in tree {
+        let mut group_items = TokenStream::new();
+        for ((version_mod, version), mods) in versions {
+            let mut version_items = TokenStream::new();
+            for m in mods {
+                let kind_mod = ident(&m.module);
+                let root = ident(&m.root);
+                let items = emit_type_module(m, cfg);
+                let doc = format!(" Types of `{}` `{}/{}`.", m.kind, m.group, m.version);
+                version_items.extend(quote! {
+                    #[doc = #doc]
+                    pub mod #kind_mod {
+                        #items
+                    }
+                    pub use #kind_mod::#root;
+                });
+            }
+            let version_ident = ident(&version_mod);
+            let doc = format!(" Types of API version `{group}/{version}`.");
+            group_items.extend(quote! {
+                #[doc = #doc]
+                pub mod #version_ident {
+                    #version_items
+                }
+            });
+        }
+        let group_ident = ident(&group_mod);
+        let doc = format!(" Types of API group `{group}`.");
+        out.extend(quote! {
+            #[doc = #doc]
+            pub mod #group_ident {
+                #group_items
+            }
+        });
+    }
+    out
+}
+
+/// Emits all modules as one formatted file with the `@generated` header.
+pub fn emit_crd_types(modules: &[TypeModule], cfg: &TypesConfig) -> Result<String, FormatError> {
+    format_file(emit_crd_types_tokens(modules, cfg))
+}
+
+/// Names of the types that implement `Default` (every required field's type does).
+fn types_with_default(module: &TypeModule) -> BTreeSet<String> {
+    let mut yes: BTreeSet<String> = BTreeSet::new();
+    loop {
+        let before = yes.len();
+        for ty in &module.types {
+            let ok = match ty {
+                TypeDef::Enum(_) => true,
+                TypeDef::Union(u) => u.variants.iter().any(|v| ref_has_default(&v.ty, &yes)),
+                TypeDef::Struct(s) => s.fields.iter().all(|f| {
+                    f.is_optional() || ref_has_default(&f.ty, &yes) || defaults::is_literal(f)
+                }),
+            };
+            if ok {
+                yes.insert(ty.name().to_owned());
+            }
+        }
+        if yes.len() == before {
+            return yes;
+        }
+    }
+}
+
+pub(crate) fn ref_has_default(ty: &TypeRef, named: &BTreeSet<String>) -> bool {
+    match ty {
+        TypeRef::DateTime => false,
+        TypeRef::Named(n) => named.contains(n),
+        _ => true,
+    }
+}
+
+/// How a field is declared and (de)serialized.
+pub(crate) struct FieldPlan {
+    /// The field's Rust type.
+    pub ty: TokenStream,
+    /// `#[serde(...)]` arguments.
+    pub serde: Vec<TokenStream>,
+    /// Whether the Rust type is an `Option` skipped when `None`.
+    pub optional: bool,
+    /// The expression of the field in a hand-written `Default` impl, when not
+    /// `Default::default()`.
+    pub default_expr: Option<TokenStream>,
+}
+
+pub(crate) fn plan_field(
+    owner: &str,
+    f: &Field,
+    p: &Paths,
+    has_default: &BTreeSet<String>,
+    fns: &mut defaults::DefaultFns,
+) -> FieldPlan {
+    let inner = type_tokens(&f.ty, p);
+    let mut serde = Vec::new();
+    let json_name = &f.json_name;
+    if f.rust_name.trim_start_matches("r#") != json_name.as_str() {
+        serde.push(quote!(rename = #json_name));
+    }
+    let default_kind = defaults::classify(f, has_default, p);
+    match default_kind {
+        defaults::DefaultKind::None if f.is_optional() => {
+            serde.push(quote!(default, skip_serializing_if = "Option::is_none"));
+            FieldPlan {
+                ty: quote!(Option<#inner>),
+                serde,
+                optional: true,
+                default_expr: None,
+            }
+        }
+        defaults::DefaultKind::None => FieldPlan {
+            ty: inner,
+            serde,
+            optional: false,
+            default_expr: None,
+        },
+        defaults::DefaultKind::TypeDefault => {
+            serde.push(quote!(default));
+            FieldPlan {
+                ty: inner,
+                serde,
+                optional: false,
+                default_expr: None,
+            }
+        }
+        defaults::DefaultKind::Literal(expr) => {
+            let name = fns.add(owner, f, inner.clone(), expr);
+            let call = ident(&name);
+            serde.push(quote!(default = #name));
+            FieldPlan {
+                ty: inner,
+                serde,
+                optional: false,
+                default_expr: Some(quote!(#call())),
+            }
+        }
+        defaults::DefaultKind::Parsed(json) => {
+            let json_path = &p.json;
+            let lit = Literal::string(&json);
+            let name = fns.add(
+                owner,
+                f,
+                quote!(Option<#inner>),
+                quote!(#json_path::from_str(#lit).ok()),
+            );
+            let call = ident(&name);
+            serde.push(quote!(default = #name, skip_serializing_if = "Option::is_none"));
+            FieldPlan {
+                ty: quote!(Option<#inner>),
+                serde,
+                optional: true,
+                default_expr: Some(quote!(#call())),
+            }
+        }
+    }
+}
+
+fn field_docs(f: &Field) -> TokenStream {
+    let mut docs = f.docs.clone().unwrap_or_default();
+    if let Some(default) = &f.default {
+        if !docs.is_empty() {
+            docs.push_str("\n\n");
+        }
+        docs.push_str(&format!("Default: `{default}`."));
+    }
+    if docs.is_empty() {
+        docs = format!("`{}`.", f.json_name);
+    }
+    doc_attrs(Some(&docs))
+}
+
+fn type_docs(docs: Option<&str>, fallback: &str) -> TokenStream {
+    match docs.filter(|d| !d.trim().is_empty()) {
+        Some(d) => doc_attrs(Some(d)),
+        None => doc_attrs(Some(fallback)),
+    }
+}
+
+/// A plain (non-root) struct.
+fn emit_struct(
+    s: &StructType,
+    p: &Paths,
+    has_default: &BTreeSet<String>,
+    fns: &mut defaults::DefaultFns,
+) -> TokenStream {
+    let name = ident(&s.name);
+    let serde = &p.serde;
+    let serde_crate = &p.serde_crate;
+    let docs = type_docs(s.docs.as_deref(), &format!("`{}`.", s.schema_path));
+    let mut fields = TokenStream::new();
+    let mut default_fields = TokenStream::new();
+    let mut manual_default = false;
+    for f in &s.fields {
+        let plan = plan_field(&s.name, f, p, has_default, fns);
+        let fname = ident(&f.rust_name);
+        let fdocs = field_docs(f);
+        let ty = &plan.ty;
+        let attrs = &plan.serde;
+        let serde_attr = if attrs.is_empty() {
+            quote!()
+        } else {
+            quote!(#[serde(#(#attrs),*)])
+        };
+        fields.extend(quote! {
+            #fdocs
+            #serde_attr
+            pub #fname: #ty,
+        });
+        match plan.default_expr {
+            Some(expr) => {
+                manual_default = true;
+                default_fields.extend(quote!(#fname: #expr,));
+            }
+            None => default_fields.extend(quote!(#fname: Default::default(),)),
+        }
+    }
+    if let Some(rem) = &s.remainder {
+        let fname = ident(&rem.rust_name);
+        let vty = type_tokens(&rem.value, p);
+        fields.extend(quote! {
+            /// Properties the schema does not declare, kept as they were read.
+            #[serde(flatten)]
+            pub #fname: ::std::collections::BTreeMap<String, #vty>,
+        });
+        default_fields.extend(quote!(#fname: Default::default(),));
+    }
+    let can_default = has_default.contains(&s.name);
+    let derive_default = if can_default && !manual_default {
+        quote!(Default,)
+    } else {
+        quote!()
+    };
+    let default_impl = if can_default && manual_default {
+        quote! {
+            impl Default for #name {
+                fn default() -> Self {
+                    Self { #default_fields }
+                }
+            }
+        }
+    } else {
+        quote!()
+    };
+    quote! {
+        #docs
+        #[derive(Clone, Debug, #derive_default PartialEq, #serde::Serialize, #serde::Deserialize)]
+        #[serde(crate = #serde_crate)]
+        pub struct #name {
+            #fields
+        }
+        #default_impl
+    }
+}
+
+/// A `snake_case` name for generated helper functions.
+pub(crate) fn fn_base(owner: &str, field: &str) -> String {
+    format!("default_{}_{}", snake_name(owner), snake_name(field))
+}
+
+pub(crate) use super::naming::NameAllocator as FnNames;

@@ -1,0 +1,150 @@
+//! String enums and untagged unions.
+//!
+//! A string enum keeps a catch-all variant: a value added by a newer server (or a newer CRD)
+//! deserializes into `Other(String)` and serializes back unchanged, so an informer never
+//! fails on it (client-go's typed string constants have the same property). Unions are
+//! untagged: their branches have distinct JSON types, so exactly one matches.
+
+use std::collections::BTreeSet;
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use crate::emit::naming::ident;
+use crate::model::types::{EnumType, UnionType};
+
+use super::{Paths, ref_has_default, type_docs, type_tokens};
+
+pub(crate) fn emit_enum(e: &EnumType, p: &Paths) -> TokenStream {
+    let name = ident(&e.name);
+    let serde = &p.serde;
+    let other = ident(&e.other_variant);
+    let docs = type_docs(e.docs.as_deref(), "A string enum.");
+    let variants = e.variants.iter().map(|v| {
+        let id = ident(&v.rust_name);
+        let doc = format!(" `{}`", v.value.replace('`', "'"));
+        quote!(#[doc = #doc] #id,)
+    });
+    let as_str = e.variants.iter().map(|v| {
+        let id = ident(&v.rust_name);
+        let value = &v.value;
+        quote!(Self::#id => #value,)
+    });
+    let from = e.variants.iter().map(|v| {
+        let id = ident(&v.rust_name);
+        let value = &v.value;
+        quote!(#value => Self::#id,)
+    });
+    let from2 = from.clone();
+    let first = e
+        .variants
+        .first()
+        .map(|v| {
+            let id = ident(&v.rust_name);
+            quote!(Self::#id)
+        })
+        .unwrap_or_else(|| quote!(Self::#other(String::new())));
+    quote! {
+        #docs
+        #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum #name {
+            #(#variants)*
+            /// A value this version of the schema does not list (e.g. from a newer server).
+            #other(String),
+        }
+
+        impl #name {
+            /// The JSON string of the value.
+            pub fn as_str(&self) -> &str {
+                match self {
+                    #(#as_str)*
+                    Self::#other(value) => value,
+                }
+            }
+        }
+
+        impl ::std::fmt::Display for #name {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl From<&str> for #name {
+            fn from(value: &str) -> Self {
+                match value {
+                    #(#from)*
+                    other => Self::#other(other.to_owned()),
+                }
+            }
+        }
+
+        impl From<String> for #name {
+            fn from(value: String) -> Self {
+                match value.as_str() {
+                    #(#from2)*
+                    _ => Self::#other(value),
+                }
+            }
+        }
+
+        impl Default for #name {
+            fn default() -> Self {
+                #first
+            }
+        }
+
+        impl #serde::Serialize for #name {
+            fn serialize<S>(&self, serializer: S) -> Result<S::Ok, S::Error>
+            where
+                S: #serde::Serializer,
+            {
+                serializer.serialize_str(self.as_str())
+            }
+        }
+
+        impl<'de> #serde::Deserialize<'de> for #name {
+            fn deserialize<D>(deserializer: D) -> Result<Self, D::Error>
+            where
+                D: #serde::Deserializer<'de>,
+            {
+                <String as #serde::Deserialize<'de>>::deserialize(deserializer).map(Self::from)
+            }
+        }
+    }
+}
+
+pub(crate) fn emit_union(u: &UnionType, p: &Paths, has_default: &BTreeSet<String>) -> TokenStream {
+    let name = ident(&u.name);
+    let serde = &p.serde;
+    let serde_crate = &p.serde_crate;
+    let docs = type_docs(u.docs.as_deref(), "One of several JSON types.");
+    let variants = u.variants.iter().map(|v| {
+        let id = ident(&v.rust_name);
+        let ty = type_tokens(&v.ty, p);
+        let doc = format!(" The value is a JSON {}.", v.rust_name.to_lowercase());
+        quote!(#[doc = #doc] #id(#ty),)
+    });
+    let default_impl = u
+        .variants
+        .iter()
+        .find(|v| ref_has_default(&v.ty, has_default))
+        .map(|v| {
+            let id = ident(&v.rust_name);
+            quote! {
+                impl Default for #name {
+                    fn default() -> Self {
+                        Self::#id(Default::default())
+                    }
+                }
+            }
+        });
+    quote! {
+        #docs
+        #[derive(Clone, Debug, PartialEq, #serde::Serialize, #serde::Deserialize)]
+        #[serde(crate = #serde_crate, untagged)]
+        pub enum #name {
+            #(#variants)*
+        }
+        #default_impl
+    }
+}

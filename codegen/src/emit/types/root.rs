@@ -1,0 +1,162 @@
+//! The root type of a resource: `metadata: ObjectMeta` plus the schema's top-level properties
+//! (`spec`, `status`, ...), `apiVersion`/`kind` written on serialize (they are constants of the
+//! type, as in k8s-openapi's types), and `impl HasMetadata` + `impl Resource`.
+
+use std::collections::BTreeSet;
+
+use proc_macro2::{Literal, TokenStream};
+use quote::quote;
+
+use crate::emit::naming::ident;
+use crate::model::Scope;
+use crate::model::types::{StructType, TypeModule};
+
+use super::{Paths, defaults::DefaultFns, field_docs, plan_field, type_docs, type_tokens};
+
+pub(crate) fn emit_root(
+    s: &StructType,
+    module: &TypeModule,
+    p: &Paths,
+    has_default: &BTreeSet<String>,
+    fns: &mut DefaultFns,
+) -> TokenStream {
+    let name = ident(&s.name);
+    let serde = &p.serde;
+    let serde_crate = &p.serde_crate;
+    let rt = &p.rt;
+    let k8s = &p.k8s;
+    let docs = type_docs(
+        s.docs.as_deref(),
+        &format!(
+            "`{}` of `{}/{}`.",
+            module.kind, module.group, module.version
+        ),
+    );
+    let mut fields = TokenStream::new();
+    let mut ser = TokenStream::new();
+    let mut default_fields = TokenStream::new();
+    let mut manual_default = false;
+    let mut metadata_field = None;
+    for f in &s.fields {
+        let plan = plan_field(&s.name, f, p, has_default, fns);
+        let fname = ident(&f.rust_name);
+        if f.json_name == "metadata" {
+            metadata_field = Some(fname.clone());
+        }
+        let fdocs = field_docs(f);
+        let ty = &plan.ty;
+        let attrs = &plan.serde;
+        let serde_attr = if attrs.is_empty() {
+            quote!()
+        } else {
+            quote!(#[serde(#(#attrs),*)])
+        };
+        fields.extend(quote! {
+            #fdocs
+            #serde_attr
+            pub #fname: #ty,
+        });
+        let json = Literal::string(&f.json_name);
+        ser.extend(if plan.optional {
+            quote! {
+                if let Some(value) = &self.#fname {
+                    map.serialize_entry(#json, value)?;
+                }
+            }
+        } else {
+            quote!(map.serialize_entry(#json, &self.#fname)?;)
+        });
+        match plan.default_expr {
+            Some(expr) => {
+                manual_default = true;
+                default_fields.extend(quote!(#fname: #expr,));
+            }
+            None => default_fields.extend(quote!(#fname: Default::default(),)),
+        }
+    }
+    if let Some(rem) = &s.remainder {
+        let fname = ident(&rem.rust_name);
+        let vty = type_tokens(&rem.value, p);
+        fields.extend(quote! {
+            /// Top-level properties the schema does not declare, kept as they were read.
+            #[serde(flatten)]
+            pub #fname: ::std::collections::BTreeMap<String, #vty>,
+        });
+        ser.extend(quote! {
+            for (key, value) in &self.#fname {
+                if key != "apiVersion" && key != "kind" {
+                    map.serialize_entry(key, value)?;
+                }
+            }
+        });
+        default_fields.extend(quote!(#fname: Default::default(),));
+    }
+    let metadata = metadata_field.unwrap_or_else(|| ident("metadata"));
+    let can_default = has_default.contains(&s.name);
+    let derive_default = if can_default && !manual_default {
+        quote!(Default,)
+    } else {
+        quote!()
+    };
+    let default_impl = (can_default && manual_default).then(|| {
+        quote! {
+            impl Default for #name {
+                fn default() -> Self {
+                    Self { #default_fields }
+                }
+            }
+        }
+    });
+    let api_version = if module.group.is_empty() {
+        module.version.clone()
+    } else {
+        format!("{}/{}", module.group, module.version)
+    };
+    let (group, version, kind, plural) =
+        (&module.group, &module.version, &module.kind, &module.plural);
+    let scope = match module.scope {
+        Scope::Namespaced => quote!(#rt::Scope::Namespaced),
+        Scope::Cluster => quote!(#rt::Scope::Cluster),
+    };
+    quote! {
+        #docs
+        #[derive(Clone, Debug, #derive_default PartialEq, #serde::Deserialize)]
+        #[serde(crate = #serde_crate)]
+        pub struct #name {
+            #fields
+        }
+        #default_impl
+
+        impl #serde::Serialize for #name {
+            fn serialize<S>(&self, serializer: S) -> Result<S::Ok, S::Error>
+            where
+                S: #serde::Serializer,
+            {
+                use #serde::ser::SerializeMap as _;
+                let mut map = serializer.serialize_map(None)?;
+                map.serialize_entry("apiVersion", <Self as #rt::Resource>::API_VERSION)?;
+                map.serialize_entry("kind", <Self as #rt::Resource>::KIND)?;
+                #ser
+                map.end()
+            }
+        }
+
+        impl #rt::HasMetadata for #name {
+            fn metadata(&self) -> &#k8s::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                &self.#metadata
+            }
+            fn metadata_mut(&mut self) -> &mut #k8s::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                &mut self.#metadata
+            }
+        }
+
+        impl #rt::Resource for #name {
+            const GROUP: &'static str = #group;
+            const VERSION: &'static str = #version;
+            const API_VERSION: &'static str = #api_version;
+            const KIND: &'static str = #kind;
+            const PLURAL: &'static str = #plural;
+            const SCOPE: #rt::Scope = #scope;
+        }
+    }
+}

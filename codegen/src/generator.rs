@@ -1,0 +1,329 @@
+//! The library front end, for build scripts and the CLI, in the manner of prost-build: a
+//! builder collecting inputs and options, then [`Generator::generate`] (write) or
+//! [`Generator::check`] (compare with what is on disk).
+//!
+//! ```no_run
+//! // build.rs
+//! kinform_codegen::Generator::new()
+//!     .crd_dir("crds")
+//!     .out_dir(std::env::var("OUT_DIR").unwrap())
+//!     .generate()
+//!     .unwrap();
+//! // src/lib.rs: mod generated { include!(concat!(env!("OUT_DIR"), "/kinform_generated.rs")); }
+//! ```
+//!
+//! The default layout is one file, `kinform_generated.rs`, for `include!`; the CLI writes a
+//! module tree instead ([`Layout::Tree`]).
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::emit::modules::{EmitOptions, GeneratedFile, Layout, build_tree, render};
+use crate::emit::output::{FormatError, HEADER};
+use crate::emit::runtime::{PathError, RuntimePaths};
+use crate::emit::types::TypesConfig;
+use crate::model::ApiModel;
+use crate::model::types::TypeModule;
+use crate::read::crd::read_crds;
+use crate::read::crd_error::CrdError;
+use crate::read::openapi::{OpenApiError, read_openapi};
+
+/// Why generation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum GenerateError {
+    /// An OpenAPI input could not be read.
+    #[error(transparent)]
+    OpenApi(#[from] OpenApiError),
+    /// A CRD input could not be read (boxed: it carries file, document and schema path).
+    #[error(transparent)]
+    Crd(Box<CrdError>),
+    /// The CRD type emitter's options were rejected.
+    #[error(transparent)]
+    Types(#[from] crate::emit::format::FormatError),
+    /// A configured crate path is not a path.
+    #[error(transparent)]
+    Path(#[from] PathError),
+    /// The emitters produced invalid Rust (a bug).
+    #[error(transparent)]
+    Format(#[from] FormatError),
+    /// No inputs were given.
+    #[error("nothing to generate: give at least one CRD file or directory, or an OpenAPI spec")]
+    NoInput,
+    /// No output directory was given.
+    #[error("no output directory: call out_dir()")]
+    NoOutDir,
+    /// Two inputs define the same group/version/resource.
+    #[error("{group}/{version}/{plural} is defined by more than one input")]
+    Duplicate {
+        /// Group.
+        group: String,
+        /// Version.
+        version: String,
+        /// Plural.
+        plural: String,
+    },
+    /// Writing or reading the output failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Builder for a generator run.
+#[derive(Clone, Debug)]
+pub struct Generator {
+    crds: Vec<PathBuf>,
+    openapi: Vec<PathBuf>,
+    out_dir: Option<PathBuf>,
+    runtime_crate: String,
+    k8s_openapi_crate: Option<String>,
+    groups: Vec<String>,
+    versions: Vec<String>,
+    layout: Layout,
+    feature_per_group: bool,
+}
+
+impl Default for Generator {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Generator {
+    /// A generator with no inputs, runtime crate `::kinform`, one output file.
+    pub fn new() -> Self {
+        Self {
+            crds: Vec::new(),
+            openapi: Vec::new(),
+            out_dir: None,
+            runtime_crate: "::kinform".to_owned(),
+            k8s_openapi_crate: None,
+            groups: Vec::new(),
+            versions: Vec::new(),
+            layout: Layout::SingleFile {
+                file_name: "kinform_generated.rs".to_owned(),
+            },
+            feature_per_group: false,
+        }
+    }
+
+    /// Adds a directory of CRD YAML (read recursively).
+    pub fn crd_dir(self, dir: impl AsRef<Path>) -> Self {
+        self.crd(dir)
+    }
+
+    /// Adds a CRD file or directory (multi-document streams and `List`s are fine).
+    pub fn crd(mut self, path: impl AsRef<Path>) -> Self {
+        self.crds.push(path.as_ref().to_owned());
+        self
+    }
+
+    /// Adds an OpenAPI spec: a `swagger.json`, a v3 document, or a directory of v3 documents.
+    pub fn openapi(mut self, path: impl AsRef<Path>) -> Self {
+        self.openapi.push(path.as_ref().to_owned());
+        self
+    }
+
+    /// Where files are written.
+    pub fn out_dir(mut self, dir: impl AsRef<Path>) -> Self {
+        self.out_dir = Some(dir.as_ref().to_owned());
+        self
+    }
+
+    /// The path of the runtime crate in emitted code (default `::kinform`).
+    pub fn runtime_crate(mut self, path: impl Into<String>) -> Self {
+        self.runtime_crate = path.into();
+        self
+    }
+
+    /// The path of k8s-openapi in emitted code (default: the runtime's re-export,
+    /// `<runtime>::k8s_openapi`).
+    pub fn k8s_openapi_crate(mut self, path: impl Into<String>) -> Self {
+        self.k8s_openapi_crate = Some(path.into());
+        self
+    }
+
+    /// Only emit this API group (`""` or `core` for the core group); repeatable. Default: all.
+    pub fn group(mut self, group: impl Into<String>) -> Self {
+        self.groups.push(group.into());
+        self
+    }
+
+    /// Only emit this version (`v1`, or `group/version`); repeatable. Default: all.
+    pub fn version(mut self, version: impl Into<String>) -> Self {
+        self.versions.push(version.into());
+        self
+    }
+
+    /// How files are laid out.
+    pub fn layout(mut self, layout: Layout) -> Self {
+        self.layout = layout;
+        self
+    }
+
+    /// Gate each group module behind a Cargo feature named like it (`apps`, `core`, `rbac`).
+    pub fn feature_per_group(mut self, on: bool) -> Self {
+        self.feature_per_group = on;
+        self
+    }
+
+    /// Reads every input into one model and the CRD types, with the group and version
+    /// filters applied.
+    pub fn model(&self) -> Result<(ApiModel, Vec<TypeModule>), GenerateError> {
+        if self.openapi.is_empty() && self.crds.is_empty() {
+            return Err(GenerateError::NoInput);
+        }
+        let mut model = ApiModel::default();
+        let mut types = Vec::new();
+        if !self.crds.is_empty() {
+            let set = read_crds(&self.crds).map_err(|e| GenerateError::Crd(Box::new(e)))?;
+            merge(&mut model, set.model)?;
+            types = set.types;
+        }
+        for path in &self.openapi {
+            merge(&mut model, read_openapi(path)?)?;
+        }
+        self.filter(&mut model);
+        types.retain(|t| {
+            model
+                .groups
+                .get(&t.group)
+                .is_some_and(|g| g.versions.contains_key(&t.version))
+        });
+        Ok((model, types))
+    }
+
+    fn filter(&self, model: &mut ApiModel) {
+        if !self.groups.is_empty() {
+            model.groups.retain(|g, _| {
+                self.groups
+                    .iter()
+                    .any(|f| f == g || (g.is_empty() && f == "core"))
+            });
+        }
+        if !self.versions.is_empty() {
+            for (g, group) in &mut model.groups {
+                group.versions.retain(|v, _| {
+                    let gv = if g.is_empty() {
+                        format!("core/{v}")
+                    } else {
+                        format!("{g}/{v}")
+                    };
+                    self.versions.iter().any(|f| *f == *v || *f == gv)
+                });
+            }
+            model.groups.retain(|_, g| !g.versions.is_empty());
+        }
+    }
+
+    /// Emits the files in memory.
+    pub fn render(&self) -> Result<Vec<GeneratedFile>, GenerateError> {
+        let (model, types) = self.model()?;
+        let opts = EmitOptions {
+            paths: RuntimePaths::new(&self.runtime_crate, self.k8s_openapi_crate.as_deref())?,
+            types: TypesConfig::with_runtime_crate(&self.runtime_crate)?,
+            feature_per_group: self.feature_per_group,
+        };
+        Ok(render(&build_tree(&model, &types, &opts), &self.layout)?)
+    }
+
+    /// Writes the files into the output directory (files whose contents are unchanged are
+    /// not rewritten, so cargo does not rebuild for nothing); returns their paths.
+    pub fn generate(&self) -> Result<Vec<PathBuf>, GenerateError> {
+        let out = self.out_dir.as_ref().ok_or(GenerateError::NoOutDir)?;
+        let mut written = Vec::new();
+        for file in self.render()? {
+            let path = out.join(&file.path);
+            if fs::read_to_string(&path).is_ok_and(|old| old == file.contents) {
+                written.push(path);
+                continue;
+            }
+            if let Some(parent) = path.parent() {
+                fs::create_dir_all(parent).map_err(|source| GenerateError::Io {
+                    path: parent.to_owned(),
+                    source,
+                })?;
+            }
+            fs::write(&path, &file.contents).map_err(|source| GenerateError::Io {
+                path: path.clone(),
+                source,
+            })?;
+            written.push(path);
+        }
+        Ok(written)
+    }
+
+    /// The files in the output directory that differ from what [`Generator::generate`] would
+    /// write: changed or missing files, and stale `@generated` files that would no longer be
+    /// written. Empty when up to date.
+    pub fn check(&self) -> Result<Vec<PathBuf>, GenerateError> {
+        let out = self.out_dir.as_ref().ok_or(GenerateError::NoOutDir)?;
+        let files = self.render()?;
+        let mut stale = Vec::new();
+        for file in &files {
+            let path = out.join(&file.path);
+            if fs::read_to_string(&path).ok().as_deref() != Some(file.contents.as_str()) {
+                stale.push(path);
+            }
+        }
+        let expected: std::collections::BTreeSet<PathBuf> =
+            files.iter().map(|f| out.join(&f.path)).collect();
+        let mut on_disk = Vec::new();
+        collect_generated(out, &mut on_disk)?;
+        stale.extend(on_disk.into_iter().filter(|p| !expected.contains(p)));
+        stale.sort();
+        Ok(stale)
+    }
+}
+
+/// Adds `other`'s resources to `model`; a resource defined twice is an error.
+fn merge(model: &mut ApiModel, other: ApiModel) -> Result<(), GenerateError> {
+    for (g, group) in other.groups {
+        let target = model.groups.entry(g.clone()).or_default();
+        target.name.clone_from(&g);
+        for (v, gv) in group.versions {
+            let tv = target.versions.entry(v.clone()).or_default();
+            tv.group.clone_from(&g);
+            tv.version.clone_from(&v);
+            for (plural, r) in gv.resources {
+                if tv.resources.contains_key(&plural) {
+                    return Err(GenerateError::Duplicate {
+                        group: g,
+                        version: v,
+                        plural,
+                    });
+                }
+                tv.resources.insert(plural, r);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `.rs` files under `dir` that start with the `@generated` header.
+fn collect_generated(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), GenerateError> {
+    let io = |source| GenerateError::Io {
+        path: dir.to_owned(),
+        source,
+    };
+    let entries = match fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(io(e)),
+    };
+    for entry in entries {
+        let path = entry.map_err(io)?.path();
+        if path.is_dir() {
+            collect_generated(&path, out)?;
+        } else if path.extension().is_some_and(|e| e == "rs")
+            && fs::read_to_string(&path).is_ok_and(|s| s.starts_with(HEADER))
+        {
+            out.push(path);
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,602 @@
+//! One CRD version's `openAPIV3Schema` -> a [`TypeModule`] (the type graph of that version).
+//!
+//! The walk is structural: it only reads keywords where the schema grammar puts them, so a
+//! property literally named `properties`, `items`, `enum`, `default`, `$ref` or
+//! `x-kubernetes-*` (clusterclass variables, tekton params) is just a property. Mapping follows
+//! the API server's own interpretation of structural schemas (apiextensions-apiserver
+//! `pkg/apiserver/schema`): `x-kubernetes-int-or-string` (quantity when it carries the
+//! resource.Quantity pattern), `x-kubernetes-preserve-unknown-fields` (opaque JSON, or a
+//! flattened remainder beside declared properties), `x-kubernetes-embedded-resource`
+//! (`apiVersion`/`kind`/`metadata` always present), `nullable`, `default`. Validation-only
+//! keywords (`pattern`, `minimum`, CEL rules, `not`) do not change the type.
+
+use serde_json::{Map, Value};
+
+use crate::emit::naming::{NameAllocator, assign_field_names, camel_name};
+use crate::model::Scope;
+use crate::model::types::{
+    EnumType, EnumVariant, Field, Remainder, StructType, TypeDef, TypeModule, TypeRef, UnionType,
+    UnionVariant,
+};
+
+use super::crd_error::SchemaIssue;
+
+/// The pattern controller-gen writes for `resource.Quantity` fields.
+pub const QUANTITY_PATTERN: &str = r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$";
+
+/// Nesting deeper than this is reported instead of recursing (protects against stack overflow
+/// on hostile input; real CRDs nest about 20 levels).
+const MAX_DEPTH: usize = 128;
+
+/// What identifies the resource whose schema is converted.
+#[derive(Clone, Debug)]
+pub struct ResourceIdent<'a> {
+    /// API group.
+    pub group: &'a str,
+    /// Version.
+    pub version: &'a str,
+    /// Kind, as in the CRD.
+    pub kind: &'a str,
+    /// Plural.
+    pub plural: &'a str,
+    /// Scope.
+    pub scope: Scope,
+}
+
+/// Converts a root `openAPIV3Schema` into the types of one module.
+pub fn convert_schema(schema: &Value, id: &ResourceIdent<'_>) -> Result<TypeModule, SchemaIssue> {
+    let mut conv = Converter {
+        types: Vec::new(),
+        names: NameAllocator::camel(),
+    };
+    let root = conv.names.alloc(&camel_name(id.kind));
+    conv.root(schema, &root)?;
+    Ok(TypeModule {
+        module: crate::emit::naming::module_name(id.kind),
+        group: id.group.to_owned(),
+        version: id.version.to_owned(),
+        kind: id.kind.to_owned(),
+        plural: id.plural.to_owned(),
+        scope: id.scope,
+        root,
+        types: conv.types,
+    })
+}
+
+struct Converter {
+    types: Vec<TypeDef>,
+    names: NameAllocator,
+}
+
+fn issue(path: &str, message: impl Into<String>) -> SchemaIssue {
+    SchemaIssue {
+        path: if path.is_empty() {
+            ".".to_owned()
+        } else {
+            path.to_owned()
+        },
+        message: message.into(),
+    }
+}
+
+/// Typed access to the keywords of one schema node.
+struct Node<'a> {
+    map: &'a Map<String, Value>,
+    path: String,
+}
+
+impl<'a> Node<'a> {
+    fn new(v: &'a Value, path: &str) -> Result<Self, SchemaIssue> {
+        match v {
+            Value::Object(map) => {
+                if map.contains_key("$ref") {
+                    return Err(issue(path, "`$ref` is not allowed in CRD schemas"));
+                }
+                Ok(Node {
+                    map,
+                    path: path.to_owned(),
+                })
+            }
+            other => Err(issue(
+                path,
+                format!("a schema must be an object, found {}", json_kind(other)),
+            )),
+        }
+    }
+
+    fn str(&self, key: &str) -> Result<Option<&'a str>, SchemaIssue> {
+        match self.map.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s)),
+            Some(other) => Err(issue(
+                &self.path,
+                format!("`{key}` must be a string, found {}", json_kind(other)),
+            )),
+        }
+    }
+
+    fn flag(&self, key: &str) -> Result<bool, SchemaIssue> {
+        match self.map.get(key) {
+            None | Some(Value::Null) => Ok(false),
+            Some(Value::Bool(b)) => Ok(*b),
+            Some(other) => Err(issue(
+                &self.path,
+                format!("`{key}` must be a boolean, found {}", json_kind(other)),
+            )),
+        }
+    }
+
+    fn docs(&self) -> Result<Option<String>, SchemaIssue> {
+        Ok(self.str("description")?.map(str::to_owned))
+    }
+
+    fn properties(&self) -> Result<Option<&'a Map<String, Value>>, SchemaIssue> {
+        match self.map.get("properties") {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Object(m)) => Ok(Some(m)),
+            Some(other) => Err(issue(
+                &self.path,
+                format!("`properties` must be an object, found {}", json_kind(other)),
+            )),
+        }
+    }
+
+    fn required(&self) -> Result<Vec<&'a str>, SchemaIssue> {
+        match self.map.get("required") {
+            None | Some(Value::Null) => Ok(Vec::new()),
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|v| {
+                    v.as_str()
+                        .ok_or_else(|| issue(&self.path, "`required` must list strings"))
+                })
+                .collect(),
+            Some(other) => Err(issue(
+                &self.path,
+                format!("`required` must be an array, found {}", json_kind(other)),
+            )),
+        }
+    }
+
+    fn branches(&self, key: &str) -> Result<&'a [Value], SchemaIssue> {
+        match self.map.get(key) {
+            None | Some(Value::Null) => Ok(&[]),
+            Some(Value::Array(items)) => Ok(items),
+            Some(other) => Err(issue(
+                &self.path,
+                format!("`{key}` must be an array, found {}", json_kind(other)),
+            )),
+        }
+    }
+}
+
+fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// A property gathered for a struct: its schema and whether the schema lists it as required.
+struct Prop<'a> {
+    json_name: &'a str,
+    schema: &'a Value,
+    required: bool,
+}
+
+impl Converter {
+    fn root(&mut self, schema: &Value, root: &str) -> Result<(), SchemaIssue> {
+        let node = Node::new(schema, "")?;
+        match node.str("type")? {
+            None | Some("object") => {}
+            Some(other) => {
+                return Err(issue(
+                    "",
+                    format!("the root schema must be an object, not {other}"),
+                ));
+            }
+        }
+        let props = self.gather_properties(&node)?;
+        let slot = self.reserve_slot();
+        let mut fields_in: Vec<Prop<'_>> = props
+            .into_iter()
+            .filter(|p| p.json_name != "apiVersion" && p.json_name != "kind")
+            .collect();
+        if !fields_in.iter().any(|p| p.json_name == "metadata") {
+            fields_in.push(Prop {
+                json_name: "metadata",
+                schema: &NULL_SCHEMA,
+                required: true,
+            });
+        }
+        fields_in.sort_by(|a, b| a.json_name.cmp(b.json_name));
+        let mut s = self.build_struct(root, &node, fields_in, StructKind::Root, 0)?;
+        s.is_root = true;
+        self.types[slot] = TypeDef::Struct(s);
+        Ok(())
+    }
+
+    fn reserve_slot(&mut self) -> usize {
+        self.types.push(TypeDef::Enum(EnumType {
+            name: String::new(),
+            docs: None,
+            variants: Vec::new(),
+            other_variant: String::new(),
+        }));
+        self.types.len() - 1
+    }
+
+    /// Properties of a node plus those only declared in `allOf`/`anyOf`/`oneOf` branches
+    /// (non-structural, hand-written CRDs): the latter become optional fields, so no data is
+    /// lost whichever branch an object matches.
+    fn gather_properties<'a>(&self, node: &Node<'a>) -> Result<Vec<Prop<'a>>, SchemaIssue> {
+        let required = node.required()?;
+        let mut out: Vec<Prop<'a>> = Vec::new();
+        if let Some(props) = node.properties()? {
+            for (name, schema) in props {
+                out.push(Prop {
+                    json_name: name,
+                    schema,
+                    required: required.contains(&name.as_str()),
+                });
+            }
+        }
+        for key in ["allOf", "anyOf", "oneOf"] {
+            for (i, branch) in node.branches(key)?.iter().enumerate() {
+                let path = format!("{}.{key}[{i}]", node.path);
+                let b = Node::new(branch, &path)?;
+                let b_required = b.required()?;
+                let all_of = key == "allOf";
+                if let Some(props) = b.properties()? {
+                    for (name, schema) in props {
+                        if !out.iter().any(|p| p.json_name == name) {
+                            out.push(Prop {
+                                json_name: name,
+                                schema,
+                                required: all_of && b_required.contains(&name.as_str()),
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        out.sort_by(|a, b| a.json_name.cmp(b.json_name));
+        Ok(out)
+    }
+
+    fn build_struct(
+        &mut self,
+        name: &str,
+        node: &Node<'_>,
+        props: Vec<Prop<'_>>,
+        kind: StructKind,
+        depth: usize,
+    ) -> Result<StructType, SchemaIssue> {
+        let root = kind == StructKind::Root;
+        let mut field_names = NameAllocator::snake();
+        let rust_names = assign_field_names(props.iter().map(|p| p.json_name), &mut field_names);
+        let mut fields = Vec::with_capacity(props.len());
+        for (prop, rust_name) in props.iter().zip(rust_names) {
+            let path = format!("{}.{}", node.path, prop.json_name);
+            if kind != StructKind::Plain && prop.json_name == "metadata" {
+                let docs = match prop.schema {
+                    Value::Null => None,
+                    s => Node::new(s, &path)?.docs()?,
+                };
+                fields.push(Field {
+                    json_name: "metadata".to_owned(),
+                    rust_name,
+                    ty: TypeRef::ObjectMeta,
+                    required: root,
+                    nullable: false,
+                    default: root.then(|| Value::Object(Map::new())),
+                    docs,
+                });
+                continue;
+            }
+            let pnode = Node::new(prop.schema, &path)?;
+            let hint = format!("{name}{}", camel_name(prop.json_name));
+            let ty = self.convert(prop.schema, &path, &hint, depth + 1)?;
+            fields.push(Field {
+                json_name: prop.json_name.to_owned(),
+                rust_name,
+                ty,
+                required: prop.required,
+                nullable: pnode.flag("nullable")?,
+                default: pnode.map.get("default").cloned(),
+                docs: pnode.docs()?,
+            });
+        }
+        let remainder = self.remainder(node, name, depth, &mut field_names)?;
+        Ok(StructType {
+            name: name.to_owned(),
+            docs: node.docs()?,
+            schema_path: if node.path.is_empty() {
+                ".".to_owned()
+            } else {
+                node.path.clone()
+            },
+            fields,
+            remainder,
+            is_root: false,
+        })
+    }
+
+    /// The flattened remainder of a struct: unknown fields kept as JSON
+    /// (`x-kubernetes-preserve-unknown-fields`) or typed by `additionalProperties`.
+    fn remainder(
+        &mut self,
+        node: &Node<'_>,
+        name: &str,
+        depth: usize,
+        field_names: &mut NameAllocator,
+    ) -> Result<Option<Remainder>, SchemaIssue> {
+        let value = match node.map.get("additionalProperties") {
+            Some(Value::Object(_)) => {
+                let path = format!("{}.*", node.path);
+                let ap = &node.map["additionalProperties"];
+                let hint = format!("{name}Value");
+                Some(self.map_value(ap, &path, &hint, depth)?)
+            }
+            Some(Value::Bool(true)) => Some(TypeRef::Json),
+            _ if node.flag("x-kubernetes-preserve-unknown-fields")? => Some(TypeRef::Json),
+            _ => None,
+        };
+        Ok(value.map(|value| Remainder {
+            rust_name: field_names.alloc("extra_fields"),
+            value,
+        }))
+    }
+
+    fn map_value(
+        &mut self,
+        schema: &Value,
+        path: &str,
+        hint: &str,
+        depth: usize,
+    ) -> Result<TypeRef, SchemaIssue> {
+        let ty = self.convert(schema, path, hint, depth + 1)?;
+        Ok(if Node::new(schema, path)?.flag("nullable")? {
+            TypeRef::Nullable(Box::new(ty))
+        } else {
+            ty
+        })
+    }
+
+    fn convert(
+        &mut self,
+        schema: &Value,
+        path: &str,
+        hint: &str,
+        depth: usize,
+    ) -> Result<TypeRef, SchemaIssue> {
+        if depth > MAX_DEPTH {
+            return Err(issue(
+                path,
+                format!("schema nests deeper than {MAX_DEPTH} levels"),
+            ));
+        }
+        let node = Node::new(schema, path)?;
+        if node.flag("x-kubernetes-int-or-string")? {
+            return Ok(if node.str("pattern")? == Some(QUANTITY_PATTERN) {
+                TypeRef::Quantity
+            } else {
+                TypeRef::IntOrString
+            });
+        }
+        let preserve = node.flag("x-kubernetes-preserve-unknown-fields")?;
+        let embedded = node.flag("x-kubernetes-embedded-resource")?;
+        match node.str("type")? {
+            Some("string") => self.string(&node, hint),
+            Some("integer") => Ok(match node.str("format")? {
+                Some("int32") => TypeRef::I32,
+                _ => TypeRef::I64,
+            }),
+            Some("number") => Ok(TypeRef::F64),
+            Some("boolean") => Ok(TypeRef::Bool),
+            Some("array") => match node.map.get("items") {
+                None | Some(Value::Null) => Ok(TypeRef::List(Box::new(TypeRef::Json))),
+                Some(items @ Value::Object(_)) => {
+                    let ipath = format!("{path}[]");
+                    Ok(TypeRef::List(Box::new(
+                        self.map_value(items, &ipath, hint, depth)?,
+                    )))
+                }
+                Some(other) => Err(issue(
+                    path,
+                    format!(
+                        "`items` must be a single schema, found {} (tuple schemas are not \
+                         allowed in CRDs)",
+                        json_kind(other)
+                    ),
+                )),
+            },
+            Some("object") => self.object(&node, hint, depth, preserve, embedded),
+            None => {
+                let has_props = node.properties()?.is_some_and(|p| !p.is_empty());
+                if has_props {
+                    return self.object(&node, hint, depth, preserve, embedded);
+                }
+                if preserve || embedded {
+                    return Ok(TypeRef::Json);
+                }
+                self.typeless(&node, hint, depth)
+            }
+            Some(other) => Err(issue(path, format!("unknown schema type `{other}`"))),
+        }
+    }
+
+    fn string(&mut self, node: &Node<'_>, hint: &str) -> Result<TypeRef, SchemaIssue> {
+        match node.str("format")? {
+            Some("date-time") => return Ok(TypeRef::DateTime),
+            Some("byte") => return Ok(TypeRef::Bytes),
+            Some("int-or-string") => return Ok(TypeRef::IntOrString),
+            _ => {}
+        }
+        let values = match node.map.get("enum") {
+            Some(Value::Array(values)) if !values.is_empty() => values,
+            _ => return Ok(TypeRef::String),
+        };
+        let mut strings: Vec<&str> = Vec::new();
+        for v in values {
+            match v {
+                Value::String(s) if !strings.contains(&s.as_str()) => strings.push(s),
+                Value::String(_) | Value::Null => {}
+                _ => return Ok(TypeRef::String),
+            }
+        }
+        if strings.is_empty() {
+            return Ok(TypeRef::String);
+        }
+        let mut variant_names = NameAllocator::default();
+        let other_variant = variant_names.alloc("Other");
+        let variants = strings
+            .into_iter()
+            .map(|value| EnumVariant {
+                value: value.to_owned(),
+                rust_name: variant_names.alloc(&camel_name(value)),
+            })
+            .collect();
+        let name = self.names.alloc(hint);
+        self.types.push(TypeDef::Enum(EnumType {
+            name: name.clone(),
+            docs: node.docs()?,
+            variants,
+            other_variant,
+        }));
+        Ok(TypeRef::Named(name))
+    }
+
+    fn object(
+        &mut self,
+        node: &Node<'_>,
+        hint: &str,
+        depth: usize,
+        preserve: bool,
+        embedded: bool,
+    ) -> Result<TypeRef, SchemaIssue> {
+        let mut props = self.gather_properties(node)?;
+        if props.is_empty() {
+            return match node.map.get("additionalProperties") {
+                Some(ap @ Value::Object(_)) => {
+                    let path = format!("{}.*", node.path);
+                    Ok(TypeRef::Map(Box::new(
+                        self.map_value(ap, &path, hint, depth)?,
+                    )))
+                }
+                // `additionalProperties: false` with no properties: only `{}` is valid.
+                Some(Value::Bool(false)) if !preserve && !embedded => {
+                    let name = self.names.alloc(hint);
+                    let s = self.build_struct(&name, node, Vec::new(), StructKind::Plain, depth)?;
+                    self.types.push(TypeDef::Struct(s));
+                    Ok(TypeRef::Named(name))
+                }
+                // Preserved, embedded, `additionalProperties: true` or a bare `type: object`:
+                // keep every member (a bare object would otherwise lose its content).
+                _ if preserve || embedded => Ok(TypeRef::Json),
+                _ => Ok(TypeRef::Map(Box::new(TypeRef::Json))),
+            };
+        }
+        if embedded {
+            for key in ["apiVersion", "kind", "metadata"] {
+                if !props.iter().any(|p| p.json_name == key) {
+                    props.push(Prop {
+                        json_name: key,
+                        schema: &EMBEDDED_STRING,
+                        required: false,
+                    });
+                }
+            }
+            props.sort_by(|a, b| a.json_name.cmp(b.json_name));
+        }
+        let name = self.names.alloc(hint);
+        let slot = self.reserve_slot();
+        let kind = if embedded {
+            StructKind::Embedded
+        } else {
+            StructKind::Plain
+        };
+        let s = self.build_struct(&name, node, props, kind, depth)?;
+        self.types[slot] = TypeDef::Struct(s);
+        Ok(TypeRef::Named(name))
+    }
+
+    /// A node without `type` and without properties: an untagged union when its
+    /// `oneOf`/`anyOf` branches declare different JSON types, opaque JSON otherwise.
+    fn typeless(
+        &mut self,
+        node: &Node<'_>,
+        hint: &str,
+        depth: usize,
+    ) -> Result<TypeRef, SchemaIssue> {
+        let mut branches: Vec<(&'static str, &Value, String)> = Vec::new();
+        for key in ["oneOf", "anyOf"] {
+            for (i, branch) in node.branches(key)?.iter().enumerate() {
+                let path = format!("{}.{key}[{i}]", node.path);
+                let b = Node::new(branch, &path)?;
+                let Some(ty) = b.str("type")? else {
+                    return Ok(TypeRef::Json);
+                };
+                let variant = match ty {
+                    "boolean" => "Boolean",
+                    "integer" => "Integer",
+                    "number" => "Number",
+                    "string" => "String",
+                    "array" => "Array",
+                    "object" => "Object",
+                    other => return Err(issue(&path, format!("unknown schema type `{other}`"))),
+                };
+                if branches.iter().any(|(v, _, _)| *v == variant) {
+                    // Two branches of the same JSON type cannot be told apart: keep the JSON.
+                    return Ok(TypeRef::Json);
+                }
+                branches.push((variant, branch, path));
+            }
+        }
+        if branches.is_empty() {
+            return Ok(TypeRef::Json);
+        }
+        let rank = |v: &str| {
+            ["Boolean", "Integer", "Number", "String", "Array", "Object"]
+                .iter()
+                .position(|x| *x == v)
+        };
+        branches.sort_by_key(|(v, _, _)| rank(v));
+        let name = self.names.alloc(hint);
+        let slot = self.reserve_slot();
+        let mut variants = Vec::with_capacity(branches.len());
+        for (variant, branch, path) in branches {
+            let ty = self.convert(branch, &path, &format!("{name}{variant}"), depth + 1)?;
+            variants.push(UnionVariant {
+                rust_name: variant.to_owned(),
+                ty,
+            });
+        }
+        self.types[slot] = TypeDef::Union(UnionType {
+            name: name.clone(),
+            docs: node.docs()?,
+            variants,
+        });
+        Ok(TypeRef::Named(name))
+    }
+}
+
+/// What a struct stands for: its `metadata` property is an `ObjectMeta` in roots and embedded
+/// resources (the API server validates it as one there).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum StructKind {
+    Plain,
+    Root,
+    Embedded,
+}
+
+/// The schema of a `metadata` the root schema does not declare.
+static NULL_SCHEMA: Value = Value::Null;
+
+/// The implicit schema of `apiVersion`/`kind` in embedded resources.
+static EMBEDDED_STRING: std::sync::LazyLock<Value> =
+    std::sync::LazyLock::new(|| serde_json::json!({"type": "string"}));

@@ -1,0 +1,7 @@
+//! Readers: schema sources (CRD YAML, OpenAPI) -> the [`crate::model`].
+
+pub mod crd;
+pub mod crd_error;
+pub mod crd_schema;
+pub mod openapi;
+pub mod yaml;

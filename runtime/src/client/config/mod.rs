@@ -1,0 +1,384 @@
+//! Where the API server is and how to authenticate: client-go's `rest.Config`.
+//!
+//! A [`Config`] comes from a kubeconfig ([`Config::from_kubeconfig`], following kubectl's
+//! loading rules in [`Kubeconfig`]), from the pod's service account
+//! ([`Config::incluster`], client-go's `rest.InClusterConfig`), from whichever of the two is
+//! available ([`Config::infer`]), or from a plain URL ([`Config::new`], e.g. a TestApiServer on
+//! `http://127.0.0.1:port`). It carries the resolved server URL, TLS material, credentials and
+//! the transport's knobs (timeouts, QPS/burst, retries, compression).
+//!
+//! `Debug` output never contains a secret: tokens, passwords and private keys are
+//! [`Secret`]s.
+
+mod error;
+mod exec;
+mod incluster;
+mod kubeconfig;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use base64::Engine as _;
+
+pub use error::ConfigError;
+pub use exec::{ExecCredential, run_exec_plugin};
+pub use incluster::{SERVICE_ACCOUNT_DIR, incluster_with};
+pub use kubeconfig::{
+    AuthInfo, Cluster, Context, ExecConfig, ExecEnvVar, Kubeconfig, NamedAuthInfo, NamedCluster,
+    NamedContext,
+};
+
+use super::secret::Secret;
+
+/// Which context, cluster and user of a kubeconfig to use (kubectl's `--context`,
+/// `--cluster`, `--user`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct KubeConfigOptions {
+    /// The context; `None` uses `current-context`.
+    pub context: Option<String>,
+    /// Overrides the context's cluster.
+    pub cluster: Option<String>,
+    /// Overrides the context's user.
+    pub user: Option<String>,
+}
+
+/// How requests authenticate.
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub enum AuthConfig {
+    /// No credentials (or client certificates only).
+    #[default]
+    None,
+    /// A fixed bearer token.
+    Token(Secret<String>),
+    /// A bearer token read from a file and re-read every minute, as client-go's
+    /// `cachingTokenSource` does for rotated service account tokens.
+    TokenFile(PathBuf),
+    /// HTTP basic authentication.
+    Basic {
+        /// User name.
+        username: String,
+        /// Password.
+        password: Secret<String>,
+    },
+    /// An exec credential plugin, run again when its credential expires or on a 401.
+    Exec(Box<ExecAuth>),
+}
+
+/// An exec plugin with what it is told about the cluster.
+#[derive(Clone, Debug)]
+pub struct ExecAuth {
+    /// The plugin.
+    pub config: ExecConfig,
+    /// `spec.cluster` of `KUBERNETES_EXEC_INFO` when `provideClusterInfo` is set.
+    pub cluster_info: Option<serde_json::Value>,
+}
+
+/// A client certificate chain and its private key, both PEM.
+#[derive(Clone, Debug)]
+pub struct Identity {
+    /// PEM certificate chain.
+    pub cert_pem: Vec<u8>,
+    /// PEM private key (PKCS#8, PKCS#1 or SEC1).
+    pub key_pem: Secret<Vec<u8>>,
+}
+
+/// Everything needed to talk to one API server.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct Config {
+    /// The server URL, `http://` or `https://`, optionally with a path prefix.
+    pub cluster_url: http::Uri,
+    /// The namespace of `Api::default_namespaced` (the context's namespace, or `default`).
+    pub default_namespace: String,
+    /// PEM CA bundle to trust instead of the system roots.
+    pub root_cert_pem: Option<Vec<u8>>,
+    /// `insecure-skip-tls-verify`: accept any server certificate.
+    pub accept_invalid_certs: bool,
+    /// `tls-server-name`: verify the server certificate against this name.
+    pub tls_server_name: Option<String>,
+    /// `proxy-url`: an `http://` proxy tunnelled through with CONNECT.
+    pub proxy_url: Option<http::Uri>,
+    /// Request authentication.
+    pub auth: AuthConfig,
+    /// Client certificate authentication.
+    pub identity: Option<Identity>,
+    /// Impersonated user (`Impersonate-User`).
+    pub impersonate: Option<String>,
+    /// Impersonated groups (`Impersonate-Group`).
+    pub impersonate_groups: Vec<String>,
+    /// Limit on establishing a connection (TCP, proxy, TLS).
+    pub connect_timeout: Option<Duration>,
+    /// Limit on waiting for response headers, and on the silence between body chunks of
+    /// ordinary requests. Watch and other streaming bodies are exempt: a quiet watch is normal.
+    pub read_timeout: Option<Duration>,
+    /// Client-side rate limit in requests per second (client-go's `QPS`); `None` is unlimited.
+    pub qps: Option<f32>,
+    /// Token bucket size for `qps` (client-go's `Burst`).
+    pub burst: u32,
+    /// Retries of 429 answers, and of 503/504 and connection errors of idempotent requests.
+    pub max_retries: u32,
+    /// Do not ask for gzip responses.
+    pub disable_compression: bool,
+    /// Offer HTTP/2 in the TLS handshake (used when the server picks it).
+    pub http2: bool,
+    /// The `User-Agent` header.
+    pub user_agent: String,
+}
+
+impl Config {
+    /// A config for `cluster_url` with no credentials and default knobs; plain `http://` works.
+    pub fn new(cluster_url: http::Uri) -> Self {
+        Self {
+            cluster_url,
+            default_namespace: "default".into(),
+            root_cert_pem: None,
+            accept_invalid_certs: false,
+            tls_server_name: None,
+            proxy_url: None,
+            auth: AuthConfig::None,
+            identity: None,
+            impersonate: None,
+            impersonate_groups: Vec::new(),
+            connect_timeout: Some(Duration::from_secs(30)),
+            read_timeout: Some(Duration::from_secs(60)),
+            qps: None,
+            burst: 10,
+            max_retries: 5,
+            disable_compression: false,
+            http2: true,
+            user_agent: concat!("kinform/", env!("CARGO_PKG_VERSION")).into(),
+        }
+    }
+
+    /// kubeconfig (`KUBECONFIG` or `~/.kube/config`) if there is one, else the in-cluster
+    /// service account, as kube-rs's `Config::infer` and client-go's deferred loader do.
+    pub async fn infer() -> Result<Self, ConfigError> {
+        match Self::from_kubeconfig(&KubeConfigOptions::default()).await {
+            Err(ConfigError::NoKubeconfig(why)) => Self::incluster().map_err(|e| {
+                ConfigError::NoKubeconfig(format!("{why}; in-cluster config failed too: {e}"))
+            }),
+            other => other,
+        }
+    }
+
+    /// The in-cluster config of a pod: `KUBERNETES_SERVICE_HOST`/`_PORT`, and the service
+    /// account's token (re-read as it rotates), CA and namespace.
+    pub fn incluster() -> Result<Self, ConfigError> {
+        let host = std::env::var("KUBERNETES_SERVICE_HOST").unwrap_or_default();
+        let port = std::env::var("KUBERNETES_SERVICE_PORT").unwrap_or_default();
+        incluster_with(&host, &port, std::path::Path::new(SERVICE_ACCOUNT_DIR))
+    }
+
+    /// Loads the kubeconfig as kubectl does and builds the config of the chosen context.
+    pub async fn from_kubeconfig(options: &KubeConfigOptions) -> Result<Self, ConfigError> {
+        let kubeconfig = Kubeconfig::read_from_env()?;
+        Self::from_custom_kubeconfig(kubeconfig, options)
+    }
+
+    /// Builds the config of the chosen context of an already loaded kubeconfig.
+    pub fn from_custom_kubeconfig(
+        kubeconfig: Kubeconfig,
+        options: &KubeConfigOptions,
+    ) -> Result<Self, ConfigError> {
+        let context_name = match options
+            .context
+            .clone()
+            .or_else(|| kubeconfig.current_context.clone().filter(|c| !c.is_empty()))
+        {
+            Some(name) => name,
+            None => return Err(ConfigError::NoCurrentContext),
+        };
+        let context = kubeconfig
+            .context(&context_name)
+            .ok_or_else(|| ConfigError::ContextNotFound(context_name.clone()))?;
+        let cluster_name = options.cluster.as_deref().unwrap_or(&context.cluster);
+        let user_name = options.user.as_deref().unwrap_or(&context.user);
+        let cluster = kubeconfig
+            .cluster(cluster_name)
+            .ok_or_else(|| ConfigError::ClusterNotFound(cluster_name.to_owned()))?;
+        // kubectl accepts a context without a user: no credentials.
+        let default_user = AuthInfo::default();
+        let user = if user_name.is_empty() {
+            &default_user
+        } else {
+            kubeconfig
+                .auth_info(user_name)
+                .ok_or_else(|| ConfigError::UserNotFound(user_name.to_owned()))?
+        };
+
+        let server = cluster
+            .server
+            .as_deref()
+            .filter(|s| !s.is_empty())
+            .ok_or_else(|| ConfigError::InvalidField {
+                field: format!("clusters[{cluster_name}].server"),
+                message: "missing".into(),
+            })?;
+        let mut config = Self::new(parse_url(
+            server,
+            &format!("clusters[{cluster_name}].server"),
+        )?);
+        if let Some(ns) = context.namespace.as_deref().filter(|n| !n.is_empty()) {
+            config.default_namespace = ns.to_owned();
+        }
+        config.root_cert_pem = data_or_file(
+            cluster.certificate_authority_data.as_deref(),
+            cluster.certificate_authority.as_deref(),
+            "certificate-authority",
+            &format!("clusters[{cluster_name}]"),
+        )?;
+        config.accept_invalid_certs = cluster.insecure_skip_tls_verify;
+        config.tls_server_name = cluster.tls_server_name.clone().filter(|s| !s.is_empty());
+        config.proxy_url = match cluster.proxy_url.as_deref().filter(|s| !s.is_empty()) {
+            Some(p) => Some(parse_url(
+                p,
+                &format!("clusters[{cluster_name}].proxy-url"),
+            )?),
+            None => None,
+        };
+        config.disable_compression = cluster.disable_compression;
+        config.impersonate = user.impersonate.clone();
+        config.impersonate_groups = user.impersonate_groups.clone().unwrap_or_default();
+        config.apply_user(user, user_name, cluster, cluster_name)?;
+        Ok(config)
+    }
+
+    fn apply_user(
+        &mut self,
+        user: &AuthInfo,
+        user_name: &str,
+        cluster: &Cluster,
+        cluster_name: &str,
+    ) -> Result<(), ConfigError> {
+        let at = format!("users[{user_name}]");
+        if user.auth_provider.is_some() {
+            return Err(ConfigError::Unsupported(format!(
+                "{at}.auth-provider (legacy in-tree auth providers were removed from client-go; \
+                 use an exec plugin)"
+            )));
+        }
+        let cert = data_or_file(
+            user.client_certificate_data.as_deref(),
+            user.client_certificate.as_deref(),
+            "client-certificate",
+            &at,
+        )?;
+        let key = match user.client_key_data.as_ref() {
+            Some(data) => Some(decode_base64(
+                data.expose(),
+                &format!("{at}.client-key-data"),
+            )?),
+            None => match user.client_key.as_deref() {
+                Some(path) => Some(read_file(path, "client-key")?),
+                None => None,
+            },
+        };
+        self.identity = match (cert, key) {
+            (Some(cert_pem), Some(key_pem)) => Some(Identity {
+                cert_pem,
+                key_pem: Secret::new(key_pem),
+            }),
+            (None, None) => None,
+            (Some(_), None) => {
+                return Err(ConfigError::InvalidField {
+                    field: at,
+                    message: "client certificate given without a client key".into(),
+                });
+            }
+            (None, Some(_)) => {
+                return Err(ConfigError::InvalidField {
+                    field: at,
+                    message: "client key given without a client certificate".into(),
+                });
+            }
+        };
+        self.auth = if let Some(token) = user.token.as_ref().filter(|t| !t.expose().is_empty()) {
+            AuthConfig::Token(token.clone())
+        } else if let Some(file) = user.token_file.as_deref().filter(|f| !f.is_empty()) {
+            // Fail early on a missing file, as kubectl does.
+            read_file(file, "tokenFile")?;
+            AuthConfig::TokenFile(PathBuf::from(file))
+        } else if let Some(exec) = user.exec.as_ref() {
+            let cluster_info = exec.provide_cluster_info.then(|| {
+                let mut info = serde_json::json!({ "server": self.cluster_url.to_string() });
+                if let Some(name) = &cluster.tls_server_name {
+                    info["tls-server-name"] = name.clone().into();
+                }
+                if cluster.insecure_skip_tls_verify {
+                    info["insecure-skip-tls-verify"] = true.into();
+                }
+                if let Some(ca) = &self.root_cert_pem {
+                    info["certificate-authority-data"] =
+                        base64::engine::general_purpose::STANDARD.encode(ca).into();
+                }
+                if let Some(p) = &cluster.proxy_url {
+                    info["proxy-url"] = p.clone().into();
+                }
+                let _ = cluster_name;
+                info
+            });
+            AuthConfig::Exec(Box::new(ExecAuth {
+                config: exec.clone(),
+                cluster_info,
+            }))
+        } else if let (Some(username), Some(password)) = (&user.username, &user.password) {
+            AuthConfig::Basic {
+                username: username.clone(),
+                password: password.clone(),
+            }
+        } else {
+            AuthConfig::None
+        };
+        Ok(())
+    }
+}
+
+pub(crate) fn parse_url(s: &str, field: &str) -> Result<http::Uri, ConfigError> {
+    let uri: http::Uri = s.parse().map_err(|e| ConfigError::InvalidField {
+        field: field.to_owned(),
+        message: format!("{s:?} is not a URL: {e}"),
+    })?;
+    match uri.scheme_str() {
+        Some("http" | "https") if uri.authority().is_some() => Ok(uri),
+        _ => Err(ConfigError::InvalidField {
+            field: field.to_owned(),
+            message: format!("{s:?} is not an http:// or https:// URL"),
+        }),
+    }
+}
+
+fn read_file(path: &str, what: &'static str) -> Result<Vec<u8>, ConfigError> {
+    std::fs::read(path).map_err(|source| ConfigError::ReadFile {
+        what,
+        path: PathBuf::from(path),
+        source,
+    })
+}
+
+fn decode_base64(data: &str, field: &str) -> Result<Vec<u8>, ConfigError> {
+    let compact: String = data.split_whitespace().collect();
+    base64::engine::general_purpose::STANDARD
+        .decode(compact.as_bytes())
+        .map_err(|e| ConfigError::InvalidField {
+            field: field.to_owned(),
+            message: format!("not base64: {e}"),
+        })
+}
+
+/// `X-data` wins over `X` (a file), as in client-go.
+fn data_or_file(
+    data: Option<&str>,
+    file: Option<&str>,
+    what: &'static str,
+    at: &str,
+) -> Result<Option<Vec<u8>>, ConfigError> {
+    match (
+        data.filter(|d| !d.is_empty()),
+        file.filter(|f| !f.is_empty()),
+    ) {
+        (Some(d), _) => decode_base64(d, &format!("{at}.{what}-data")).map(Some),
+        (None, Some(f)) => read_file(f, what).map(Some),
+        (None, None) => Ok(None),
+    }
+}

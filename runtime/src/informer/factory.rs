@@ -1,0 +1,421 @@
+//! `InformerFactory`: one shared informer per (type, namespace, label selector, field
+//! selector) for a whole process (client-go's `informers.SharedInformerFactory`, its dynamic
+//! variant `dynamicinformer`, and `metadatainformer`).
+
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use futures_util::future::{BoxFuture, join_all};
+use parking_lot::Mutex;
+
+use super::shared::SharedIndexInformer;
+use crate::client::{Api, Client, DynamicObject, ListerWatcher, PartialObjectMetadata};
+use crate::lister::Lister;
+use crate::reflector::{ListMode, ReflectorConfig};
+use crate::resource::{ApiResource, HasMetadata, Resource};
+
+/// The factory's default transform: drops `metadata.managedFields`, which controllers
+/// rarely read and which is often the largest part of an object (kube-controller-manager
+/// does the same).
+pub fn drop_managed_fields<K: HasMetadata>(obj: &mut K) {
+    obj.metadata_mut().managed_fields = None;
+}
+
+/// Which objects of a type an informer caches: a namespace (all when `None`) and selectors.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct InformerScope {
+    /// The namespace, or all namespaces.
+    pub namespace: Option<String>,
+    /// A label selector.
+    pub label_selector: Option<String>,
+    /// A field selector.
+    pub field_selector: Option<String>,
+}
+
+impl InformerScope {
+    /// Every object.
+    pub fn all() -> Self {
+        Self::default()
+    }
+    /// Only objects in `namespace`.
+    pub fn namespace(mut self, namespace: impl Into<String>) -> Self {
+        self.namespace = Some(namespace.into());
+        self
+    }
+    /// Only objects matching this label selector.
+    pub fn labels(mut self, selector: impl Into<String>) -> Self {
+        self.label_selector = Some(selector.into());
+        self
+    }
+    /// Only objects matching this field selector.
+    pub fn fields(mut self, selector: impl Into<String>) -> Self {
+        self.field_selector = Some(selector.into());
+        self
+    }
+}
+
+/// Informers that did not sync in time.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("caches not synced after {timeout:?}: {}", unsynced.join(", "))]
+pub struct CacheSyncError {
+    /// How long was waited.
+    pub timeout: Duration,
+    /// The names of the informers not synced (`group/version/plural`, with the namespace).
+    pub unsynced: Vec<String>,
+}
+
+type Tweak = Arc<dyn Fn(&mut ReflectorConfig) + Send + Sync>;
+
+/// Options of an [`InformerFactory`].
+pub struct InformerFactoryBuilder {
+    client: Client,
+    scope: InformerScope,
+    default_resync: Option<Duration>,
+    keep_managed_fields: bool,
+    tweak: Option<Tweak>,
+}
+
+impl fmt::Debug for InformerFactoryBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("InformerFactoryBuilder")
+            .field("scope", &self.scope)
+            .field("default_resync", &self.default_resync)
+            .field("keep_managed_fields", &self.keep_managed_fields)
+            .finish_non_exhaustive()
+    }
+}
+
+impl InformerFactoryBuilder {
+    /// Informers only of `namespace` (client-go's `WithNamespace`).
+    pub fn namespace(mut self, namespace: impl Into<String>) -> Self {
+        self.scope.namespace = Some(namespace.into());
+        self
+    }
+    /// Informers only of objects matching this label selector (`WithTweakListOptions`).
+    pub fn label_selector(mut self, selector: impl Into<String>) -> Self {
+        self.scope.label_selector = Some(selector.into());
+        self
+    }
+    /// Informers only of objects matching this field selector (`WithTweakListOptions`).
+    pub fn field_selector(mut self, selector: impl Into<String>) -> Self {
+        self.scope.field_selector = Some(selector.into());
+        self
+    }
+    /// The resync period of handlers added without one (client-go's `defaultResync`).
+    pub fn default_resync(mut self, period: Duration) -> Self {
+        self.default_resync = Some(period);
+        self
+    }
+    /// Keeps `metadata.managedFields` in the caches (dropped by default).
+    pub fn keep_managed_fields(mut self) -> Self {
+        self.keep_managed_fields = true;
+        self
+    }
+    /// How the reflectors list (streaming with fallback by default).
+    pub fn list_mode(self, mode: ListMode) -> Self {
+        self.tweak_reflector(move |c| c.list_mode = mode)
+    }
+    /// Changes every informer's reflector options (page size, backoff, ...).
+    pub fn tweak_reflector(
+        mut self,
+        tweak: impl Fn(&mut ReflectorConfig) + Send + Sync + 'static,
+    ) -> Self {
+        let previous = self.tweak.take();
+        self.tweak = Some(Arc::new(move |c| {
+            if let Some(p) = &previous {
+                p(c);
+            }
+            tweak(c);
+        }));
+        self
+    }
+    /// The factory.
+    pub fn build(self) -> InformerFactory {
+        InformerFactory {
+            inner: Arc::new(FactoryInner {
+                options: self,
+                informers: Mutex::new(HashMap::new()),
+            }),
+        }
+    }
+}
+
+/// What the factory needs from an informer whatever its type.
+trait Control: Send + Sync {
+    fn start(&self);
+    fn name(&self) -> String;
+    fn has_synced(&self) -> bool;
+    fn wait_for_sync(&self) -> BoxFuture<'static, ()>;
+    fn shutdown(&self) -> BoxFuture<'static, ()>;
+}
+
+impl<K: HasMetadata> Control for SharedIndexInformer<K> {
+    fn start(&self) {
+        SharedIndexInformer::start(self);
+    }
+    fn name(&self) -> String {
+        SharedIndexInformer::name(self).to_owned()
+    }
+    fn has_synced(&self) -> bool {
+        SharedIndexInformer::has_synced(self)
+    }
+    fn wait_for_sync(&self) -> BoxFuture<'static, ()> {
+        let me = self.clone();
+        Box::pin(async move { me.wait_for_sync().await })
+    }
+    fn shutdown(&self) -> BoxFuture<'static, ()> {
+        let me = self.clone();
+        Box::pin(async move { me.shutdown().await })
+    }
+}
+
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct Key {
+    object: TypeId,
+    resource: ApiResource,
+    scope: InformerScope,
+}
+
+struct Entry {
+    informer: Arc<dyn Any + Send + Sync>,
+    control: Arc<dyn Control>,
+    started: AtomicBool,
+}
+
+struct FactoryInner {
+    options: InformerFactoryBuilder,
+    informers: Mutex<HashMap<Key, Arc<Entry>>>,
+}
+
+/// Shares one informer per (type, namespace, label selector, field selector). Cheap to clone.
+///
+/// ```no_run
+/// # async fn demo(client: kinform::client::Client) -> Result<(), Box<dyn std::error::Error>> {
+/// use std::time::Duration;
+/// use k8s_openapi::api::core::v1::Pod;
+/// use kinform::informer::{EventHandlerFns, InformerFactory};
+///
+/// let factory = InformerFactory::new(client);
+/// let pods = factory.informer::<Pod>();
+/// pods.add_event_handler(EventHandlerFns::new().on_add(|pod: &std::sync::Arc<Pod>, _| {
+///     println!("added {:?}", pod.metadata.name);
+/// }));
+/// factory.start();
+/// factory.wait_for_cache_sync(Duration::from_secs(30)).await?;
+/// let lister = factory.lister::<Pod>();
+/// println!("{} pods", lister.list_all().len());
+/// factory.shutdown().await;
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct InformerFactory {
+    inner: Arc<FactoryInner>,
+}
+
+impl fmt::Debug for InformerFactory {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("InformerFactory")
+            .field("options", &self.inner.options)
+            .field("informers", &self.inner.informers.lock().len())
+            .finish()
+    }
+}
+
+impl InformerFactory {
+    /// A factory with default options: all namespaces, no resync, managedFields dropped.
+    pub fn new(client: Client) -> Self {
+        Self::builder(client).build()
+    }
+
+    /// A factory with options.
+    pub fn builder(client: Client) -> InformerFactoryBuilder {
+        InformerFactoryBuilder {
+            client,
+            scope: InformerScope::default(),
+            default_resync: None,
+            keep_managed_fields: false,
+            tweak: None,
+        }
+    }
+
+    /// The client the informers use.
+    pub fn client(&self) -> &Client {
+        &self.inner.options.client
+    }
+
+    /// The shared informer of `K` in the factory's namespace and selectors.
+    pub fn informer<K: Resource>(&self) -> Arc<SharedIndexInformer<K>> {
+        self.informer_in::<K>(self.inner.options.scope.clone())
+    }
+
+    /// The shared informer of `K` for another scope.
+    pub fn informer_in<K: Resource>(&self, scope: InformerScope) -> Arc<SharedIndexInformer<K>> {
+        let client = self.client().clone();
+        self.get_or_create(K::api_resource(), scope, move |ns| match ns {
+            Some(ns) => Api::<K>::namespaced(client, ns),
+            None => Api::<K>::all(client),
+        })
+    }
+
+    /// A lister over the cache of [`informer::<K>()`](Self::informer).
+    pub fn lister<K: Resource>(&self) -> Lister<K> {
+        self.informer::<K>().lister()
+    }
+
+    /// The shared informer of a resource known at run time, caching [`DynamicObject`]s
+    /// (client-go's `dynamicinformer`).
+    pub fn dynamic_informer(
+        &self,
+        resource: &ApiResource,
+    ) -> Arc<SharedIndexInformer<DynamicObject>> {
+        let client = self.client().clone();
+        let r = resource.clone();
+        self.get_or_create(
+            resource.clone(),
+            self.inner.options.scope.clone(),
+            move |ns| match ns {
+                Some(ns) => Api::namespaced_with(client, ns, &r),
+                None => Api::all_with(client, &r),
+            },
+        )
+    }
+
+    /// A lister over the cache of [`dynamic_informer`](Self::dynamic_informer).
+    pub fn dynamic_lister(&self, resource: &ApiResource) -> Lister<DynamicObject> {
+        self.dynamic_informer(resource).lister()
+    }
+
+    /// The shared informer of a resource caching only metadata
+    /// ([`PartialObjectMetadata`], client-go's `metadatainformer`): the cheap way to watch
+    /// many objects whose bodies a controller never reads.
+    pub fn metadata_informer(
+        &self,
+        resource: &ApiResource,
+    ) -> Arc<SharedIndexInformer<PartialObjectMetadata>> {
+        let client = self.client().clone();
+        let r = resource.clone();
+        self.get_or_create(
+            resource.clone(),
+            self.inner.options.scope.clone(),
+            move |ns| match ns {
+                Some(ns) => Api::metadata_namespaced(client, ns, &r),
+                None => Api::metadata_all(client, &r),
+            },
+        )
+    }
+
+    /// A lister over the cache of [`metadata_informer`](Self::metadata_informer).
+    pub fn metadata_lister(&self, resource: &ApiResource) -> Lister<PartialObjectMetadata> {
+        self.metadata_informer(resource).lister()
+    }
+
+    fn get_or_create<K, L>(
+        &self,
+        resource: ApiResource,
+        scope: InformerScope,
+        make_lw: impl FnOnce(Option<&str>) -> L,
+    ) -> Arc<SharedIndexInformer<K>>
+    where
+        K: HasMetadata,
+        L: ListerWatcher<K>,
+    {
+        let key = Key {
+            object: TypeId::of::<K>(),
+            resource,
+            scope,
+        };
+        let mut informers = self.inner.informers.lock();
+        if let Some(entry) = informers.get(&key)
+            && let Ok(informer) = Arc::clone(&entry.informer).downcast::<SharedIndexInformer<K>>()
+        {
+            return informer;
+        }
+        let opts = &self.inner.options;
+        let scope = &key.scope;
+        let mut name = key.resource.to_string();
+        if let Some(ns) = &scope.namespace {
+            name = format!("{name} in {ns}");
+        }
+        let mut config = ReflectorConfig::new(name);
+        if let Some(s) = &scope.label_selector {
+            config = config.label_selector(s.as_str());
+        }
+        if let Some(s) = &scope.field_selector {
+            config = config.field_selector(s.as_str());
+        }
+        if let Some(tweak) = &opts.tweak {
+            tweak(&mut config);
+        }
+        let lw = make_lw(scope.namespace.as_deref());
+        let informer = SharedIndexInformer::new(lw, config, opts.default_resync);
+        if !opts.keep_managed_fields {
+            let drop_mf: crate::reflector::Transform<K> = Arc::new(drop_managed_fields::<K>);
+            // A fresh informer has not started: this cannot fail.
+            let _ = informer.set_transform(Some(drop_mf));
+        }
+        let informer = Arc::new(informer);
+        let control: Arc<dyn Control> = Arc::new((*informer).clone());
+        informers.insert(
+            key,
+            Arc::new(Entry {
+                informer: informer.clone(),
+                control,
+                started: AtomicBool::new(false),
+            }),
+        );
+        informer
+    }
+
+    fn entries(&self) -> Vec<Arc<Entry>> {
+        self.inner.informers.lock().values().cloned().collect()
+    }
+
+    /// Starts every informer not started yet (client-go's `Start`): idempotent, and a later
+    /// call starts the informers created since. Needs a tokio runtime.
+    pub fn start(&self) {
+        for entry in self.entries() {
+            if !entry.started.swap(true, Ordering::SeqCst) {
+                entry.control.start();
+            }
+        }
+    }
+
+    /// Waits until every started informer has synced, at most `timeout`; the error names the
+    /// informers that did not.
+    pub async fn wait_for_cache_sync(&self, timeout: Duration) -> Result<(), CacheSyncError> {
+        let started: Vec<_> = self
+            .entries()
+            .into_iter()
+            .filter(|e| e.started.load(Ordering::SeqCst))
+            .collect();
+        let waits = started
+            .iter()
+            .map(|e| tokio::time::timeout(timeout, e.control.wait_for_sync()));
+        join_all(waits).await;
+        let mut unsynced: Vec<String> = started
+            .iter()
+            .filter(|e| !e.control.has_synced())
+            .map(|e| e.control.name())
+            .collect();
+        if unsynced.is_empty() {
+            return Ok(());
+        }
+        unsynced.sort();
+        Err(CacheSyncError { timeout, unsynced })
+    }
+
+    /// Stops every informer and waits until all their tasks have ended (client-go's
+    /// `Shutdown`).
+    pub async fn shutdown(&self) {
+        let entries = self.entries();
+        join_all(entries.iter().map(|e| {
+            e.started.store(false, Ordering::SeqCst);
+            e.control.shutdown()
+        }))
+        .await;
+    }
+}

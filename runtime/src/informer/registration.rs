@@ -1,0 +1,194 @@
+//! One registered handler: its buffer, resync schedule, delivery task and the
+//! [`Registration`] handle (client-go's `processorListener` + `ResourceEventHandlerRegistration`).
+
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use tokio::sync::{Notify, watch};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use super::buffer::Buffer;
+use super::handler::{EventHandler, Notification};
+use super::shared::Inner;
+
+/// A handler with its pending notifications.
+pub(crate) struct HandlerSlot<K> {
+    pub id: u64,
+    handler: Arc<dyn EventHandler<K>>,
+    buffer: Mutex<Buffer<K>>,
+    wake: Notify,
+    /// The handler's resync period (`None`: no resync).
+    pub resync_period: Option<Duration>,
+    next_resync: Mutex<Option<Instant>>,
+    /// Whether the current resync round includes this handler.
+    pub syncing: AtomicBool,
+    informer_synced: watch::Receiver<bool>,
+    progress: watch::Sender<u64>,
+    task: Mutex<Option<CancellationToken>>,
+}
+
+impl<K: Send + Sync + 'static> HandlerSlot<K> {
+    pub fn new(
+        id: u64,
+        handler: Arc<dyn EventHandler<K>>,
+        resync_period: Option<Duration>,
+        informer_synced: watch::Receiver<bool>,
+    ) -> Self {
+        Self {
+            id,
+            handler,
+            buffer: Mutex::new(Buffer::default()),
+            wake: Notify::new(),
+            resync_period,
+            next_resync: Mutex::new(resync_period.map(|p| Instant::now() + p)),
+            syncing: AtomicBool::new(false),
+            informer_synced,
+            progress: watch::channel(0).0,
+            task: Mutex::new(None),
+        }
+    }
+
+    /// Queues a notification and wakes the delivery task.
+    pub fn push(&self, key: String, n: Notification<K>) {
+        self.buffer.lock().push(key, n);
+        self.wake.notify_one();
+    }
+
+    /// Whether this handler's resync is due at `now`; if so, schedules the next one.
+    pub fn resync_due(&self, now: Instant) -> bool {
+        let Some(period) = self.resync_period else {
+            return false;
+        };
+        let mut next = self.next_resync.lock();
+        match *next {
+            Some(at) if now < at => false,
+            _ => {
+                *next = Some(now + period);
+                true
+            }
+        }
+    }
+
+    pub fn pending(&self) -> usize {
+        self.buffer.lock().len()
+    }
+
+    pub fn has_synced(&self) -> bool {
+        *self.informer_synced.borrow() && self.buffer.lock().initial_outstanding() == 0
+    }
+
+    /// Starts delivering on a task that ends when `cancel` fires.
+    pub fn spawn(self: &Arc<Self>, cancel: CancellationToken) -> tokio::task::JoinHandle<()> {
+        *self.task.lock() = Some(cancel.clone());
+        tokio::spawn(Arc::clone(self).deliver(cancel))
+    }
+
+    pub fn stop(&self) {
+        if let Some(t) = self.task.lock().take() {
+            t.cancel();
+        }
+    }
+
+    async fn deliver(self: Arc<Self>, cancel: CancellationToken) {
+        loop {
+            let n = loop {
+                let notified = self.wake.notified();
+                let mut notified = std::pin::pin!(notified);
+                notified.as_mut().enable();
+                if let Some(n) = self.buffer.lock().pop() {
+                    break n;
+                }
+                tokio::select! {
+                    () = notified => {}
+                    () = cancel.cancelled() => return,
+                }
+            };
+            let handler = &*self.handler;
+            if std::panic::catch_unwind(AssertUnwindSafe(|| n.deliver(handler))).is_err() {
+                tracing::error!(
+                    handler = self.id,
+                    "informer: event handler panicked; going on"
+                );
+            }
+            self.buffer.lock().delivered(&n);
+            self.progress.send_modify(|c| *c += 1);
+            if cancel.is_cancelled() {
+                return;
+            }
+        }
+    }
+}
+
+/// The handle returned by
+/// [`add_event_handler`](super::SharedIndexInformer::add_event_handler) (client-go's
+/// `ResourceEventHandlerRegistration`).
+pub struct Registration<K> {
+    pub(crate) slot: Arc<HandlerSlot<K>>,
+    pub(crate) informer: Weak<Inner<K>>,
+}
+
+impl<K> std::fmt::Debug for Registration<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Registration")
+            .field("id", &self.slot.id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<K: crate::resource::HasMetadata> Registration<K> {
+    /// True once the informer has synced and every add of the initial list (or, for a
+    /// handler added later, of the cached objects) was delivered to this handler.
+    pub fn has_synced(&self) -> bool {
+        self.slot.has_synced()
+    }
+
+    /// Waits until [`has_synced`](Self::has_synced).
+    pub async fn wait_for_sync(&self) {
+        let mut progress = self.slot.progress.subscribe();
+        let mut synced = self.slot.informer_synced.clone();
+        while !self.has_synced() {
+            tokio::select! {
+                r = progress.changed() => if r.is_err() { return },
+                r = synced.changed() => if r.is_err() { return },
+            }
+        }
+    }
+
+    /// Notifications waiting for this handler (the buffer's size; bounded by the number of
+    /// keys because pending notifications are coalesced per key).
+    pub fn pending(&self) -> usize {
+        self.slot.pending()
+    }
+
+    /// The handler's resync period, as granted by the informer.
+    pub fn resync_period(&self) -> Option<Duration> {
+        self.slot.resync_period
+    }
+
+    /// Unregisters the handler: it gets no further notification. Returns false when it was
+    /// already removed or the informer is gone.
+    pub fn remove(&self) -> bool {
+        let Some(inner) = self.informer.upgrade() else {
+            return false;
+        };
+        let removed = inner.remove_handler(self.slot.id);
+        self.slot.stop();
+        removed
+    }
+
+    /// Whether the handler is still registered.
+    pub fn is_active(&self) -> bool {
+        self.informer
+            .upgrade()
+            .is_some_and(|i| i.has_handler(self.slot.id))
+    }
+}
+
+/// Whether `slot` should get a notification of a resync round.
+pub(crate) fn wants_sync<K>(slot: &HandlerSlot<K>) -> bool {
+    slot.syncing.load(Ordering::Relaxed)
+}

@@ -1,0 +1,134 @@
+//! Listers: typed, read-only views of an informer's cache (client-go's generated
+//! `listers/<group>/<version>/<type>.go` over `cache.Indexer`).
+//!
+//! Results are `Arc<K>` shared with the cache, so client-go's rule "objects returned by a
+//! lister must not be mutated" holds by type. A label-selector list is served by the store's
+//! label index: its cost grows with the candidate objects, not with the cache (client-go's
+//! `ListAllByNamespace` scans).
+
+use std::fmt;
+use std::sync::Arc;
+
+use crate::resource::HasMetadata;
+use crate::selector::LabelSelector;
+use crate::store::{NAMESPACE_INDEX, Store, StoreError};
+
+/// Reads objects of type `K` from a cache.
+pub struct Lister<K> {
+    store: Store<K>,
+}
+
+impl<K> Clone for Lister<K> {
+    fn clone(&self) -> Self {
+        Self {
+            store: self.store.clone(),
+        }
+    }
+}
+
+impl<K: HasMetadata> fmt::Debug for Lister<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Lister")
+            .field("store", &self.store)
+            .finish()
+    }
+}
+
+impl<K: HasMetadata> Lister<K> {
+    /// A lister over `store`.
+    pub fn new(store: Store<K>) -> Self {
+        Self { store }
+    }
+
+    /// The object `name` in `namespace` (`""` for cluster-scoped objects).
+    pub fn get(&self, namespace: &str, name: &str) -> Option<Arc<K>> {
+        self.store.get_by_name(Some(namespace), name)
+    }
+
+    /// The object under a cache key (`namespace/name` or `name`).
+    pub fn get_by_key(&self, key: &str) -> Option<Arc<K>> {
+        self.store.get(key)
+    }
+
+    /// The objects of all namespaces whose labels match `selector`.
+    pub fn list(&self, selector: &LabelSelector) -> Vec<Arc<K>> {
+        self.store.list_by_labels(None, selector)
+    }
+
+    /// Every cached object.
+    pub fn list_all(&self) -> Vec<Arc<K>> {
+        self.store.list()
+    }
+
+    /// A lister of one namespace.
+    pub fn namespaced(&self, namespace: &str) -> NamespaceLister<K> {
+        NamespaceLister {
+            store: self.store.clone(),
+            namespace: namespace.to_owned(),
+        }
+    }
+
+    /// The objects indexed under `value` in the index `index` (client-go's `ByIndex`).
+    pub fn by_index(&self, index: &str, value: &str) -> Result<Vec<Arc<K>>, StoreError> {
+        self.store.by_index(index, value)
+    }
+
+    /// The underlying cache.
+    pub fn store(&self) -> &Store<K> {
+        &self.store
+    }
+}
+
+/// Reads objects of type `K` in one namespace.
+pub struct NamespaceLister<K> {
+    store: Store<K>,
+    namespace: String,
+}
+
+impl<K> Clone for NamespaceLister<K> {
+    fn clone(&self) -> Self {
+        Self {
+            store: self.store.clone(),
+            namespace: self.namespace.clone(),
+        }
+    }
+}
+
+impl<K: HasMetadata> fmt::Debug for NamespaceLister<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("NamespaceLister")
+            .field("namespace", &self.namespace)
+            .finish()
+    }
+}
+
+impl<K: HasMetadata> NamespaceLister<K> {
+    /// The namespace.
+    pub fn namespace(&self) -> &str {
+        &self.namespace
+    }
+
+    /// The object `name` in this namespace.
+    pub fn get(&self, name: &str) -> Option<Arc<K>> {
+        self.store.get_by_name(Some(&self.namespace), name)
+    }
+
+    /// The objects of this namespace whose labels match `selector`.
+    pub fn list(&self, selector: &LabelSelector) -> Vec<Arc<K>> {
+        self.store.list_by_labels(Some(&self.namespace), selector)
+    }
+
+    /// Every object of this namespace.
+    pub fn list_all(&self) -> Vec<Arc<K>> {
+        self.store
+            .by_index(NAMESPACE_INDEX, &self.namespace)
+            .unwrap_or_default()
+    }
+
+    /// The objects of this namespace indexed under `value` in the index `index`.
+    pub fn by_index(&self, index: &str, value: &str) -> Result<Vec<Arc<K>>, StoreError> {
+        let mut objs = self.store.by_index(index, value)?;
+        objs.retain(|o| o.namespace().unwrap_or("") == self.namespace);
+        Ok(objs)
+    }
+}

@@ -1,0 +1,216 @@
+//! The driver that performs the state machine's requests against a [`ListerWatcher`] and
+//! writes its outputs to a [`ReflectorSink`].
+
+use std::fmt;
+use std::marker::PhantomData;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use super::config::ReflectorConfig;
+use super::error::ReflectorError;
+use super::metrics::ReflectorMetrics;
+use super::sink::{ReflectorSink, SinkClosed};
+use super::state::{Command, Input, Machine, SinkOp, State};
+use crate::client::{ListerWatcher, WatchEvent, WatchStream};
+use crate::resource::HasMetadata;
+
+/// Called with every error the reflector recovers from (client-go's `WatchErrorHandler`).
+pub type WatchErrorHook = Arc<dyn Fn(&ReflectorError) + Send + Sync>;
+
+/// Decides, at each resync check, whether the sink should be resynced (client-go's
+/// `ShouldResync`, answered by the informer's handlers).
+pub type ShouldResync = Arc<dyn Fn() -> bool + Send + Sync>;
+
+/// Rewrites each object once, after decoding and before it reaches the sink (client-go's
+/// `TransformFunc`; e.g. drop `managedFields`).
+pub type Transform<K> = Arc<dyn Fn(&mut K) + Send + Sync>;
+
+/// Lists and watches one collection into a sink until cancelled or the sink closes
+/// (client-go's `Reflector.Run`).
+pub struct Reflector<K, L, S: ?Sized> {
+    lister_watcher: L,
+    sink: Arc<S>,
+    config: ReflectorConfig,
+    metrics: Arc<ReflectorMetrics>,
+    error_hook: WatchErrorHook,
+    resync: Option<(Duration, ShouldResync)>,
+    transform: Option<Transform<K>>,
+    seed: Option<u64>,
+    _objects: PhantomData<fn() -> K>,
+}
+
+impl<K, L, S: ?Sized> fmt::Debug for Reflector<K, L, S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Reflector")
+            .field("config", &self.config)
+            .field("metrics", &self.metrics)
+            .finish_non_exhaustive()
+    }
+}
+
+fn log_error(error: &ReflectorError) {
+    if error.is_gone() {
+        tracing::debug!(%error, "reflector: resourceVersion expired; relisting");
+    } else {
+        tracing::warn!(%error, "reflector");
+    }
+}
+
+impl<K, L, S> Reflector<K, L, S>
+where
+    K: HasMetadata,
+    L: ListerWatcher<K>,
+    S: ReflectorSink<K> + ?Sized,
+{
+    /// A reflector from `lister_watcher` into `sink`.
+    pub fn new(lister_watcher: L, sink: Arc<S>, config: ReflectorConfig) -> Self {
+        Self {
+            lister_watcher,
+            sink,
+            config,
+            metrics: Arc::default(),
+            error_hook: Arc::new(log_error),
+            resync: None,
+            transform: None,
+            seed: None,
+            _objects: PhantomData,
+        }
+    }
+
+    /// Replaces the default error hook (which logs).
+    pub fn with_error_hook(mut self, hook: WatchErrorHook) -> Self {
+        self.error_hook = hook;
+        self
+    }
+
+    /// Every `period`, calls `sink.resync()` when `should_resync` says so.
+    pub fn with_resync(mut self, period: Duration, should_resync: ShouldResync) -> Self {
+        self.resync = Some((period, should_resync));
+        self
+    }
+
+    /// Applies `transform` to every listed and watched object before the sink sees it.
+    pub fn with_transform(mut self, transform: Transform<K>) -> Self {
+        self.transform = Some(transform);
+        self
+    }
+
+    /// Shares `metrics` instead of fresh counters.
+    pub fn with_metrics(mut self, metrics: Arc<ReflectorMetrics>) -> Self {
+        self.metrics = metrics;
+        self
+    }
+
+    /// Fixes the random seed of watch timeouts and jitter (for tests).
+    pub fn with_seed(mut self, seed: u64) -> Self {
+        self.seed = Some(seed);
+        self
+    }
+
+    /// The reflector's counters.
+    pub fn metrics(&self) -> Arc<ReflectorMetrics> {
+        self.metrics.clone()
+    }
+
+    /// Runs until `cancel` fires (`Ok`) or the sink closes (`Err(SinkClosed)`).
+    pub async fn run(self, cancel: CancellationToken) -> Result<(), SinkClosed> {
+        let resync = self.resync.clone();
+        let sink = self.sink.clone();
+        let resync_loop = async move {
+            let Some((period, should)) = resync else {
+                return std::future::pending().await;
+            };
+            let mut tick = tokio::time::interval_at(Instant::now() + period, period);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tick.tick().await;
+                if should() {
+                    sink.resync()?;
+                }
+            }
+        };
+        tokio::select! {
+            biased;
+            () = cancel.cancelled() => Ok(()),
+            r = resync_loop => r,
+            r = self.list_and_watch() => r,
+        }
+    }
+
+    async fn list_and_watch(&self) -> Result<(), SinkClosed> {
+        let mut machine = match self.seed {
+            Some(seed) => Machine::seeded(self.config.clone(), self.metrics.clone(), seed),
+            None => Machine::new(self.config.clone(), self.metrics.clone()),
+        };
+        let mut state: State<K> = machine.initial_state();
+        let mut stream: Option<WatchStream<K>> = None;
+        loop {
+            let mut input = self.perform(&state, &mut stream).await;
+            if let Some(transform) = &self.transform {
+                match &mut input {
+                    Input::Listed(Ok(page)) => page.items.iter_mut().for_each(|o| transform(o)),
+                    Input::Event(
+                        WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o),
+                    ) => transform(o),
+                    _ => {}
+                }
+            }
+            let (out, next) = machine.step(state, input, Instant::now());
+            if !next.reads_stream() {
+                stream = None;
+            }
+            if let Some(error) = &out.error {
+                (self.error_hook)(error);
+            }
+            if let Some(op) = out.op {
+                self.apply(op)?;
+            }
+            state = next;
+        }
+    }
+
+    async fn perform(&self, state: &State<K>, stream: &mut Option<WatchStream<K>>) -> Input<K> {
+        match state.command() {
+            Command::List(params) => Input::Listed(self.lister_watcher.list(params).await),
+            Command::Watch(params) => {
+                let sent_at = Instant::now();
+                let result = match self.lister_watcher.watch(params).await {
+                    Ok(s) => {
+                        *stream = Some(s);
+                        Ok(())
+                    }
+                    Err(e) => Err(e),
+                };
+                Input::WatchOpened { result, sent_at }
+            }
+            Command::NextEvent => match stream.as_mut() {
+                None => Input::StreamEnded,
+                Some(s) => match s.next().await {
+                    Some(Ok(event)) => Input::Event(event),
+                    Some(Err(e)) => Input::StreamError(e),
+                    None => Input::StreamEnded,
+                },
+            },
+            Command::Sleep(delay) => {
+                tokio::time::sleep(delay).await;
+                Input::Woke
+            }
+        }
+    }
+
+    fn apply(&self, op: SinkOp<K>) -> Result<(), SinkClosed> {
+        match op {
+            SinkOp::Add(o) => self.sink.add(o),
+            SinkOp::Update(o) => self.sink.update(o),
+            SinkOp::Delete(o) => self.sink.delete(o),
+            SinkOp::Replace {
+                items,
+                resource_version,
+            } => self.sink.replace(items, resource_version),
+        }
+    }
+}

@@ -1,0 +1,224 @@
+//! Shared helpers of the informer integration tests: a TestApiServer, clients, a recording
+//! handler and the checks of the informer contract.
+
+#![allow(dead_code)]
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::Pod;
+use kinform::client::{DeleteParams, Patch, PatchParams, PostParams};
+use kinform::fifo::Deleted;
+use kinform::informer::{EventHandler, InformerFactory, SharedIndexInformer};
+use kinform::testing::TestApiServer;
+use kinform::{Api, Client, Config, HasMetadata, ListParams};
+use parking_lot::Mutex;
+
+pub fn client(server: &TestApiServer, retries: u32) -> Client {
+    let mut config = Config::new(server.url().parse().unwrap());
+    config.default_namespace = "default".into();
+    config.max_retries = retries;
+    Client::new(config).unwrap()
+}
+
+/// A factory whose reflectors back off quickly (tests converge in seconds, not minutes).
+pub fn fast_factory(client: Client) -> InformerFactory {
+    InformerFactory::builder(client)
+        .tweak_reflector(|c| {
+            c.backoff.initial = Duration::from_millis(20);
+            c.backoff.max = Duration::from_millis(300);
+            c.page_retry_backoff.initial = Duration::from_millis(5);
+            c.page_retry_backoff.max = Duration::from_millis(100);
+            c.max_page_retries = 50;
+            c.page_size = 20;
+        })
+        .build()
+}
+
+pub fn pod(name: &str, generation: u32) -> Pod {
+    serde_json::from_value(serde_json::json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default", "labels": {"app": "test", "gen": generation.to_string()}},
+        "spec": {"containers": [{"name": "c", "image": "nginx"}]}
+    }))
+    .unwrap()
+}
+
+/// What a handler saw of one key, in order.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Seen {
+    Add(u64, bool),
+    Update(u64, u64),
+    Delete(Option<u64>, bool),
+}
+
+fn rv(p: &Pod) -> u64 {
+    p.resource_version().parse().unwrap_or(0)
+}
+
+#[derive(Default)]
+pub struct Recorder {
+    pub seen: Mutex<HashMap<String, Vec<Seen>>>,
+}
+
+/// A handler recording into a shared [`Recorder`].
+pub struct Rec(pub Arc<Recorder>);
+
+impl EventHandler<Pod> for Rec {
+    fn on_add(&self, obj: &Arc<Pod>, initial: bool) {
+        self.0
+            .seen
+            .lock()
+            .entry(obj.key())
+            .or_default()
+            .push(Seen::Add(rv(obj), initial));
+    }
+    fn on_update(&self, old: &Arc<Pod>, new: &Arc<Pod>) {
+        self.0
+            .seen
+            .lock()
+            .entry(new.key())
+            .or_default()
+            .push(Seen::Update(rv(old), rv(new)));
+    }
+    fn on_delete(&self, d: &Deleted<Pod>) {
+        let key = d.key().to_key();
+        let (r, tomb) = match d {
+            Deleted::Object(o) => (Some(rv(o)), false),
+            Deleted::FinalStateUnknown { last_known, .. } => (last_known.as_deref().map(rv), true),
+        };
+        self.0
+            .seen
+            .lock()
+            .entry(key)
+            .or_default()
+            .push(Seen::Delete(r, tomb));
+    }
+}
+
+/// The server's pods, key -> resourceVersion.
+pub async fn server_state(api: &Api<Pod>) -> BTreeMap<String, u64> {
+    loop {
+        match api.list(&ListParams::default()).await {
+            Ok(list) => return list.items.iter().map(|p| (p.key(), rv(p))).collect(),
+            Err(e) => tracing::debug!(%e, "retrying the reference list"),
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+pub fn cache_state(informer: &SharedIndexInformer<Pod>) -> BTreeMap<String, u64> {
+    informer
+        .store()
+        .list()
+        .iter()
+        .map(|p| (p.key(), rv(p)))
+        .collect()
+}
+
+/// Polls `cond` every 20 ms until it holds, for at most `limit`.
+pub async fn eventually(limit: Duration, mut cond: impl AsyncFnMut() -> bool) -> bool {
+    let deadline = tokio::time::Instant::now() + limit;
+    while tokio::time::Instant::now() < deadline {
+        if cond().await {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    cond().await
+}
+
+/// Creates, updates and deletes pods for `rounds` rounds; tolerates failed requests (the
+/// server decides what happened). Returns the keys ever created.
+pub async fn churn(api: &Api<Pod>, rounds: u32, mut fault: impl FnMut(u32)) -> Vec<String> {
+    let mut keys = Vec::new();
+    for round in 0..rounds {
+        fault(round);
+        // 23 is prime to 5: every name meets every operation.
+        let name = format!("p{}", (round * 7) % 23);
+        match round % 5 {
+            0 | 1 => {
+                if api
+                    .create(&PostParams::default(), &pod(&name, round))
+                    .await
+                    .is_ok()
+                {
+                    keys.push(format!("default/{name}"));
+                }
+            }
+            2 | 3 => {
+                let patch = serde_json::json!({"metadata": {"labels": {"gen": round.to_string()}}});
+                let _ = api
+                    .patch(&name, &PatchParams::default(), &Patch::Merge(patch))
+                    .await;
+            }
+            _ => {
+                let _ = api.delete(&name, &DeleteParams::default()).await;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(3)).await;
+    }
+    keys
+}
+
+/// The informer contract for one handler, per key: updates chain (each update starts from
+/// the state the handler saw last), resourceVersions never go back, and the history ends in
+/// the server's final state (present with its RV, or deleted).
+pub fn check_history(
+    name: &str,
+    seen: &HashMap<String, Vec<Seen>>,
+    server: &BTreeMap<String, u64>,
+) -> Result<(), String> {
+    for (key, events) in seen {
+        let fail = |what: &str| Err(format!("{name} {key}: {what}: {events:?}"));
+        let mut last: Option<u64> = None;
+        let mut live = false;
+        for e in events {
+            match *e {
+                Seen::Add(r, _) => {
+                    if live {
+                        return fail("add while live");
+                    }
+                    if last.is_some_and(|l| r <= l) {
+                        return fail("RV went back");
+                    }
+                    last = Some(r);
+                    live = true;
+                }
+                Seen::Update(old, new) => {
+                    if !live {
+                        return fail("update while deleted");
+                    }
+                    if Some(old) != last {
+                        return fail("update from a state not seen");
+                    }
+                    if new < old {
+                        return fail("RV went back");
+                    }
+                    last = Some(new);
+                }
+                Seen::Delete(r, tomb) => {
+                    if !live {
+                        return fail("delete while deleted");
+                    }
+                    if !tomb && r.zip(last).is_some_and(|(r, l)| r < l) {
+                        return fail("RV went back");
+                    }
+                    live = false;
+                }
+            }
+        }
+        match server.get(key) {
+            Some(&want) if !live || last != Some(want) => {
+                return fail(&format!("does not end in the server's state {want}"));
+            }
+            None if live => return fail("deleted on the server but no on_delete"),
+            _ => {}
+        }
+    }
+    match server.keys().find(|k| !seen.contains_key(*k)) {
+        Some(k) => Err(format!("{name}: never told about {k}")),
+        None => Ok(()),
+    }
+}
