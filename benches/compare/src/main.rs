@@ -1,0 +1,296 @@
+//! kinform vs kube-rs: time to synced, watch events per second and RSS per cached object,
+//! measured in one run against one TestApiServer preloaded with realistic pods.
+//!
+//! `kinform-compare [PODS] [EVENTS]` (defaults 10000 and 20000) is the orchestrator: it
+//! starts the server as a child process (`server PODS`), then runs every scenario as its own
+//! child process (`client SCENARIO URL [EVENTS]`), so each library's RSS is read from a
+//! fresh process (`/proc/self/status`: `VmRSS`, `VmHWM`, and a 2 ms `VmRSS` sampler for the
+//! per-phase peaks) and allocator reuse between scenarios cannot blur the figures. Both
+//! libraries run in the same binary, hence with the same global allocator (the system one).
+//! Each client process has a 2-worker tokio runtime, as the server has.
+
+mod heap;
+mod rss;
+mod scenario;
+mod server;
+mod sides;
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+
+use k8s_openapi::api::core::v1::{ConfigMap, Pod};
+use kinform::reflector::ListMode;
+
+use scenario::Figures;
+use sides::{Kinform, Kube};
+
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
+const SYNC: &[(&str, &str)] = &[
+    (
+        "floor-sync",
+        "serde_json::from_slice of the whole list into Vec<Pod>, one thread",
+    ),
+    (
+        "kinform-paged",
+        "kinform informer, paged LIST (500), managedFields dropped (default)",
+    ),
+    (
+        "kinform-streaming",
+        "kinform informer, streaming list, managedFields dropped (default)",
+    ),
+    (
+        "kinform-keep-mf",
+        "kinform informer, streaming list, managedFields kept",
+    ),
+    (
+        "kube",
+        "kube-rs watcher + reflector store, paged LIST (500) (its default)",
+    ),
+    (
+        "kube-streaming",
+        "kube-rs watcher + reflector store, streaming list",
+    ),
+    (
+        "kube-drop-mf",
+        "kube-rs watcher.modify(drop managedFields) + reflector store, paged",
+    ),
+];
+
+const WATCH: &[(&str, &str)] = &[
+    (
+        "kinform-watch",
+        "kinform: watch -> reflector -> DeltaFIFO -> store -> 1 handler",
+    ),
+    (
+        "kube-watch",
+        "kube-rs: watcher -> reflector store -> stream consumer",
+    ),
+    (
+        "floor-watch",
+        "serde_json decode of the kinform-watch burst's lines, one thread",
+    ),
+];
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    match args.get(1).map(String::as_str) {
+        Some("server") => server::run(args[2].parse().expect("pods")),
+        Some("client") => {
+            let events: u64 = args.get(4).and_then(|a| a.parse().ok()).unwrap_or(0);
+            let figures = client(&args[2], &args[3], events);
+            println!("RESULT {}", serde_json::to_string(&figures).unwrap());
+        }
+        _ => {
+            let pods: usize = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(10_000);
+            let events: u64 = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(20_000);
+            orchestrate(pods, events);
+        }
+    }
+}
+
+fn client(scenario: &str, url: &str, events: u64) -> Figures {
+    let sampler = rss::Sampler::start();
+    let rt = runtime();
+    let base = rss::rss();
+    heap::mark_base();
+    let _ = sampler.take_peak();
+    rt.block_on(async {
+        use scenario::{sync_and_relist as sync, watch_burst as burst};
+        match scenario {
+            "floor-sync" => sides::floor_sync(url).await,
+            "floor-watch" => sides::floor_watch(url, events as usize).await,
+            "kinform-paged" => {
+                sync(
+                    base,
+                    &sampler,
+                    &Kinform::<Pod>::new(url, None, ListMode::Paged, false),
+                )
+                .await
+            }
+            "kinform-streaming" => {
+                sync(
+                    base,
+                    &sampler,
+                    &Kinform::<Pod>::new(url, None, ListMode::Auto, false),
+                )
+                .await
+            }
+            "kinform-keep-mf" => {
+                sync(
+                    base,
+                    &sampler,
+                    &Kinform::<Pod>::new(url, None, ListMode::Auto, true),
+                )
+                .await
+            }
+            "kube" => sync(base, &sampler, &Kube::<Pod>::new(url, None, false, false)).await,
+            "kube-streaming" => {
+                sync(base, &sampler, &Kube::<Pod>::new(url, None, true, false)).await
+            }
+            "kube-drop-mf" => sync(base, &sampler, &Kube::<Pod>::new(url, None, false, true)).await,
+            "kinform-watch" => {
+                let k = Kinform::<ConfigMap>::new(url, Some(scenario), ListMode::Auto, false);
+                scenario::Client::synced(&k).await;
+                let f = burst(&k.counter, events, scenario).await;
+                eprintln!("{:?}", k.metrics());
+                f
+            }
+            "kube-watch" => {
+                let k = Kube::<ConfigMap>::new(url, Some(scenario), false, false);
+                scenario::Client::synced(&k).await;
+                burst(&k.counter, events, scenario).await
+            }
+            other => panic!("unknown scenario {other}"),
+        }
+    })
+}
+
+struct Proc {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+}
+
+impl Proc {
+    fn spawn(args: &[&str]) -> Self {
+        let mut child = Command::new(std::env::current_exe().expect("exe"))
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        Self {
+            child,
+            stdin,
+            stdout,
+        }
+    }
+    fn line(&mut self) -> String {
+        let mut l = String::new();
+        self.stdout.read_line(&mut l).expect("read");
+        assert!(!l.is_empty(), "child ended early");
+        l.trim().to_owned()
+    }
+    fn say(&mut self, l: &str) -> String {
+        writeln!(self.stdin, "{l}").unwrap();
+        self.stdin.flush().unwrap();
+        self.line()
+    }
+}
+
+fn run_client(server: &mut Proc, scenario: &str, url: &str, events: u64) -> (Figures, f64) {
+    let mut c = Proc::spawn(&["client", scenario, url, &events.to_string()]);
+    let mut server_secs = 0.0;
+    loop {
+        let l = c.line();
+        if l == "READY_RELIST" {
+            assert_eq!(server.say("relist"), "OK");
+        } else if let Some(rest) = l.strip_prefix("READY_WATCH ") {
+            let b = server.say(&format!("burst {rest}"));
+            server_secs = b.strip_prefix("BURST ").unwrap().parse().unwrap();
+        } else if let Some(json) = l.strip_prefix("RESULT ") {
+            let f: Figures = serde_json::from_str(json).unwrap();
+            eprintln!("{scenario}: {f:?}");
+            let _ = c.child.wait();
+            return (f, server_secs);
+        }
+    }
+}
+
+fn mb(b: u64) -> f64 {
+    b as f64 / 1e6
+}
+
+fn orchestrate(pods: usize, events: u64) {
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    println!(
+        "kinform-compare: {pods} pods, {events} watch events; load average {}",
+        load.trim()
+    );
+    let mut server = Proc::spawn(&["server", &pods.to_string()]);
+    let url = server
+        .line()
+        .strip_prefix("URL ")
+        .expect("URL line")
+        .to_owned();
+
+    println!(
+        "\n| sync scenario ({pods} pods) | sync s | x floor | x kube | steady RSS/obj | x kube | live heap/obj | x kube | peak sync / steady RSS | peak relist / steady RSS |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|");
+    let mut results = Vec::new();
+    for (name, _) in SYNC {
+        let (f, _) = run_client(&mut server, name, &url, 0);
+        results.push((*name, f));
+    }
+    let floor = results[0].1.sync_secs;
+    let kube = &results.iter().find(|r| r.0 == "kube").unwrap().1;
+    let kube_secs = kube.sync_secs;
+    let per_obj =
+        |f: &Figures| (f.rss_steady.saturating_sub(f.rss_base)) as f64 / f.objects.max(1) as f64;
+    let kube_obj = per_obj(kube);
+    let heap_obj =
+        |f: &Figures| (f.heap_steady.saturating_sub(f.heap_base)) as f64 / f.objects.max(1) as f64;
+    let kube_heap = heap_obj(kube);
+    for (name, f) in &results {
+        if *name == "floor-sync" {
+            println!(
+                "| {name} | {:.3} | 1.00 | {:.2} | - | - | - | - | - | - |",
+                f.sync_secs,
+                f.sync_secs / kube_secs
+            );
+            continue;
+        }
+        let steady = f.rss_steady.saturating_sub(f.rss_base).max(1) as f64;
+        println!(
+            "| {name} | {:.3} | {:.2} | {:.2} | {:.0} B | {:.2} | {:.0} B | {:.2} | {:.2} ({:.0}/{:.0} MB) | {:.2} ({:.0} MB, {:.2} s) |",
+            f.sync_secs,
+            f.sync_secs / floor,
+            f.sync_secs / kube_secs,
+            per_obj(f),
+            per_obj(f) / kube_obj,
+            heap_obj(f),
+            heap_obj(f) / kube_heap,
+            f.peak_sync.saturating_sub(f.rss_base) as f64 / steady,
+            mb(f.peak_sync.saturating_sub(f.rss_base)),
+            steady / 1e6,
+            f.peak_relist.saturating_sub(f.rss_base) as f64 / steady,
+            mb(f.peak_relist.saturating_sub(f.rss_base)),
+            f.relist_secs,
+        );
+    }
+
+    println!(
+        "\n| watch scenario ({events} ConfigMap ADDED events) | events/s | x floor | x kube | server create s |"
+    );
+    println!("|---|---|---|---|---|");
+    let mut w = Vec::new();
+    for (name, _) in WATCH {
+        let (f, s) = run_client(&mut server, name, &url, events);
+        w.push((*name, f.events as f64 / f.events_secs.max(1e-9), s));
+    }
+    let floor_rate = w[2].1;
+    let kube_rate = w[1].1;
+    for (name, rate, s) in &w {
+        println!(
+            "| {name} | {rate:.0} | {:.3} | {:.2} | {s:.3} |",
+            rate / floor_rate,
+            rate / kube_rate
+        );
+    }
+    println!("\nscenarios:");
+    for (n, d) in SYNC.iter().chain(WATCH) {
+        println!("- {n}: {d}");
+    }
+    let _ = writeln!(server.stdin, "quit");
+    let _ = server.child.wait();
+}

@@ -1,0 +1,60 @@
+//! Resident memory of this process, read from `/proc/self/status`, and a sampler thread that
+//! keeps the highest `VmRSS` seen since its last reset (a peak per phase, which `VmHWM`
+//! alone cannot give after the first phase).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+/// `(VmRSS, VmHWM)` in bytes.
+pub fn status() -> (u64, u64) {
+    let text = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |name: &str| {
+        text.lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse::<u64>().ok())
+            .map_or(0, |kb| kb * 1024)
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}
+
+/// The current `VmRSS` in bytes.
+pub fn rss() -> u64 {
+    status().0
+}
+
+/// Samples `VmRSS` every 2 ms on its own thread.
+pub struct Sampler {
+    peak: Arc<AtomicU64>,
+    stop: Arc<AtomicBool>,
+}
+
+impl Sampler {
+    pub fn start() -> Self {
+        let peak = Arc::new(AtomicU64::new(rss()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (p, s) = (peak.clone(), stop.clone());
+        std::thread::spawn(move || {
+            while !s.load(Ordering::Relaxed) {
+                p.fetch_max(rss(), Ordering::Relaxed);
+                std::thread::sleep(Duration::from_millis(2));
+            }
+        });
+        Self { peak, stop }
+    }
+
+    /// The highest RSS since the last reset (sampled now too), then resets to the current RSS.
+    pub fn take_peak(&self) -> u64 {
+        let now = rss();
+        let peak = self.peak.fetch_max(now, Ordering::Relaxed).max(now);
+        self.peak.store(rss(), Ordering::Relaxed);
+        peak
+    }
+}
+
+impl Drop for Sampler {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}

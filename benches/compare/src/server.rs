@@ -1,0 +1,82 @@
+//! The server process: one TestApiServer preloaded with realistic pods, driven by line
+//! commands on stdin so that the client scenarios (other processes) measure only themselves.
+//!
+//! Commands: `burst N NAMESPACE` (hold new requests for 3 s, end every watch, create N ConfigMaps:
+//! the watchers reconnect and receive the N events from the history at full speed);
+//! `relist` (one unrelated change, compaction past it, every watch ended: the watchers'
+//! resourceVersion is too old, they get 410 and relist);
+//! `quit`.
+
+use std::io::BufRead;
+use std::time::{Duration, Instant};
+
+use kinform::testing::TestApiServer;
+use serde_json::json;
+
+/// How long a burst holds new requests (the watchers' re-watches) while it creates objects.
+pub const HOLD: Duration = Duration::from_secs(3);
+
+pub fn run(pods: usize) {
+    let rt = crate::runtime();
+    let server = rt.block_on(async {
+        TestApiServer::builder()
+            .pods(pods)
+            .namespaces(10)
+            .history_window(1_000_000)
+            .watch_buffer(1_000_000)
+            .start()
+            .await
+            .expect("server starts")
+    });
+    server.create_namespace("relist").expect("namespace");
+    println!("URL {}", server.url());
+    let mut round = 0u64;
+    for line in std::io::stdin().lock().lines() {
+        let line = line.unwrap_or_default();
+        let mut words = line.split_whitespace();
+        match words.next() {
+            Some("burst") => {
+                let n: usize = words.next().and_then(|w| w.parse().ok()).unwrap_or(1000);
+                let ns = words.next().unwrap_or("bench").to_owned();
+                server.create_namespace(&ns).expect("namespace");
+                round += 1;
+                let objects: Vec<_> = (0..n)
+                    .map(|i| {
+                        json!({
+                            "apiVersion": "v1", "kind": "ConfigMap",
+                            "metadata": {"name": format!("cm-{round}-{i}"), "namespace": ns,
+                                         "labels": {"app": "bench", "round": round.to_string()}},
+                            "data": {"key": "x".repeat(512)}
+                        })
+                    })
+                    .collect();
+                server.faults().set_latency(HOLD);
+                server.faults().drop_watches();
+                let start = Instant::now();
+                for o in objects {
+                    server.create_object(o).expect("create");
+                }
+                let took = start.elapsed();
+                // Requests already waiting keep their delay; new ones get none.
+                server.faults().set_latency(Duration::ZERO);
+                println!("BURST {}", took.as_secs_f64());
+            }
+            Some("relist") => {
+                // A change the pod watchers do not see, then compaction past it: their
+                // resourceVersion is now too old, so they get 410 and relist.
+                round += 1;
+                server
+                    .create_object(json!({
+                        "apiVersion": "v1", "kind": "ConfigMap",
+                        "metadata": {"name": format!("relist-{round}"), "namespace": "relist"}
+                    }))
+                    .expect("create");
+                server.faults().compact();
+                server.faults().drop_watches();
+                println!("OK");
+            }
+            _ => break,
+        }
+    }
+    rt.block_on(server.shutdown());
+}

@@ -1,0 +1,207 @@
+//! The two libraries under test, each behind [`scenario::Client`], and the decode floors.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use futures_util::StreamExt;
+use k8s_openapi::api::core::v1::{ConfigMap, Pod};
+use kinform::informer::{EventHandlerFns, InformerFactory, SharedIndexInformer};
+use kinform::reflector::ListMode;
+use kube::runtime::reflector::{self, Store};
+use kube::runtime::watcher::{self, Event};
+use kube::runtime::{WatchStreamExt, watcher as watch_fn};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use crate::scenario::{Client, Counter, Figures};
+
+fn kinform_client(url: &str) -> kinform::Client {
+    kinform::Client::new(kinform::Config::new(url.parse().expect("url"))).expect("client")
+}
+
+fn kube_client(url: &str) -> kube::Client {
+    let config = kube::Config::new(url.parse::<http::Uri>().expect("url"));
+    kube::Client::try_from(config).expect("kube client")
+}
+
+/// kinform's informer with one counting handler.
+pub struct Kinform<K: kinform::Resource> {
+    factory: InformerFactory,
+    informer: Arc<SharedIndexInformer<K>>,
+    pub counter: Arc<Counter>,
+}
+
+impl<K: kinform::Resource> Kinform<K> {
+    pub fn new(url: &str, namespace: Option<&str>, mode: ListMode, keep_mf: bool) -> Self {
+        let mut b = InformerFactory::builder(kinform_client(url)).list_mode(mode);
+        if keep_mf {
+            b = b.keep_managed_fields();
+        }
+        if let Some(ns) = namespace {
+            b = b.namespace(ns);
+        }
+        let factory = b.build();
+        let informer = factory.informer::<K>();
+        let counter = Arc::new(Counter::default());
+        let c = counter.clone();
+        informer.add_event_handler(EventHandlerFns::new().on_add(move |_: &Arc<K>, _| c.hit()));
+        Self {
+            factory,
+            informer,
+            counter,
+        }
+    }
+}
+
+impl<K: kinform::Resource> Kinform<K> {
+    pub fn metrics(&self) -> kinform::reflector::MetricsSnapshot {
+        self.informer.metrics()
+    }
+}
+
+impl<K: kinform::Resource> Client for Kinform<K> {
+    async fn synced(&self) -> u64 {
+        self.factory.start();
+        self.informer.wait_for_sync().await;
+        self.informer.store().len() as u64
+    }
+    fn lists(&self) -> u64 {
+        self.informer.metrics().lists
+    }
+    fn idle(&self) -> bool {
+        self.informer.pending_notifications() == 0
+    }
+}
+
+/// kube-rs's watcher + reflector store, its stream consumed by one counting "handler".
+pub struct Kube<K: kube::Resource<DynamicType = ()> + Clone + 'static> {
+    reader: Store<K>,
+    inits: Arc<AtomicU64>,
+    pub counter: Arc<Counter>,
+}
+
+impl<K> Kube<K>
+where
+    K: kube::Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
+        + Clone
+        + serde::de::DeserializeOwned
+        + std::fmt::Debug
+        + Send
+        + Sync
+        + 'static,
+{
+    pub fn new(url: &str, namespace: Option<&str>, streaming: bool, drop_mf: bool) -> Self {
+        let client = kube_client(url);
+        let api: kube::Api<K> = match namespace {
+            Some(ns) => kube::Api::namespaced(client, ns),
+            None => kube::Api::all(client),
+        };
+        let mut config = watcher::Config::default();
+        if streaming {
+            config = config.streaming_lists();
+        }
+        let (reader, writer) = reflector::store();
+        let counter = Arc::new(Counter::default());
+        let inits = Arc::new(AtomicU64::new(0));
+        let stream = watch_fn(api, config)
+            .default_backoff()
+            .modify(move |o: &mut K| {
+                if drop_mf {
+                    o.meta_mut().managed_fields = None;
+                }
+            });
+        let (c, i) = (counter.clone(), inits.clone());
+        tokio::spawn(reflector::reflector(writer, stream).for_each(move |ev| {
+            match ev {
+                Ok(Event::Apply(_) | Event::InitApply(_)) => c.hit(),
+                Ok(Event::InitDone) => {
+                    i.fetch_add(1, Ordering::SeqCst);
+                }
+                _ => {}
+            }
+            std::future::ready(())
+        }));
+        Self {
+            reader,
+            inits,
+            counter,
+        }
+    }
+}
+
+impl<K> Client for Kube<K>
+where
+    K: kube::Resource<DynamicType = ()> + Clone + 'static,
+{
+    async fn synced(&self) -> u64 {
+        self.reader.wait_until_ready().await.expect("writer alive");
+        self.reader.len() as u64
+    }
+    fn lists(&self) -> u64 {
+        self.inits.load(Ordering::SeqCst)
+    }
+    fn idle(&self) -> bool {
+        true
+    }
+}
+
+#[derive(Deserialize)]
+struct List<T> {
+    items: Vec<T>,
+}
+
+/// The floor of a sync: one GET of the whole list, then one `serde_json::from_slice` of
+/// those bytes into `Pod`s on one thread (only the decode is timed).
+pub async fn floor_sync(url: &str) -> Figures {
+    let client = kinform_client(url);
+    let req = http::Request::get("/api/v1/pods").body(Vec::new()).unwrap();
+    let bytes = client.request_text(req).await.expect("list").into_bytes();
+    let start = Instant::now();
+    let list: List<Pod> = serde_json::from_slice(&bytes).expect("decode");
+    let secs = start.elapsed().as_secs_f64();
+    eprintln!(
+        "floor: {} bytes of list JSON, {} B/pod",
+        bytes.len(),
+        bytes.len() / list.items.len().max(1)
+    );
+    Figures {
+        objects: list.items.len() as u64,
+        sync_secs: secs,
+        ..Figures::default()
+    }
+}
+
+#[derive(Deserialize)]
+struct WatchLine {
+    #[serde(rename = "type")]
+    _kind: String,
+    object: ConfigMap,
+}
+
+/// The floor of a watch: the burst's ConfigMaps, as stored by the server, wrapped into the
+/// server's watch lines and decoded one line at a time on one thread.
+pub async fn floor_watch(url: &str, n: usize) -> Figures {
+    let client = kinform_client(url);
+    let req = http::Request::get("/api/v1/namespaces/kinform-watch/configmaps")
+        .body(Vec::new())
+        .unwrap();
+    let text = client.request_text(req).await.expect("list");
+    let list: List<Box<RawValue>> = serde_json::from_str(&text).expect("raw list");
+    let lines: Vec<String> = list
+        .items
+        .iter()
+        .take(n)
+        .map(|o| format!("{{\"type\":\"ADDED\",\"object\":{}}}\n", o.get()))
+        .collect();
+    let start = Instant::now();
+    for l in &lines {
+        let e: WatchLine = serde_json::from_str(l).expect("line");
+        std::hint::black_box(e.object);
+    }
+    Figures {
+        events: lines.len() as u64,
+        events_secs: start.elapsed().as_secs_f64(),
+        ..Figures::default()
+    }
+}
