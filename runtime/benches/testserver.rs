@@ -26,7 +26,9 @@ fn bench(c: &mut Criterion) {
         .enable_all()
         .build()
         .unwrap();
-    let server = rt.block_on(TestApiServer::builder().pods(PODS).namespaces(10).start()).unwrap();
+    let server = rt
+        .block_on(TestApiServer::builder().pods(PODS).namespaces(10).start())
+        .unwrap();
     let client = Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>();
     let url = server.url();
 
