@@ -356,3 +356,77 @@ async fn all_namespaces_api_creates_in_the_objects_namespace() {
         created.metadata.uid
     );
 }
+
+#[tokio::test]
+async fn write_preconditions_the_real_server_checks() {
+    let e = env().await;
+    let api: Api<ConfigMap> = Api::namespaced(e.client.clone(), "default");
+    let created = api
+        .create(&PostParams::default(), &cm("w", &[]))
+        .await
+        .unwrap();
+
+    // Errors name the request.
+    let err = api.get("missing").await.unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("GET /api/v1/namespaces/default/configmaps/missing"),
+        "{err}"
+    );
+
+    // A resourceVersion in a patch is a precondition: stale is a Conflict.
+    let err = api
+        .patch(
+            "w",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"resourceVersion": "1"}, "data": {"k": "x"}})),
+        )
+        .await
+        .unwrap_err();
+    assert!(err.is_conflict(), "{err}");
+    let ok = api
+        .patch(
+            "w",
+            &PatchParams::default(),
+            &Patch::Merge(
+                json!({"metadata": {"resourceVersion": created.resource_version()},
+                "data": {"k": "x"}}),
+            ),
+        )
+        .await
+        .unwrap();
+    assert_eq!(ok.data.unwrap()["k"], "x");
+
+    // Creating an object that carries a resourceVersion is refused, as the real server does.
+    let mut again = api.get("w").await.unwrap();
+    again.metadata.name = Some("w2".into());
+    again.metadata.uid = None;
+    let err = api
+        .create(&PostParams::default(), &again)
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Some(400), "{err}");
+
+    // The name in the body must match the URL.
+    let mut renamed = api.get("w").await.unwrap();
+    renamed.metadata.name = Some("other".into());
+    let err = api
+        .replace("w", &PostParams::default(), &renamed)
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Some(400), "{err}");
+
+    // dryRun is refused rather than silently persisted.
+    let err = api
+        .create(
+            &PostParams {
+                dry_run: true,
+                field_manager: None,
+            },
+            &cm("dry", &[]),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Some(400), "{err}");
+    assert!(api.get_opt("dry").await.unwrap().is_none());
+}

@@ -97,6 +97,10 @@ async fn crd_registration_makes_dynamic_objects_usable_and_deletion_unregisters(
     let beta: Api<DynamicObject> =
         Api::namespaced_with(e.client.clone(), "default", &gizmos("v1beta1"));
     assert!(beta.list(&ListParams::default()).await.is_ok());
+    // v1 declares a status subresource, v1beta1 does not.
+    assert_eq!(api.get_status("g1").await.unwrap().name(), "g1");
+    let err = beta.get_status("g1").await.unwrap_err();
+    assert!(err.is_not_found(), "{err}");
 
     assert_eq!(summary(&next_event(&mut w).await), "ADDED g1");
     match next_event(&mut w).await {

@@ -52,6 +52,12 @@ async fn too_many_requests_without_retries_is_typed() {
     assert_eq!(err.code(), Some(429));
     assert_eq!(err.retry_after(), Some(Duration::from_secs(7)));
     assert!(!err.is_not_found());
+    // A watch request is throttled the same way.
+    let Err(err) = api.watch(&WatchParams::default()).await else {
+        panic!("a throttled watch must fail");
+    };
+    assert!(err.is_too_many_requests(), "{err}");
+    assert_eq!(err.retry_after(), Some(Duration::from_secs(7)));
     e.server.faults().clear();
     assert!(api.get("any").await.unwrap_err().is_not_found());
 }
@@ -85,7 +91,7 @@ async fn a_share_of_internal_errors() {
 #[tokio::test]
 async fn latency_against_the_read_timeout() {
     let e = env_with(TestApiServer::builder(), |c| {
-        c.read_timeout = Some(Duration::from_millis(100));
+        c.read_timeout = Some(Duration::from_secs(1));
         c.max_retries = 0;
     })
     .await;
@@ -93,9 +99,9 @@ async fn latency_against_the_read_timeout() {
     api.create(&PostParams::default(), &cm("a", &[]))
         .await
         .unwrap();
-    e.server.faults().set_latency(Duration::from_millis(30));
+    e.server.faults().set_latency(Duration::from_millis(10));
     assert!(api.get("a").await.is_ok(), "latency under the read timeout");
-    e.server.faults().set_latency(Duration::from_secs(2));
+    e.server.faults().set_latency(Duration::from_secs(5));
     let err = api.get("a").await.unwrap_err();
     assert!(err.is_transport(), "{err}");
     e.server.faults().set_latency(Duration::ZERO);

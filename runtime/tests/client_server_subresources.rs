@@ -133,6 +133,15 @@ async fn deployment_scale_subresource() {
         .unwrap();
     assert_eq!(patched.spec.as_ref().unwrap().replicas, Some(4));
     assert_eq!(spec_replicas(&api.get("s").await.unwrap()), Some(4));
+
+    // Resources without a scale subresource answer 404.
+    let cms: Api<k8s_openapi::api::core::v1::ConfigMap> =
+        Api::namespaced(e.client.clone(), "default");
+    let err = cms
+        .get_subresource::<Scale>("scale", "s")
+        .await
+        .unwrap_err();
+    assert!(err.is_not_found(), "{err}");
 }
 
 const WIDGETS_CRD: &str = r#"{

@@ -111,6 +111,15 @@ async fn compacted_resource_version_is_gone() {
         },
     };
     assert!(gone);
+
+    // From "0" (any state) the watch starts with the current objects instead.
+    let mut w = api.watch(&from("0")).await.unwrap();
+    let mut names = Vec::new();
+    for _ in 0..3 {
+        names.push(summary(&next_event(&mut w).await));
+    }
+    names.sort();
+    assert_eq!(names, ["ADDED a", "ADDED b", "ADDED c"]);
 }
 
 #[tokio::test]
