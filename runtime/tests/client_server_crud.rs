@@ -334,6 +334,21 @@ async fn delete_collection_by_selector() {
         .map(|o| o.name().to_owned())
         .collect();
     assert_eq!(left, ["c3"]);
+
+    // An object held by a finalizer is only marked for deletion by a collection delete.
+    let mut held = cm("held", &[("tier", "db")]);
+    held.metadata.finalizers = Some(vec!["example.com/hold".into()]);
+    api.create(&PostParams::default(), &held).await.unwrap();
+    let lp = ListParams {
+        label_selector: Some("tier=db".into()),
+        ..ListParams::default()
+    };
+    api.delete_collection(&DeleteParams::default(), &lp)
+        .await
+        .unwrap();
+    assert!(api.get_opt("c3").await.unwrap().is_none());
+    let pending = api.get("held").await.unwrap();
+    assert!(pending.metadata.deletion_timestamp.is_some());
 }
 
 #[tokio::test]

@@ -161,12 +161,30 @@ async fn metadata_only_list_and_watch() {
         list.items[0].name()
     );
     assert!(list.metadata.resource_version.is_some());
-    // The server answered in the metadata form (no `data` sent back).
+    // The server answered in the metadata form.
     for item in &list.items {
-        if let Some(t) = &item.types {
-            assert_eq!(t.kind, "PartialObjectMetadata");
-        }
+        let t = item.types.as_ref().expect("list items carry their type");
+        assert_eq!(
+            (t.api_version.as_str(), t.kind.as_str()),
+            ("meta.k8s.io/v1", "PartialObjectMetadata")
+        );
     }
+    // The same request by hand: the list kind, and no `data` in the items.
+    let raw: serde_json::Value = e
+        .client
+        .request(
+            http::Request::get("/api/v1/namespaces/default/configmaps")
+                .header(
+                    http::header::ACCEPT,
+                    kinform::client::ACCEPT_PARTIAL_METADATA_LIST,
+                )
+                .body(Vec::new())
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(raw["kind"], "PartialObjectMetadataList");
+    assert!(raw["items"][0].get("data").is_none(), "{raw}");
     let one = meta.get("m1").await.unwrap();
     assert_eq!(
         one.types.as_ref().map(|t| t.kind.as_str()),
