@@ -52,8 +52,12 @@ async fn crd_registration_makes_dynamic_objects_usable_and_deletion_unregisters(
     let ar = gizmos("v1");
     let api: Api<DynamicObject> = Api::namespaced_with(e.client.clone(), "default", &ar);
 
-    // Before registration the resource does not exist.
+    // Before registration the resource does not exist, for lists and watches alike.
     let err = api.list(&ListParams::default()).await.unwrap_err();
+    assert!(err.is_not_found(), "{err}");
+    let Err(err) = api.watch(&WatchParams::default()).await else {
+        panic!("a watch of an unknown resource must fail");
+    };
     assert!(err.is_not_found(), "{err}");
 
     crds.create(&PostParams::default(), &gizmo_crd("Namespaced"))
@@ -108,10 +112,20 @@ async fn crd_registration_makes_dynamic_objects_usable_and_deletion_unregisters(
         other => panic!("expected MODIFIED, got {}", summary(&other)),
     }
 
-    // Deleting the CRD unregisters the resource.
+    // Deleting the CRD unregisters the resource; its custom resources go with it and open
+    // watches on it end (after the DELETED of each object), as on the real server.
     crds.delete("gizmos.example.org", &DeleteParams::default())
         .await
         .unwrap();
+    let rest = client_server_support::drain(&mut w).await;
+    let rest: Vec<String> = rest
+        .iter()
+        .map(|i| match i {
+            Ok(ev) => summary(ev),
+            Err(err) => format!("error {err}"),
+        })
+        .collect();
+    assert_eq!(rest, ["DELETED g1"]);
     let err = api.get("g1").await.unwrap_err();
     assert!(err.is_not_found(), "{err}");
     let err = api.list(&ListParams::default()).await.unwrap_err();

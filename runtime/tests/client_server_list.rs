@@ -62,6 +62,26 @@ async fn label_selectors() {
     assert_eq!(names(&api, labels("env")).await, ["a", "b"]);
     assert_eq!(names(&api, labels("!env")).await, ["c", "d"]);
     assert_eq!(names(&api, labels("env=prod,tier!=db")).await, ["a"]);
+    // Pages of a selected list: no remainingItemCount (the server cannot count cheaply).
+    let page = api
+        .list(&ListParams {
+            limit: Some(1),
+            ..labels("env=prod")
+        })
+        .await
+        .unwrap();
+    assert_eq!(page.items.len(), 1);
+    assert_eq!(page.metadata.remaining_item_count, None);
+    let rest = api
+        .list(&ListParams {
+            limit: Some(1),
+            continue_token: page.metadata.continue_.clone(),
+            ..labels("env=prod")
+        })
+        .await
+        .unwrap();
+    assert_eq!(rest.items.len(), 1);
+    assert_ne!(rest.items[0].name(), page.items[0].name());
     let err = api.list(&labels("tier in web")).await.unwrap_err();
     assert_eq!(err.code(), Some(400), "{err}");
 }

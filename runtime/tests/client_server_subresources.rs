@@ -78,6 +78,17 @@ async fn status_and_spec_writes_are_separate() {
     assert_eq!(status_replicas(&after_spec), Some(3));
     assert!(after_spec.metadata.generation > gen0);
 
+    // Metadata changes do not bump the generation.
+    let labelled = api
+        .patch(
+            "web",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"labels": {"x": "y"}}})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(labelled.metadata.generation, after_spec.metadata.generation);
+
     // PATCH status: same separation.
     let patched = api
         .patch_status(
