@@ -293,3 +293,86 @@ async fn resource_version_rules() {
         .unwrap_err();
     assert!(err.is_gone(), "{err}");
 }
+
+#[tokio::test]
+async fn forbidden_option_combinations_are_typed_422s() {
+    let e = env().await;
+    let api: Api<ConfigMap> = Api::namespaced(e.client.clone(), "default");
+    let cases = [
+        ListParams {
+            resource_version_match: Some(ResourceVersionMatch::Exact),
+            ..ListParams::default()
+        },
+        ListParams {
+            resource_version: Some("0".into()),
+            resource_version_match: Some(ResourceVersionMatch::Exact),
+            ..ListParams::default()
+        },
+    ];
+    for lp in cases {
+        let err = api.list(&lp).await.unwrap_err();
+        assert_eq!(err.code(), Some(422), "{lp:?}: {err}");
+        assert!(err.to_string().contains("resourceVersionMatch"), "{err}");
+    }
+    let watches = [
+        kinform::WatchParams {
+            resource_version: Some("1".into()),
+            resource_version_match: Some(ResourceVersionMatch::NotOlderThan),
+            ..kinform::WatchParams::default()
+        },
+        kinform::WatchParams {
+            send_initial_events: true,
+            resource_version_match: Some(ResourceVersionMatch::NotOlderThan),
+            allow_watch_bookmarks: false,
+            ..kinform::WatchParams::default()
+        },
+    ];
+    for wp in watches {
+        let Err(err) = api.watch(&wp).await else {
+            panic!("{wp:?} must be refused");
+        };
+        assert_eq!(err.code(), Some(422), "{wp:?}: {err}");
+    }
+}
+
+#[tokio::test]
+async fn realistic_preloaded_pods_decode_page_by_page() {
+    let e = env_with(TestApiServer::builder().pods(300).namespaces(3), |_| {}).await;
+    let all: Api<k8s_openapi::api::core::v1::Pod> = Api::all(e.client.clone());
+    let mut lp = ListParams {
+        limit: Some(120),
+        ..ListParams::default()
+    };
+    let mut total = 0;
+    let mut pages = 0;
+    loop {
+        let page = all.list(&lp).await.unwrap();
+        pages += 1;
+        for p in &page.items {
+            // The ~5 KB realistic pods decode fully, managedFields included.
+            assert!(p.spec.as_ref().is_some_and(|s| !s.containers.is_empty()));
+            assert!(
+                p.metadata
+                    .managed_fields
+                    .as_ref()
+                    .is_some_and(|m| !m.is_empty())
+            );
+        }
+        total += page.items.len();
+        match page.metadata.continue_ {
+            Some(c) if !c.is_empty() => lp.continue_token = Some(c),
+            _ => break,
+        }
+    }
+    assert_eq!((total, pages), (300, 3));
+    let one_ns: Api<k8s_openapi::api::core::v1::Pod> = Api::namespaced(e.client.clone(), "ns-1");
+    assert_eq!(
+        one_ns
+            .list(&ListParams::default())
+            .await
+            .unwrap()
+            .items
+            .len(),
+        100
+    );
+}
