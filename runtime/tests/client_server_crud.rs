@@ -445,3 +445,58 @@ async fn write_preconditions_the_real_server_checks() {
     assert_eq!(err.code(), Some(400), "{err}");
     assert!(api.get_opt("dry").await.unwrap().is_none());
 }
+
+#[tokio::test]
+async fn deleting_a_namespace_deletes_its_objects() {
+    use k8s_openapi::api::core::v1::Namespace;
+    let e = env().await;
+    let namespaces: Api<Namespace> = Api::all(e.client.clone());
+    let ns = Namespace {
+        metadata: ObjectMeta {
+            name: Some("doomed".into()),
+            ..ObjectMeta::default()
+        },
+        ..Namespace::default()
+    };
+    let created = namespaces
+        .create(&PostParams::default(), &ns)
+        .await
+        .unwrap();
+    assert_eq!(
+        created.status.and_then(|s| s.phase).as_deref(),
+        Some("Active")
+    );
+    let api: Api<ConfigMap> = Api::namespaced(e.client.clone(), "doomed");
+    api.create(&PostParams::default(), &cm("a", &[]))
+        .await
+        .unwrap();
+    let all: Api<ConfigMap> = Api::all(e.client.clone());
+    let mut w = all
+        .watch(&kinform::WatchParams {
+            resource_version: Some(e.server.resource_version().to_string()),
+            ..kinform::WatchParams::default()
+        })
+        .await
+        .unwrap();
+    namespaces
+        .delete("doomed", &DeleteParams::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        client_server_support::summary(&client_server_support::next_event(&mut w).await),
+        "DELETED a"
+    );
+    assert!(namespaces.get_opt("doomed").await.unwrap().is_none());
+    assert!(
+        api.list(&ListParams::default())
+            .await
+            .unwrap()
+            .items
+            .is_empty()
+    );
+    let err = api
+        .create(&PostParams::default(), &cm("b", &[]))
+        .await
+        .unwrap_err();
+    assert!(err.is_not_found(), "{err}");
+}

@@ -100,7 +100,16 @@ async fn crd_registration_makes_dynamic_objects_usable_and_deletion_unregisters(
     // Every served version is usable.
     let beta: Api<DynamicObject> =
         Api::namespaced_with(e.client.clone(), "default", &gizmos("v1beta1"));
-    assert!(beta.list(&ListParams::default()).await.is_ok());
+    // Objects read through another served version carry that version's apiVersion (the
+    // real server converts; with no schema change that is the apiVersion alone).
+    let via_beta = beta.get("g1").await.unwrap();
+    assert_eq!(
+        via_beta.types.as_ref().unwrap().api_version,
+        "example.org/v1beta1"
+    );
+    assert_eq!(via_beta.data["spec"]["size"], 3);
+    let beta_list = beta.list(&ListParams::default()).await.unwrap();
+    assert_eq!(beta_list.items.len(), 1);
     // v1 declares a status subresource, v1beta1 does not.
     assert_eq!(api.get_status("g1").await.unwrap().name(), "g1");
     let err = beta.get_status("g1").await.unwrap_err();
