@@ -10,8 +10,10 @@
 
 pub mod client;
 pub mod controller;
+pub mod events;
 pub mod fifo;
 pub mod informer;
+pub mod leader;
 pub mod lister;
 pub mod reflector;
 pub mod resource;
