@@ -21,7 +21,9 @@
 //! Two deliberate differences: the Deployment is scaled by updating the cached object's
 //! `spec.replicas` at its resourceVersion (optimistic concurrency) instead of replacing it
 //! blindly with a fresh one, and the Foo status is written only when it changes (the
-//! original writes it on every sync; unchanged writes are no-ops on a real API server).
+//! original writes it on every sync; unchanged writes are no-ops on a real API server), as a
+//! merge patch of the status subresource rather than an update of a cached copy (which
+//! conflicts whenever the cache has not yet seen the previous status write).
 //!
 //! [`ControllerBuilder::owns`]: kinform::controller::ControllerBuilder::owns
 
@@ -31,7 +33,7 @@ use std::sync::Arc;
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec};
 use k8s_openapi::api::core::v1::{Container, PodSpec, PodTemplateSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
-use kinform::client::PostParams;
+use kinform::client::{Patch, PatchParams, PostParams};
 use kinform::controller::{Action, Controller, Request, controller_reference, is_controlled_by};
 use kinform::events::{EventRecorder, NewEvent};
 use kinform::informer::InformerFactory;
@@ -189,12 +191,12 @@ impl FooController {
         if foo.status.as_ref() == Some(&status) {
             return Ok(());
         }
-        // Never modify the cached object: update a copy.
-        let mut copy = foo.clone();
-        copy.status = Some(status);
+        // A merge patch of the status subresource: it carries no resourceVersion, so a cache
+        // that lags behind our own previous write does not cause a 409 Conflict.
         let namespace = foo.namespace().unwrap_or("default");
+        let patch = serde_json::json!({"status": status});
         Api::<Foo>::namespaced(self.client.clone(), namespace)
-            .replace_status(foo.name(), &PostParams::default(), &copy)
+            .patch_status(foo.name(), &PatchParams::default(), &Patch::Merge(patch))
             .await
             .map_err(|source| SyncError::Api {
                 action: "updating foo status",

@@ -121,7 +121,7 @@ async fn embedded(options: Options) -> Result<(), BoxError> {
     let sim_factory = InformerFactory::new(client.clone());
     let sim = tokio::spawn(simulator::run(
         sim_factory.clone(),
-        Duration::from_millis(150),
+        Duration::from_millis(300),
         cancel.clone().cancelled_owned(),
     ));
     let controller = tokio::spawn(runner::run(client.clone(), options, cancel.clone()));

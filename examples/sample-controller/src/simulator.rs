@@ -20,7 +20,7 @@
 use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentStatus};
-use kinform::client::{DeleteParams, PostParams};
+use kinform::client::{DeleteParams, Patch, PatchParams};
 use kinform::controller::{
     Action, Controller, ReconcileStats, Request, controller_of, key_of, owner_key,
 };
@@ -95,11 +95,11 @@ pub async fn step_once(
     }
     let (status, more) = next_status(&d);
     if d.status.as_ref() != Some(&status) {
-        let mut copy = (*d).clone();
-        copy.status = Some(status);
-        api.replace_status(d.name(), &PostParams::default(), &copy)
+        let patch = serde_json::json!({"status": status});
+        api.patch_status(d.name(), &PatchParams::default(), &Patch::Merge(patch))
             .await?;
     }
+
     Ok(if more {
         Action::requeue_after(step)
     } else {
@@ -122,4 +122,43 @@ pub async fn run(
             shutdown,
         )
         .await
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::api::apps::v1::{DeploymentSpec, DeploymentStatus};
+
+    use super::*;
+
+    fn deployment(replicas: i32, available: Option<i32>) -> Deployment {
+        Deployment {
+            spec: Some(DeploymentSpec {
+                replicas: Some(replicas),
+                ..DeploymentSpec::default()
+            }),
+            status: available.map(|a| DeploymentStatus {
+                available_replicas: Some(a),
+                ..DeploymentStatus::default()
+            }),
+            ..Deployment::default()
+        }
+    }
+
+    #[test]
+    fn scales_up_one_replica_per_step_and_down_at_once() {
+        let (s, more) = next_status(&deployment(3, None));
+        assert_eq!(
+            (s.available_replicas, s.replicas, more),
+            (Some(1), Some(3), true)
+        );
+        let (s, more) = next_status(&deployment(3, Some(2)));
+        assert_eq!((s.available_replicas, more), (Some(3), false));
+        let (s, more) = next_status(&deployment(1, Some(5)));
+        assert_eq!(
+            (s.available_replicas, s.ready_replicas, more),
+            (Some(1), Some(1), false)
+        );
+        let (s, more) = next_status(&deployment(2, Some(2)));
+        assert_eq!((s.available_replicas, more), (Some(2), false));
+    }
 }
