@@ -9,7 +9,9 @@
 //!   `spec.deploymentName`, owned by the Foo, with `spec.replicas` replicas; the Foo's
 //!   `status.availableReplicas` mirrors the Deployment's; events on the Foo.
 //! - [`simulator`]: only for the embedded TestApiServer, which runs no
-//!   kube-controller-manager: plays the Deployment controller by moving Deployment status.
+//!   kube-controller-manager: plays the Deployment controller by moving Deployment status
+//!   (TestApiServer itself garbage-collects the Deployment of a deleted Foo).
+//! - [`runner`]: leader election, events and the controller, as deployed.
 //! - [`demo`]: the embedded scenario `cargo run -p sample-controller` plays.
 
 // `foo` is the resource's real name here, not a placeholder.

@@ -170,7 +170,9 @@ async fn embedded(options: Options) -> Result<(), BoxError> {
     })
     .await?;
 
-    println!("\n== deleting charlie (its Deployment goes with it, through its ownerReference)");
+    println!(
+        "\n== deleting charlie (the garbage collector deletes its Deployment through the ownerReference)"
+    );
     foos.delete("charlie", &DeleteParams::default()).await?;
     let last = wait(&observer, "charlie-nginx is garbage collected", |s| {
         s.converged() && s.deployment(ns, "charlie-nginx").is_none()

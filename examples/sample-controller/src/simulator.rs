@@ -8,39 +8,27 @@
 //! pods would become ready one by one) and at once when scaling down. It writes through the
 //! status subresource, like the real controller.
 //!
-//! It also plays kube-controller-manager's garbage collector for this one relation: a
-//! Deployment whose controller reference names a Foo that no longer exists (same uid) is
-//! deleted, as the real garbage collector deletes dependents of a deleted owner (background
-//! propagation). sample-controller itself never deletes Deployments: it relies on that.
+//! (Garbage collection, the other part of kube-controller-manager sample-controller relies
+//! on, is done by TestApiServer itself: deleting a Foo deletes the Deployments whose
+//! `ownerReferences` name it.)
 //!
-//! It is itself a [`kinform::controller::Controller`] of Deployments, which also watches
-//! Foos (a deleted Foo maps to its Deployment's key) and uses `requeue_after` to pace the
-//! steps. It never runs against a real cluster (`--kubeconfig`, in-cluster).
+//! It is itself a [`kinform::controller::Controller`] of Deployments: each status write is a
+//! change that queues the Deployment again, so a reconcile waits `step` before a scale-up
+//! step ("a pod becomes ready"). It never runs against a real cluster (`--kubeconfig`, in-cluster).
 
 use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentStatus};
-use kinform::client::{DeleteParams, Patch, PatchParams};
-use kinform::controller::{
-    Action, Controller, ReconcileStats, Request, controller_of, key_of, owner_key,
-};
+use kinform::client::{Patch, PatchParams};
+use kinform::controller::{Action, Controller, ReconcileStats, Request};
 use kinform::informer::InformerFactory;
-use kinform::lister::Lister;
-use kinform::{Api, Client, HasMetadata, Resource};
+use kinform::{Api, Client, HasMetadata};
 
-use crate::api::samplecontroller::v1alpha1::Foo;
-
-/// The simulated controller, ready to [`run`](Controller::run) with [`reconcile`].
+/// The simulated controller, ready to [`run`](Controller::run) with [`step_once`].
 pub fn controller(factory: &InformerFactory) -> Controller<Deployment> {
     Controller::<Deployment>::builder(factory)
         .name("deployment-simulator")
         .workers(2)
-        .watches(|foo: &Foo| {
-            foo.spec
-                .as_ref()
-                .and_then(|s| s.deployment_name.as_deref())
-                .map(|d| key_of::<Deployment>(foo.namespace(), d))
-        })
         .build()
 }
 
@@ -62,49 +50,27 @@ pub fn next_status(d: &Deployment) -> (DeploymentStatus, bool) {
     (status, next != desired)
 }
 
-/// One simulation step for one Deployment: write the next status, come back after `step`
-/// while the rollout is not complete.
+/// One simulation step for one Deployment: after `step` when scaling up, write the next
+/// status; the write queues the Deployment again until the rollout is complete.
 pub async fn step_once(
     client: Client,
-    foos: Lister<Foo>,
     req: Request<Deployment>,
     step: Duration,
 ) -> Result<Action, kinform::Error> {
     let Some(d) = req.object else {
         return Ok(Action::done());
     };
-    let namespace = d.namespace().unwrap_or("default");
-    let api = Api::<Deployment>::namespaced(client.clone(), namespace);
-    if let Some(owner) = controller_of(&*d)
-        && owner.kind == Foo::KIND
-        && owner_key::<Foo, _>(&*d)
-            .and_then(|k| foos.get_by_key(&k))
-            .is_none_or(|foo| foo.uid() != owner.uid)
-        // The cache may lag: like the real garbage collector, confirm with a live read.
-        && Api::<Foo>::namespaced(client, namespace)
-            .get_opt(&owner.name)
-            .await?
-            .is_none_or(|foo| foo.uid() != owner.uid)
-    {
-        tracing::info!(deployment = %req.key, owner = %owner.name, "garbage collector: owner is gone, deleting");
-        match api.delete(d.name(), &DeleteParams::background()).await {
-            Ok(_) => return Ok(Action::done()),
-            Err(e) if e.is_not_found() => return Ok(Action::done()),
-            Err(e) => return Err(e),
-        }
-    }
-    let (status, more) = next_status(&d);
+    let (status, _) = next_status(&d);
     if d.status.as_ref() != Some(&status) {
+        if status.available_replicas > d.status.as_ref().and_then(|s| s.available_replicas) {
+            tokio::time::sleep(step).await;
+        }
         let patch = serde_json::json!({"status": status});
-        api.patch_status(d.name(), &PatchParams::default(), &Patch::Merge(patch))
+        Api::<Deployment>::namespaced(client, d.namespace().unwrap_or("default"))
+            .patch_status(d.name(), &PatchParams::default(), &Patch::Merge(patch))
             .await?;
     }
-
-    Ok(if more {
-        Action::requeue_after(step)
-    } else {
-        Action::done()
-    })
+    Ok(Action::done())
 }
 
 /// Runs the simulator until `shutdown`.
@@ -115,12 +81,8 @@ pub async fn run(
 ) -> ReconcileStats {
     let controller = controller(&factory);
     let client = factory.client().clone();
-    let foos = factory.lister::<Foo>();
     controller
-        .run(
-            move |req| step_once(client.clone(), foos.clone(), req, step),
-            shutdown,
-        )
+        .run(move |req| step_once(client.clone(), req, step), shutdown)
         .await
 }
 

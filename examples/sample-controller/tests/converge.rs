@@ -120,8 +120,8 @@ async fn deployments_and_statuses_follow_the_foos() {
     let b = s.foos.iter().find(|f| f.name() == "b").unwrap();
     assert_eq!(b.status.as_ref().unwrap().available_replicas, Some(6));
 
-    // Deleting a Foo deletes its Deployment (ownerReference + the simulated garbage
-    // collector); the others stay.
+    // Deleting a Foo deletes its Deployment (its ownerReference, acted on by TestApiServer's
+    // garbage collector as kube-controller-manager's would); the others stay.
     foos.delete("c", &DeleteParams::default()).await.unwrap();
     let s = until(&observer, "c-dep is collected", |s| {
         s.deployment(ns, "c-dep").is_none() && s.foos.len() == 3
