@@ -13,7 +13,9 @@
 //!   (`watch`);
 //! - create/update/patch with optimistic concurrency and status subresources (`write`,
 //!   `patch`), delete with finalizers (`delete`);
-//! - CRD registration (`registry`) and faults switchable at run time ([`Faults`]).
+//! - CRD registration (`registry`) and faults switchable at run time ([`Faults`]);
+//! - garbage collection of dependents through `ownerReferences` (`gc`), as
+//!   kube-controller-manager does in a real cluster.
 //!
 //! Built-ins served from the start: namespaces, pods, configmaps, secrets, services, events
 //! (core and `events.k8s.io`), deployments, replicasets, leases and
@@ -44,6 +46,7 @@ mod body;
 mod delete;
 mod discovery;
 mod faults;
+mod gc;
 mod list;
 mod openapi;
 mod params;
@@ -222,6 +225,9 @@ impl TestApiServerBuilder {
         }
         let faults = Arc::new(Faults::new(storage.clone()));
         let cancel = CancellationToken::new();
+        // Subscribed before serving: the collector sees every change made through the API.
+        let gc_events = storage.subscribe();
+        tokio::spawn(gc::run(storage.clone(), gc_events, cancel.clone()));
         let state = Arc::new(State {
             storage,
             faults: faults.clone(),
