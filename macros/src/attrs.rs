@@ -51,6 +51,7 @@ pub struct Attrs {
     pub storage: Option<Span>,
     pub deprecated: Option<(Option<String>, Span)>,
     pub derives: Vec<syn::Path>,
+    pub extra_attrs: Vec<syn::Meta>,
     pub schema_disabled: Option<Span>,
     pub doc: Option<String>,
     pub labels: Vec<(String, String)>,
@@ -167,6 +168,17 @@ impl Attrs {
                 };
                 set(&mut self.deprecated, (warning, span), "deprecated", span)
             }
+            "attr" => {
+                let lit = string(meta)?;
+                let attr: syn::Meta = lit.parse().map_err(|_| {
+                    syn::Error::new(
+                        lit.span(),
+                        "`attr` must be an attribute's contents, e.g. \"allow(deprecated)\"",
+                    )
+                })?;
+                self.extra_attrs.push(attr);
+                Ok(())
+            }
             "derive" => {
                 let lit = string(meta)?;
                 let path: syn::Path = lit.parse().map_err(|_| {
@@ -192,7 +204,11 @@ impl Attrs {
                 Ok(())
             }
             "printcolumn" => {
-                let col = parse_printcolumn(meta)?;
+                let col = if meta.input.peek(syn::Token![=]) {
+                    printcolumn_json(&string(meta)?)?
+                } else {
+                    parse_printcolumn(meta)?
+                };
                 self.printer_columns.push(col);
                 Ok(())
             }
@@ -330,6 +346,40 @@ fn parse_printcolumn(meta: &ParseNestedMeta<'_>) -> syn::Result<PrinterColumn> {
         description: desc,
         format,
         priority: prio.unwrap_or(0),
+    })
+}
+
+/// kube-derive's JSON form: `printcolumn = r#"{"name": "..", "type": "..", "jsonPath": ".."}"#`.
+fn printcolumn_json(lit: &LitStr) -> syn::Result<PrinterColumn> {
+    let err = |m: String| syn::Error::new(lit.span(), m);
+    let v: serde_json::Value =
+        serde_json::from_str(&lit.value()).map_err(|e| err(format!("printcolumn JSON: {e}")))?;
+    let text = |k: &str| {
+        v.get(k)
+            .and_then(serde_json::Value::as_str)
+            .map(str::to_owned)
+    };
+    let need = |k: &str| text(k).ok_or_else(|| err(format!("printcolumn JSON needs \"{k}\"")));
+    let type_ = need("type")?;
+    if !COLUMN_TYPES.contains(&type_.as_str()) {
+        return Err(err(format!(
+            "printcolumn type must be one of {COLUMN_TYPES:?}"
+        )));
+    }
+    let priority = match v.get("priority") {
+        None => 0,
+        Some(p) => p
+            .as_i64()
+            .and_then(|p| i32::try_from(p).ok())
+            .ok_or_else(|| err("printcolumn priority must be an integer".to_owned()))?,
+    };
+    Ok(PrinterColumn {
+        name: need("name")?,
+        type_,
+        json_path: need("jsonPath")?,
+        description: text("description"),
+        format: text("format"),
+        priority,
     })
 }
 

@@ -46,14 +46,14 @@ pub fn expand(
     let singular = res.singular();
     let api_version = format!("{group}/{version}");
     let meta = quote!(#k8s::apimachinery::pkg::apis::meta::v1::ObjectMeta);
-    let crd_ty =
-        quote!(#k8s::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition);
+    let crd_ty = quote!(#k8s::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition);
     let scope = if res.namespaced {
         quote!(#rt::Scope::Namespaced)
     } else {
         quote!(#rt::Scope::Cluster)
     };
     let derives = &attrs.derives;
+    let extra_attrs = &attrs.extra_attrs;
     let root_doc = attrs.doc.clone().unwrap_or_else(|| {
         format!("The `{kind}` custom resource of `{api_version}`: metadata, [`{spec}`] and status.")
     });
@@ -145,6 +145,7 @@ pub fn expand(
     Ok(quote! {
         #[doc = #root_doc]
         #[derive(Clone, Debug, #(#derives),*)]
+        #(#[#extra_attrs])*
         #vis struct #root {
             /// Standard object metadata.
             pub metadata: #meta,

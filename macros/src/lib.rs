@@ -34,15 +34,22 @@ use proc_macro::TokenStream;
 ///   `category = "..."` (repeatable).
 /// - `status = "Type"` (status field and subresource);
 ///   `scale(spec_replicas_path = "...", status_replicas_path = "...", label_selector_path = "...")`.
-/// - `printcolumn(name, type, json_path, description, format, priority)` (repeatable);
+/// - `printcolumn(name, type, json_path, description, format, priority)` or kube-derive's
+///   JSON form `printcolumn = r#"{"name": .., "type": .., "jsonPath": ..}"#` (repeatable);
 ///   `selectable = ".spec.field"` (repeatable).
 /// - `validation = "CEL"` or `validation(rule, message, message_expression, reason,
 ///   field_path, optional_old_self)` (repeatable; `rule` is an alias): object-level
 ///   `x-kubernetes-validations`.
 /// - `served = false`, `storage`, `deprecated` / `deprecated = "warning"`.
-/// - `derive = "Trait"` (repeatable, extra derives on the root type), `doc = "..."`,
+/// - `derive = "Trait"` (repeatable, extra derives on the root type), `attr = "..."`
+///   (repeatable, an attribute on the root type, e.g. `"allow(deprecated)"`), `doc = "..."`,
 ///   `schema = "derived" | "disabled"`, `label(key, value)` / `annotation(key, value)`
 ///   on the CRD, `crates(kinform = "...", k8s_openapi = "...", serde = "...")`.
+///
+/// The spec type should be `pub`: the generated client, lister and informer are `pub` and
+/// name the root type, whose visibility is the spec's. `schema = "manual"` (kube-derive's
+/// hand-written root schema) has no counterpart: the schema is always derived from the spec
+/// and status types, or disabled.
 #[proc_macro_derive(CustomResource, attributes(kinform))]
 pub fn derive_custom_resource(input: TokenStream) -> TokenStream {
     let input = syn::parse_macro_input!(input as syn::DeriveInput);

@@ -57,8 +57,7 @@ pub fn validate(
         errors.push(missing("kind", "Foo"));
     }
     if let Some(g) = &attrs.group
-        && (!g.value().contains('.')
-            || !g.value().split('.').all(is_dns_label))
+        && (!g.value().contains('.') || !g.value().split('.').all(is_dns_label))
     {
         errors.push(syn::Error::new(
             g.span(),
@@ -91,7 +90,10 @@ pub fn validate(
     if let Some(r) = &attrs.root
         && !is_rust_ident(&r.value())
     {
-        errors.push(syn::Error::new(r.span(), "`root` must be a Rust identifier"));
+        errors.push(syn::Error::new(
+            r.span(),
+            "`root` must be a Rust identifier",
+        ));
     }
     for (lit, what) in [(&attrs.plural, "plural"), (&attrs.singular, "singular")] {
         if let Some(l) = lit
@@ -109,12 +111,19 @@ pub fn validate(
             "conflicting attributes: a version with `served = false` cannot be the `storage` version",
         ));
     }
-    let (group, version, kind) = (attrs.group.as_ref()?, attrs.version.as_ref()?, attrs.kind.as_ref()?);
+    let (group, version, kind) = (
+        attrs.group.as_ref()?,
+        attrs.version.as_ref()?,
+        attrs.kind.as_ref()?,
+    );
     let kind = kind.value();
     Some(DeriveResource {
         group: group.value(),
         version: version.value(),
-        root: attrs.root.as_ref().map_or_else(|| kind.clone(), |r| r.value()),
+        root: attrs
+            .root
+            .as_ref()
+            .map_or_else(|| kind.clone(), |r| r.value()),
         kind,
         plural: attrs.plural.as_ref().map(|l| l.value()),
         singular: attrs.singular.as_ref().map(|l| l.value()),

@@ -20,16 +20,35 @@ use serde_json::json;
     shortname = "wdg",
     category = "all",
     category = "toys",
-    printcolumn(name = "Size", type = "integer", json_path = ".spec.size", priority = 1),
-    printcolumn(name = "Phase", type = "string", json_path = ".status.phase", description = "lifecycle"),
+    printcolumn(
+        name = "Size",
+        type = "integer",
+        json_path = ".spec.size",
+        priority = 1
+    ),
+    printcolumn(
+        name = "Phase",
+        type = "string",
+        json_path = ".status.phase",
+        description = "lifecycle"
+    ),
     selectable = ".spec.color",
-    scale(spec_replicas_path = ".spec.size", status_replicas_path = ".status.replicas", label_selector_path = ".status.selector"),
+    scale(
+        spec_replicas_path = ".spec.size",
+        status_replicas_path = ".status.replicas",
+        label_selector_path = ".status.selector"
+    ),
     validation = "self.spec.size >= 0",
-    validation(rule = "self.spec.color != 'black'", message = "no black widgets", reason = "FieldValueForbidden", field_path = ".spec.color"),
+    validation(
+        rule = "self.spec.color != 'black'",
+        message = "no black widgets",
+        reason = "FieldValueForbidden",
+        field_path = ".spec.color"
+    ),
     storage,
     derive = "PartialEq",
     label(key = "app", value = "widgets"),
-    annotation(key = "note", value = "derived"),
+    annotation(key = "note", value = "derived")
 )]
 pub struct WidgetSpec {
     /// How big.
@@ -68,7 +87,12 @@ mod v1 {
     use super::*;
     /// v1.
     #[derive(CustomResource, Clone, Debug, Serialize, Deserialize, JsonSchema)]
-    #[kinform(group = "example.com", version = "v1", kind = "Gadget", root = "Gadget")]
+    #[kinform(
+        group = "example.com",
+        version = "v1",
+        kind = "Gadget",
+        root = "Gadget"
+    )]
     pub struct GadgetSpec {
         /// Name.
         pub name: String,
@@ -79,7 +103,12 @@ mod v2 {
     use super::*;
     /// v2.
     #[derive(CustomResource, Clone, Debug, Serialize, Deserialize, JsonSchema)]
-    #[kinform(group = "example.com", version = "v2", kind = "Gadget", deprecated = "use v3")]
+    #[kinform(
+        group = "example.com",
+        version = "v2",
+        kind = "Gadget",
+        deprecated = "use v3"
+    )]
     pub struct GadgetSpec {
         /// Names.
         pub names: Vec<String>,
@@ -166,19 +195,37 @@ fn crd_describes_everything() {
     assert_eq!(v["served"], true);
     assert_eq!(v["storage"], true);
     assert_eq!(v["subresources"]["status"], json!({}));
-    assert_eq!(v["subresources"]["scale"]["labelSelectorPath"], ".status.selector");
+    assert_eq!(
+        v["subresources"]["scale"]["labelSelectorPath"],
+        ".status.selector"
+    );
     assert_eq!(v["additionalPrinterColumns"][0]["priority"], 1);
     assert_eq!(v["additionalPrinterColumns"][1]["description"], "lifecycle");
-    assert_eq!(v["selectableFields"], json!([{ "jsonPath": ".spec.color" }]));
+    assert_eq!(
+        v["selectableFields"],
+        json!([{ "jsonPath": ".spec.color" }])
+    );
     let schema = &v["schema"]["openAPIV3Schema"];
     assert_eq!(schema["required"], json!(["spec"]));
-    assert_eq!(schema["x-kubernetes-validations"][0]["rule"], "self.spec.size >= 0");
-    assert_eq!(schema["x-kubernetes-validations"][1]["reason"], "FieldValueForbidden");
+    assert_eq!(
+        schema["x-kubernetes-validations"][0]["rule"],
+        "self.spec.size >= 0"
+    );
+    assert_eq!(
+        schema["x-kubernetes-validations"][1]["reason"],
+        "FieldValueForbidden"
+    );
     let spec_schema = &schema["properties"]["spec"]["properties"];
     assert_eq!(spec_schema["color"]["type"], "string");
     assert_eq!(spec_schema["color"]["enum"], json!(["Red", "Blue"]));
-    assert_eq!(spec_schema["tags"]["additionalProperties"]["type"], "string");
-    assert_eq!(spec_schema["extra"]["x-kubernetes-preserve-unknown-fields"], true);
+    assert_eq!(
+        spec_schema["tags"]["additionalProperties"]["type"],
+        "string"
+    );
+    assert_eq!(
+        spec_schema["extra"]["x-kubernetes-preserve-unknown-fields"],
+        true
+    );
     assert_eq!(spec_schema["size"]["type"], "integer");
     let status = &schema["properties"]["status"];
     assert_eq!(status["nullable"], true);
@@ -222,7 +269,10 @@ fn versions_merge_with_one_storage_version() {
     ));
     assert!(matches!(
         merge_crds(vec![v1::Gadget::crd(), other_scope::Gadget::crd()], "v1"),
-        Err(MergeError::Mismatch { property: "scope", .. })
+        Err(MergeError::Mismatch {
+            property: "scope",
+            ..
+        })
     ));
     assert!(matches!(
         merge_crds(vec![v1::Gadget::crd(), Widget::crd()], "v1"),

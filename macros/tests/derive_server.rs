@@ -110,7 +110,10 @@ async fn derived_client_crud_and_status() {
     // Status through the status subresource.
     let mut with_status = patched.clone();
     with_status.status = Some(RobotStatus { powered: true });
-    let st = robots.replace_status("r1", &pp, &with_status).await.unwrap();
+    let st = robots
+        .replace_status("r1", &pp, &with_status)
+        .await
+        .unwrap();
     assert_eq!(st.status, Some(RobotStatus { powered: true }));
     let st = robots
         .patch_status(
@@ -162,7 +165,10 @@ async fn derived_informer_syncs_through_the_factory_accessor() {
     let pp = PostParams::default();
     let robots = RobotClient::new(c.clone(), "default");
     for i in 0..5 {
-        robots.create(&pp, &robot(&format!("r{i}"), i)).await.unwrap();
+        robots
+            .create(&pp, &robot(&format!("r{i}"), i))
+            .await
+            .unwrap();
     }
     let lab = RobotClient::new(c.clone(), "lab");
     lab.create(&pp, &robot("l1", 7)).await.unwrap();
