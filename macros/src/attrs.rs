@@ -76,6 +76,31 @@ impl Errors {
     }
 }
 
+/// Skips the rest of a failed item, up to the next comma.
+fn skip_item(meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
+    while !meta.input.is_empty() && !meta.input.peek(syn::Token![,]) {
+        meta.input.parse::<proc_macro2::TokenTree>()?;
+    }
+    Ok(())
+}
+
+/// `meta.parse_nested_meta(f)`, going on after an item fails so every mistake inside the
+/// parentheses is reported (and the parentheses are always fully consumed).
+fn parse_nested(
+    meta: &ParseNestedMeta<'_>,
+    mut f: impl FnMut(&ParseNestedMeta<'_>) -> syn::Result<()>,
+) -> syn::Result<()> {
+    let mut errors = Errors::default();
+    meta.parse_nested_meta(|m| {
+        if let Err(e) = f(&m) {
+            errors.push(e);
+            skip_item(&m)?;
+        }
+        Ok(())
+    })?;
+    errors.finish()
+}
+
 fn set<T>(slot: &mut Option<T>, value: T, key: &str, span: Span) -> syn::Result<()> {
     if slot.is_some() {
         return Err(syn::Error::new(
@@ -103,7 +128,16 @@ impl Attrs {
     pub fn parse(attrs: &[syn::Attribute], errors: &mut Errors) -> Self {
         let mut out = Attrs::default();
         for attr in attrs.iter().filter(|a| a.path().is_ident("kinform")) {
-            if let Err(e) = attr.parse_nested_meta(|meta| out.item(&meta)) {
+            let parsed = attr.parse_nested_meta(|meta| {
+                if let Err(e) = out.item(&meta) {
+                    // Report it, skip the rest of this item, and go on with the next one,
+                    // so every mistake is reported in one build.
+                    errors.push(e);
+                    skip_item(&meta)?;
+                }
+                Ok(())
+            });
+            if let Err(e) = parsed {
                 errors.push(e);
             }
         }
@@ -231,9 +265,9 @@ impl Attrs {
             "label" | "annotation" => {
                 let mut k = None;
                 let mut v = None;
-                meta.parse_nested_meta(|m| match key_of(&m).as_str() {
-                    "key" => set(&mut k, string(&m)?.value(), "key", m.path.span()),
-                    "value" => set(&mut v, string(&m)?.value(), "value", m.path.span()),
+                parse_nested(meta, |m| match key_of(m).as_str() {
+                    "key" => set(&mut k, string(m)?.value(), "key", m.path.span()),
+                    "value" => set(&mut v, string(m)?.value(), "value", m.path.span()),
                     other => Err(m.error(format!(
                         "unknown `{key}` key `{other}`: expected `key` or `value`"
                     ))),
@@ -254,9 +288,9 @@ impl Attrs {
             "crates" => {
                 self.once("crates", span)?;
                 let crates = &mut self.crates;
-                meta.parse_nested_meta(|m| {
-                    let which = key_of(&m);
-                    let lit = string(&m)?;
+                parse_nested(meta, |m| {
+                    let which = key_of(m);
+                    let lit = string(m)?;
                     let path: syn::Path = lit
                         .parse()
                         .map_err(|_| syn::Error::new(lit.span(), "expected a crate path"))?;
@@ -278,15 +312,15 @@ impl Attrs {
 
 fn parse_scale(meta: &ParseNestedMeta<'_>) -> syn::Result<ScalePaths> {
     let (mut spec, mut status, mut selector) = (None, None, None);
-    meta.parse_nested_meta(|m| {
+    parse_nested(meta, |m| {
         let sp = m.path.span();
-        match key_of(&m).as_str() {
-            "spec_replicas_path" => set(&mut spec, string(&m)?.value(), "spec_replicas_path", sp),
+        match key_of(m).as_str() {
+            "spec_replicas_path" => set(&mut spec, string(m)?.value(), "spec_replicas_path", sp),
             "status_replicas_path" => {
-                set(&mut status, string(&m)?.value(), "status_replicas_path", sp)
+                set(&mut status, string(m)?.value(), "status_replicas_path", sp)
             }
             "label_selector_path" => {
-                set(&mut selector, string(&m)?.value(), "label_selector_path", sp)
+                set(&mut selector, string(m)?.value(), "label_selector_path", sp)
             }
             other => Err(m.error(format!(
                 "unknown `scale` key `{other}`: expected `spec_replicas_path`, `status_replicas_path` or `label_selector_path`"
@@ -309,12 +343,12 @@ const COLUMN_TYPES: &[&str] = &["integer", "number", "string", "boolean", "date"
 fn parse_printcolumn(meta: &ParseNestedMeta<'_>) -> syn::Result<PrinterColumn> {
     let (mut name, mut ty, mut path, mut desc, mut format, mut prio) =
         (None, None, None, None, None, None);
-    meta.parse_nested_meta(|m| {
+    parse_nested(meta, |m| {
         let sp = m.path.span();
-        match key_of(&m).as_str() {
-            "name" => set(&mut name, string(&m)?.value(), "name", sp),
+        match key_of(m).as_str() {
+            "name" => set(&mut name, string(m)?.value(), "name", sp),
             "type" | "type_" => {
-                let lit = string(&m)?;
+                let lit = string(m)?;
                 if !COLUMN_TYPES.contains(&lit.value().as_str()) {
                     return Err(syn::Error::new(
                         lit.span(),
@@ -323,9 +357,9 @@ fn parse_printcolumn(meta: &ParseNestedMeta<'_>) -> syn::Result<PrinterColumn> {
                 }
                 set(&mut ty, lit.value(), "type", sp)
             }
-            "json_path" | "jsonPath" => set(&mut path, string(&m)?.value(), "json_path", sp),
-            "description" => set(&mut desc, string(&m)?.value(), "description", sp),
-            "format" => set(&mut format, string(&m)?.value(), "format", sp),
+            "json_path" | "jsonPath" => set(&mut path, string(m)?.value(), "json_path", sp),
+            "description" => set(&mut desc, string(m)?.value(), "description", sp),
+            "format" => set(&mut format, string(m)?.value(), "format", sp),
             "priority" => {
                 let lit: LitInt = m.value()?.parse()?;
                 set(&mut prio, lit.base10_parse::<i32>()?, "priority", sp)
@@ -393,19 +427,19 @@ fn parse_rule(meta: &ParseNestedMeta<'_>) -> syn::Result<Rule> {
         optional_old_self: None,
     };
     let mut rule = None;
-    meta.parse_nested_meta(|m| {
+    parse_nested(meta, |m| {
         let sp = m.path.span();
-        match key_of(&m).as_str() {
-            "rule" => set(&mut rule, string(&m)?.value(), "rule", sp),
-            "message" => set(&mut r.message, string(&m)?.value(), "message", sp),
+        match key_of(m).as_str() {
+            "rule" => set(&mut rule, string(m)?.value(), "rule", sp),
+            "message" => set(&mut r.message, string(m)?.value(), "message", sp),
             "message_expression" => set(
                 &mut r.message_expression,
-                string(&m)?.value(),
+                string(m)?.value(),
                 "message_expression",
                 sp,
             ),
             "reason" => {
-                let lit = string(&m)?;
+                let lit = string(m)?;
                 const REASONS: &[&str] = &[
                     "FieldValueInvalid",
                     "FieldValueForbidden",
@@ -420,7 +454,7 @@ fn parse_rule(meta: &ParseNestedMeta<'_>) -> syn::Result<Rule> {
                 }
                 set(&mut r.reason, lit.value(), "reason", sp)
             }
-            "field_path" => set(&mut r.field_path, string(&m)?.value(), "field_path", sp),
+            "field_path" => set(&mut r.field_path, string(m)?.value(), "field_path", sp),
             "optional_old_self" => {
                 let lit: LitBool = m.value()?.parse()?;
                 set(&mut r.optional_old_self, lit.value, "optional_old_self", sp)

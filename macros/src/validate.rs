@@ -80,7 +80,7 @@ pub fn validate(
                 "the kind names the root type: give a Rust identifier or set `root = \"...\"`",
             ));
         }
-        if kind == input.ident.to_string() && attrs.root.is_none() {
+        if input.ident == kind && attrs.root.is_none() {
             errors.push(syn::Error::new(
                 k.span(),
                 "the root type would have the spec type's name: rename the spec (e.g. `FooSpec`) or set `root = \"...\"`",

@@ -107,7 +107,8 @@ impl DeriveResource {
         ]
         .into_iter()
         .collect();
-        let sub_verbs: BTreeSet<Verb> = [Verb::Get, Verb::Update, Verb::Patch].into_iter().collect();
+        let sub_verbs: BTreeSet<Verb> =
+            [Verb::Get, Verb::Update, Verb::Patch].into_iter().collect();
         let mut subresources = BTreeMap::new();
         if self.has_status {
             subresources.insert(

@@ -128,9 +128,9 @@ fn rule_value(r: &ValidationRuleDef<'_>) -> Value {
 }
 
 fn object_schema(desc: &CrdDescription<'_>, spec: Option<Value>, status: Option<Value>) -> Value {
-    let spec = spec.unwrap_or_else(|| {
-        json!({ "type": "object", "x-kubernetes-preserve-unknown-fields": true })
-    });
+    let spec = spec.unwrap_or_else(
+        || json!({ "type": "object", "x-kubernetes-preserve-unknown-fields": true }),
+    );
     let mut props = Map::new();
     props.insert("apiVersion".into(), json!({ "type": "string" }));
     props.insert("kind".into(), json!({ "type": "string" }));
@@ -200,8 +200,8 @@ pub fn custom_resource_definition(
             priority: (c.priority != 0).then_some(c.priority),
         })
         .collect();
-    let subresources = (desc.status_subresource || desc.scale.is_some()).then(|| {
-        CustomResourceSubresources {
+    let subresources =
+        (desc.status_subresource || desc.scale.is_some()).then(|| CustomResourceSubresources {
             status: desc
                 .status_subresource
                 .then_some(CustomResourceSubresourceStatus(Value::Object(Map::new()))),
@@ -210,8 +210,7 @@ pub fn custom_resource_definition(
                 status_replicas_path: s.status_replicas_path.to_owned(),
                 label_selector_path: s.label_selector_path.map(str::to_owned),
             }),
-        }
-    });
+        });
     let version = CustomResourceDefinitionVersion {
         name: desc.version.to_owned(),
         served: desc.served,

@@ -15,7 +15,9 @@ pub enum MergeError {
     #[error("no CustomResourceDefinitions to merge")]
     Empty,
     /// A CRD does not have exactly one version.
-    #[error("CustomResourceDefinition {name} has {count} versions; merge_crds takes one version per CRD")]
+    #[error(
+        "CustomResourceDefinition {name} has {count} versions; merge_crds takes one version per CRD"
+    )]
     NotSingleVersion {
         /// The CRD's name.
         name: String,
@@ -23,7 +25,9 @@ pub enum MergeError {
         count: usize,
     },
     /// A CRD differs from the first in a property all versions share.
-    #[error("CustomResourceDefinition version {version}: {property} is {found:?}, but the first CRD has {expected:?}")]
+    #[error(
+        "CustomResourceDefinition version {version}: {property} is {found:?}, but the first CRD has {expected:?}"
+    )]
     Mismatch {
         /// The version that differs.
         version: String,
@@ -96,7 +100,12 @@ pub fn merge_crds(
     {
         return Err(MergeError::UnknownStorageVersion {
             storage: storage_version.to_owned(),
-            versions: merged.spec.versions.iter().map(|v| v.name.clone()).collect(),
+            versions: merged
+                .spec
+                .versions
+                .iter()
+                .map(|v| v.name.clone())
+                .collect(),
         });
     }
     for v in &mut merged.spec.versions {

@@ -257,9 +257,8 @@ impl Visitor<'_> {
         }
         let types: Vec<Option<&str>> = maps.iter().map(type_of).collect();
         let all = |t: &str| types.iter().all(|x| *x == Some(t));
-        let is_int_or_string = types.len() == 2
-            && types.contains(&Some("integer"))
-            && types.contains(&Some("string"));
+        let is_int_or_string =
+            types.len() == 2 && types.contains(&Some("integer")) && types.contains(&Some("string"));
         if is_int_or_string {
             obj.remove("type");
             obj.insert("x-kubernetes-int-or-string".into(), json!(true));
@@ -297,7 +296,10 @@ impl Visitor<'_> {
             if !props.is_empty() {
                 obj.insert("properties".into(), Value::Object(props));
             }
-            if requireds.iter().all(|r| matches!(r, Some(Value::Array(a)) if !a.is_empty())) {
+            if requireds
+                .iter()
+                .all(|r| matches!(r, Some(Value::Array(a)) if !a.is_empty()))
+            {
                 let branches = requireds
                     .into_iter()
                     .map(|r| json!({ "required": r }))
@@ -425,7 +427,10 @@ mod tests {
         }));
         let p = &out["properties"];
         assert_eq!(p["ios"], json!({ "x-kubernetes-int-or-string": true }));
-        assert_eq!(p["opt"], json!({ "type": "string", "enum": ["A"], "nullable": true }));
+        assert_eq!(
+            p["opt"],
+            json!({ "type": "string", "enum": ["A"], "nullable": true })
+        );
         assert_eq!(p["e"], json!({ "type": "string", "enum": ["A", "B"] }));
         assert_eq!(
             p["t"],
@@ -435,8 +440,14 @@ mod tests {
                 "oneOf": [{ "required": ["a"] }, { "required": ["b"] }]
             })
         );
-        assert_eq!(p["mixed"], json!({ "x-kubernetes-preserve-unknown-fields": true }));
-        assert_eq!(p["any"], json!({ "x-kubernetes-preserve-unknown-fields": true }));
+        assert_eq!(
+            p["mixed"],
+            json!({ "x-kubernetes-preserve-unknown-fields": true })
+        );
+        assert_eq!(
+            p["any"],
+            json!({ "x-kubernetes-preserve-unknown-fields": true })
+        );
         assert_eq!(
             p["flat"],
             json!({ "type": "object", "properties": { "x": { "type": "string" } },
