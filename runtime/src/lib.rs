@@ -11,8 +11,10 @@
 pub mod client;
 #[cfg(feature = "derive")]
 pub mod crd;
+pub mod events;
 pub mod fifo;
 pub mod informer;
+pub mod leader;
 pub mod lister;
 pub mod reflector;
 pub mod resource;
