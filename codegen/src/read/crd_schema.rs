@@ -8,7 +8,11 @@
 //! resource.Quantity pattern), `x-kubernetes-preserve-unknown-fields` (opaque JSON, or a
 //! flattened remainder beside declared properties), `x-kubernetes-embedded-resource`
 //! (`apiVersion`/`kind`/`metadata` always present), `nullable`, `default`. Validation-only
-//! keywords (`pattern`, `minimum`, CEL rules, `not`) do not change the type.
+//! keywords (`pattern`, `minimum`, CEL rules, `not`) do not change the type, nor does `enum`
+//! on integers, numbers or booleans: such a field keeps its scalar type, which holds every
+//! listed value and any value a newer server adds (only string enums become Rust enums, with
+//! an `Other(String)` catch-all). `oneOf`/`anyOf` branches of the same JSON type merge
+//! (objects into one struct of optional fields), see `Converter::typeless`.
 
 use serde_json::{Map, Value};
 
