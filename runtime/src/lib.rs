@@ -9,8 +9,10 @@
 //! cluster-scoped objects, as client-go's `MetaNamespaceKeyFunc`.
 
 pub mod client;
+pub mod events;
 pub mod fifo;
 pub mod informer;
+pub mod leader;
 pub mod lister;
 pub mod reflector;
 pub mod resource;

@@ -51,6 +51,7 @@ pub(crate) fn watch(
         storage: storage.clone(),
         sent: 0,
         last_rv: 0,
+        after: 0,
         state: state.clone(),
     };
     let mut drops = state.faults.drop_signal();
@@ -73,7 +74,11 @@ pub(crate) fn watch(
         None if initial_state => initial = inner.objects(&storage, w.namespace.as_deref()),
         None => {}
     }
-    w.last_rv = inner.rv.max(w.opts.rv_number().unwrap_or(0));
+    if w.opts.send_initial_events != Some(true) {
+        // Only changes after the requested version (which may be ahead of the server).
+        w.after = w.opts.rv_number().unwrap_or(0);
+    }
+    w.last_rv = inner.rv.max(w.after);
     let start_rv = inner.rv;
     let rx = state.storage.subscribe();
     drop(inner);
@@ -106,7 +111,10 @@ struct Watcher {
     include: IncludeObject,
     storage: String,
     sent: u64,
+    /// The latest resourceVersion this watch has passed (bookmarks carry it).
     last_rv: u64,
+    /// Changes at or below this version are not sent.
+    after: u64,
     state: Arc<State>,
 }
 
@@ -183,7 +191,7 @@ impl Watcher {
 
     async fn deliver(&mut self, tx: &mpsc::Sender<Bytes>, ev: &Arc<Event>) -> Result<(), Ended> {
         self.last_rv = self.last_rv.max(ev.rv);
-        if *ev.storage != *self.storage {
+        if *ev.storage != *self.storage || ev.rv <= self.after {
             return Ok(());
         }
         let now = self.selected(&ev.obj);
