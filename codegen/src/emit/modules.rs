@@ -96,6 +96,28 @@ pub struct ResourceCtx<'a> {
     type_base: String,
 }
 
+impl<'a> ResourceCtx<'a> {
+    /// The context of one resource outside a group-version tree (the derive macro): its
+    /// client, lister and informer are named after `type_base` (`FooClient`, ...).
+    pub fn new(
+        res: &'a ResourceDef,
+        group: &'a str,
+        version: &'a str,
+        object: TokenStream,
+        paths: &'a RuntimePaths,
+        type_base: &str,
+    ) -> Self {
+        Self {
+            res,
+            group,
+            version,
+            object,
+            paths,
+            type_base: type_base.to_owned(),
+        }
+    }
+}
+
 impl ResourceCtx<'_> {
     /// `group/version/plural` (`version/plural` for core).
     pub fn gvr(&self) -> String {
