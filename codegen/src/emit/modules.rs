@@ -14,9 +14,9 @@
 //! modules inline in one file for `include!(concat!(env!("OUT_DIR"), ...))` from a build
 //! script, as prost-build does (a `mod foo;` inside an included file would resolve relative to
 //! the includer, so a tree cannot be included). With `feature_per_group`, each group module
-//! and its prelude entries sit behind `#[cfg(feature = "<group module name>")]`. Out-of-line
-//! module declarations carry `#[rustfmt::skip]`, so `cargo fmt` over a crate that commits the
-//! tree does not rewrite the generated files.
+//! and its prelude entries sit behind `#[cfg(feature = "<group module name>")]`. The root's
+//! out-of-line module declarations carry `#[rustfmt::skip]`, so `cargo fmt` over a crate that
+//! commits the tree does not rewrite the generated files.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -505,9 +505,15 @@ fn tree_child(
         contents: format_file(&path.display().to_string(), tokens)?,
         path,
     });
-    // The file is prettyplease's output; `cargo fmt` must leave it alone, or `--check` would
-    // find every committed file stale after a workspace-wide format.
-    Ok(quote!(#attrs #[rustfmt::skip] pub mod #name;))
+    // The files are prettyplease's output; `cargo fmt` must leave them alone, or `--check`
+    // would find every committed file stale after a workspace-wide format. rustfmt does not
+    // descend into a skipped module, so the root's declarations are enough.
+    let skip = if dir.as_os_str().is_empty() {
+        quote!(#[rustfmt::skip])
+    } else {
+        TokenStream::new()
+    };
+    Ok(quote!(#attrs #skip pub mod #name;))
 }
 
 fn inline(m: &Module) -> TokenStream {

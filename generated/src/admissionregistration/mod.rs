@@ -33,11 +33,8 @@ impl AdmissionregistrationInformersExt for ::kinform::informer::InformerFactory 
     }
 }
 /// `admissionregistration.k8s.io/v1`: clientset and shared informers.
-#[rustfmt::skip]
 pub mod v1;
 /// `admissionregistration.k8s.io/v1alpha1`: clientset and shared informers.
-#[rustfmt::skip]
 pub mod v1alpha1;
 /// `admissionregistration.k8s.io/v1beta1`: clientset and shared informers.
-#[rustfmt::skip]
 pub mod v1beta1;

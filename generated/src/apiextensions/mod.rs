@@ -25,5 +25,4 @@ impl ApiextensionsInformersExt for ::kinform::informer::InformerFactory {
     }
 }
 /// `apiextensions.k8s.io/v1`: clientset and shared informers.
-#[rustfmt::skip]
 pub mod v1;

@@ -25,5 +25,4 @@ impl ApiregistrationInformersExt for ::kinform::informer::InformerFactory {
     }
 }
 /// `apiregistration.k8s.io/v1`: clientset and shared informers.
-#[rustfmt::skip]
 pub mod v1;

@@ -25,5 +25,4 @@ impl AppsInformersExt for ::kinform::informer::InformerFactory {
     }
 }
 /// `apps/v1`: clientset and shared informers.
-#[rustfmt::skip]
 pub mod v1;

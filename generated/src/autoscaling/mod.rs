@@ -29,8 +29,6 @@ impl AutoscalingInformersExt for ::kinform::informer::InformerFactory {
     }
 }
 /// `autoscaling/v1`: clientset and shared informers.
-#[rustfmt::skip]
 pub mod v1;
 /// `autoscaling/v2`: clientset and shared informers.
-#[rustfmt::skip]
 pub mod v2;

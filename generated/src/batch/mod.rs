@@ -25,5 +25,4 @@ impl BatchInformersExt for ::kinform::informer::InformerFactory {
     }
 }
 /// `batch/v1`: clientset and shared informers.
-#[rustfmt::skip]
 pub mod v1;

@@ -33,11 +33,8 @@ impl CertificatesInformersExt for ::kinform::informer::InformerFactory {
     }
 }
 /// `certificates.k8s.io/v1`: clientset and shared informers.
-#[rustfmt::skip]
 pub mod v1;
 /// `certificates.k8s.io/v1alpha1`: clientset and shared informers.
-#[rustfmt::skip]
 pub mod v1alpha1;
 /// `certificates.k8s.io/v1beta1`: clientset and shared informers.
-#[rustfmt::skip]
 pub mod v1beta1;

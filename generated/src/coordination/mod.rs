@@ -33,11 +33,8 @@ impl CoordinationInformersExt for ::kinform::informer::InformerFactory {
     }
 }
 /// `coordination.k8s.io/v1`: clientset and shared informers.
-#[rustfmt::skip]
 pub mod v1;
 /// `coordination.k8s.io/v1alpha2`: clientset and shared informers.
-#[rustfmt::skip]
 pub mod v1alpha2;
 /// `coordination.k8s.io/v1beta1`: clientset and shared informers.
-#[rustfmt::skip]
 pub mod v1beta1;

@@ -25,5 +25,4 @@ impl CoreInformersExt for ::kinform::informer::InformerFactory {
     }
 }
 /// `core/v1`: clientset and shared informers.
-#[rustfmt::skip]
 pub mod v1;

@@ -25,5 +25,4 @@ impl DiscoveryInformersExt for ::kinform::informer::InformerFactory {
     }
 }
 /// `discovery.k8s.io/v1`: clientset and shared informers.
-#[rustfmt::skip]
 pub mod v1;

@@ -25,5 +25,4 @@ impl EventsInformersExt for ::kinform::informer::InformerFactory {
     }
 }
 /// `events.k8s.io/v1`: clientset and shared informers.
-#[rustfmt::skip]
 pub mod v1;

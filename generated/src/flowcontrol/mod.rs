@@ -25,5 +25,4 @@ impl FlowcontrolInformersExt for ::kinform::informer::InformerFactory {
     }
 }
 /// `flowcontrol.apiserver.k8s.io/v1`: clientset and shared informers.
-#[rustfmt::skip]
 pub mod v1;

@@ -25,5 +25,4 @@ impl InternalInformersExt for ::kinform::informer::InformerFactory {
     }
 }
 /// `internal.apiserver.k8s.io/v1alpha1`: clientset and shared informers.
-#[rustfmt::skip]
 pub mod v1alpha1;

@@ -29,8 +29,6 @@ impl NetworkingInformersExt for ::kinform::informer::InformerFactory {
     }
 }
 /// `networking.k8s.io/v1`: clientset and shared informers.
-#[rustfmt::skip]
 pub mod v1;
 /// `networking.k8s.io/v1beta1`: clientset and shared informers.
-#[rustfmt::skip]
 pub mod v1beta1;

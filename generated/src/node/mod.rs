@@ -25,5 +25,4 @@ impl NodeInformersExt for ::kinform::informer::InformerFactory {
     }
 }
 /// `node.k8s.io/v1`: clientset and shared informers.
-#[rustfmt::skip]
 pub mod v1;

@@ -25,5 +25,4 @@ impl PolicyInformersExt for ::kinform::informer::InformerFactory {
     }
 }
 /// `policy/v1`: clientset and shared informers.
-#[rustfmt::skip]
 pub mod v1;

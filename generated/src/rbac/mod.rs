@@ -25,5 +25,4 @@ impl RbacInformersExt for ::kinform::informer::InformerFactory {
     }
 }
 /// `rbac.authorization.k8s.io/v1`: clientset and shared informers.
-#[rustfmt::skip]
 pub mod v1;

@@ -37,14 +37,10 @@ impl ResourceInformersExt for ::kinform::informer::InformerFactory {
     }
 }
 /// `resource.k8s.io/v1`: clientset and shared informers.
-#[rustfmt::skip]
 pub mod v1;
 /// `resource.k8s.io/v1alpha3`: clientset and shared informers.
-#[rustfmt::skip]
 pub mod v1alpha3;
 /// `resource.k8s.io/v1beta1`: clientset and shared informers.
-#[rustfmt::skip]
 pub mod v1beta1;
 /// `resource.k8s.io/v1beta2`: clientset and shared informers.
-#[rustfmt::skip]
 pub mod v1beta2;

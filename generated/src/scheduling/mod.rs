@@ -29,8 +29,6 @@ impl SchedulingInformersExt for ::kinform::informer::InformerFactory {
     }
 }
 /// `scheduling.k8s.io/v1`: clientset and shared informers.
-#[rustfmt::skip]
 pub mod v1;
 /// `scheduling.k8s.io/v1alpha1`: clientset and shared informers.
-#[rustfmt::skip]
 pub mod v1alpha1;

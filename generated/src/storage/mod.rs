@@ -29,8 +29,6 @@ impl StorageInformersExt for ::kinform::informer::InformerFactory {
     }
 }
 /// `storage.k8s.io/v1`: clientset and shared informers.
-#[rustfmt::skip]
 pub mod v1;
 /// `storage.k8s.io/v1beta1`: clientset and shared informers.
-#[rustfmt::skip]
 pub mod v1beta1;

@@ -25,5 +25,4 @@ impl StoragemigrationInformersExt for ::kinform::informer::InformerFactory {
     }
 }
 /// `storagemigration.k8s.io/v1beta1`: clientset and shared informers.
-#[rustfmt::skip]
 pub mod v1beta1;

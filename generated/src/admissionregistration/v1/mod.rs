@@ -98,12 +98,10 @@ impl<'a> AdmissionregistrationV1Informers<'a> {
 /// `admissionregistration.k8s.io/v1/mutatingwebhookconfigurations` (kind `MutatingWebhookConfiguration`).
 ///
 /// MutatingWebhookConfiguration describes the configuration of and admission webhook that accept or reject and may change the object.
-#[rustfmt::skip]
 pub mod mutatingwebhookconfigurations;
 /// `admissionregistration.k8s.io/v1/validatingadmissionpolicies` (kind `ValidatingAdmissionPolicy`).
 ///
 /// ValidatingAdmissionPolicy describes the definition of an admission validation policy that accepts or rejects an object without changing it.
-#[rustfmt::skip]
 pub mod validatingadmissionpolicies;
 /// `admissionregistration.k8s.io/v1/validatingadmissionpolicybindings` (kind `ValidatingAdmissionPolicyBinding`).
 ///
@@ -112,10 +110,8 @@ pub mod validatingadmissionpolicies;
 /// For a given admission request, each binding will cause its policy to be evaluated N times, where N is 1 for policies/bindings that don't use params, otherwise N is the number of parameters selected by the binding.
 ///
 /// The CEL expressions of a policy must have a computed CEL cost below the maximum CEL budget. Each evaluation of the policy is given an independent CEL cost budget. Adding/removing policies, bindings, or params can not affect whether a given (policy, binding, param) combination is within its own CEL budget.
-#[rustfmt::skip]
 pub mod validatingadmissionpolicybindings;
 /// `admissionregistration.k8s.io/v1/validatingwebhookconfigurations` (kind `ValidatingWebhookConfiguration`).
 ///
 /// ValidatingWebhookConfiguration describes the configuration of and admission webhook that accept or reject and object without changing it.
-#[rustfmt::skip]
 pub mod validatingwebhookconfigurations;

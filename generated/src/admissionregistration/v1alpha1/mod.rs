@@ -64,7 +64,6 @@ impl<'a> AdmissionregistrationV1alpha1Informers<'a> {
 /// `admissionregistration.k8s.io/v1alpha1/mutatingadmissionpolicies` (kind `MutatingAdmissionPolicy`).
 ///
 /// MutatingAdmissionPolicy describes the definition of an admission mutation policy that mutates the object coming into admission chain.
-#[rustfmt::skip]
 pub mod mutatingadmissionpolicies;
 /// `admissionregistration.k8s.io/v1alpha1/mutatingadmissionpolicybindings` (kind `MutatingAdmissionPolicyBinding`).
 ///
@@ -73,5 +72,4 @@ pub mod mutatingadmissionpolicies;
 /// For a given admission request, each binding will cause its policy to be evaluated N times, where N is 1 for policies/bindings that don't use params, otherwise N is the number of parameters selected by the binding. Each evaluation is constrained by a [runtime cost budget](https://kubernetes.io/docs/reference/using-api/cel/#runtime-cost-budget).
 ///
 /// Adding/removing policies, bindings, or params can not affect whether a given (policy, binding, param) combination is within its own CEL budget.
-#[rustfmt::skip]
 pub mod mutatingadmissionpolicybindings;

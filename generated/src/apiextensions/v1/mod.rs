@@ -48,5 +48,4 @@ impl<'a> ApiextensionsV1Informers<'a> {
 /// `apiextensions.k8s.io/v1/customresourcedefinitions` (kind `CustomResourceDefinition`).
 ///
 /// CustomResourceDefinition represents a resource that should be exposed on the API server.  Its name MUST be in the format <.spec.name>.<.spec.group>.
-#[rustfmt::skip]
 pub mod customresourcedefinitions;

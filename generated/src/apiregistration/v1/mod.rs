@@ -42,5 +42,4 @@ impl<'a> ApiregistrationV1Informers<'a> {
 /// `apiregistration.k8s.io/v1/apiservices` (kind `APIService`).
 ///
 /// APIService represents a server for a particular GroupVersion. Name must be "version.group".
-#[rustfmt::skip]
 pub mod apiservices;

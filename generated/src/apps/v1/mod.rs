@@ -82,22 +82,18 @@ impl<'a> AppsV1Informers<'a> {
 /// `apps/v1/controllerrevisions` (kind `ControllerRevision`).
 ///
 /// ControllerRevision implements an immutable snapshot of state data. Clients are responsible for serializing and deserializing the objects that contain their internal state. Once a ControllerRevision has been successfully created, it can not be updated. The API Server will fail validation of all requests that attempt to mutate the Data field. ControllerRevisions may, however, be deleted. Note that, due to its use by both the DaemonSet and StatefulSet controllers for update and rollback, this object is beta. However, it may be subject to name and representation changes in future releases, and clients should not depend on its stability. It is primarily for internal use by controllers.
-#[rustfmt::skip]
 pub mod controllerrevisions;
 /// `apps/v1/daemonsets` (kind `DaemonSet`).
 ///
 /// DaemonSet represents the configuration of a daemon set.
-#[rustfmt::skip]
 pub mod daemonsets;
 /// `apps/v1/deployments` (kind `Deployment`).
 ///
 /// Deployment enables declarative updates for Pods and ReplicaSets.
-#[rustfmt::skip]
 pub mod deployments;
 /// `apps/v1/replicasets` (kind `ReplicaSet`).
 ///
 /// ReplicaSet ensures that a specified number of pod replicas are running at any given time.
-#[rustfmt::skip]
 pub mod replicasets;
 /// `apps/v1/statefulsets` (kind `StatefulSet`).
 ///
@@ -106,5 +102,4 @@ pub mod replicasets;
 /// - Storage: As many VolumeClaims as requested.
 ///
 /// The StatefulSet guarantees that a given network identity will always map to the same storage identity.
-#[rustfmt::skip]
 pub mod statefulsets;

@@ -31,10 +31,8 @@ impl AuthenticationV1ClientExt for ::kinform::Client {
 /// `authentication.k8s.io/v1/selfsubjectreviews` (kind `SelfSubjectReview`).
 ///
 /// SelfSubjectReview contains the user information that the kube-apiserver has about the user making this request. When using impersonation, users will receive the user info of the user being impersonated.  If impersonation or request header authentication is used, any extra keys will have their case ignored and returned as lowercase.
-#[rustfmt::skip]
 pub mod selfsubjectreviews;
 /// `authentication.k8s.io/v1/tokenreviews` (kind `TokenReview`).
 ///
 /// TokenReview attempts to authenticate a token to a known user. Note: TokenReview requests may be cached by the webhook token authenticator plugin in the kube-apiserver.
-#[rustfmt::skip]
 pub mod tokenreviews;

@@ -51,20 +51,16 @@ impl AuthorizationV1ClientExt for ::kinform::Client {
 /// `authorization.k8s.io/v1/localsubjectaccessreviews` (kind `LocalSubjectAccessReview`).
 ///
 /// LocalSubjectAccessReview checks whether or not a user or group can perform an action in a given namespace. Having a namespace scoped resource makes it much easier to grant namespace scoped policy that includes permissions checking.
-#[rustfmt::skip]
 pub mod localsubjectaccessreviews;
 /// `authorization.k8s.io/v1/selfsubjectaccessreviews` (kind `SelfSubjectAccessReview`).
 ///
 /// SelfSubjectAccessReview checks whether or the current user can perform an action.  Not filling in a spec.namespace means "in all namespaces".  Self is a special case, because users should always be able to check whether they can perform an action
-#[rustfmt::skip]
 pub mod selfsubjectaccessreviews;
 /// `authorization.k8s.io/v1/selfsubjectrulesreviews` (kind `SelfSubjectRulesReview`).
 ///
 /// SelfSubjectRulesReview enumerates the set of actions the current user can perform within a namespace. The returned list of actions may be incomplete depending on the server's authorization mode, and any errors experienced during the evaluation. SelfSubjectRulesReview should be used by UIs to show/hide actions, or to quickly let an end user reason about their permissions. It should NOT Be used by external systems to drive authorization decisions as this raises confused deputy, cache lifetime/revocation, and correctness concerns. SubjectAccessReview, and LocalAccessReview are the correct way to defer authorization decisions to the API server.
-#[rustfmt::skip]
 pub mod selfsubjectrulesreviews;
 /// `authorization.k8s.io/v1/subjectaccessreviews` (kind `SubjectAccessReview`).
 ///
 /// SubjectAccessReview checks whether or not a user or group can perform an action.
-#[rustfmt::skip]
 pub mod subjectaccessreviews;

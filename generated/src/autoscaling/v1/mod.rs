@@ -50,5 +50,4 @@ impl<'a> AutoscalingV1Informers<'a> {
 /// `autoscaling/v1/horizontalpodautoscalers` (kind `HorizontalPodAutoscaler`).
 ///
 /// configuration of a horizontal pod autoscaler.
-#[rustfmt::skip]
 pub mod horizontalpodautoscalers;

@@ -50,5 +50,4 @@ impl<'a> AutoscalingV2Informers<'a> {
 /// `autoscaling/v2/horizontalpodautoscalers` (kind `HorizontalPodAutoscaler`).
 ///
 /// HorizontalPodAutoscaler is the configuration for a horizontal pod autoscaler, which automatically manages the replica count of any resource implementing the scale subresource based on the metrics specified.
-#[rustfmt::skip]
 pub mod horizontalpodautoscalers;

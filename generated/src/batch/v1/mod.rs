@@ -50,10 +50,8 @@ impl<'a> BatchV1Informers<'a> {
 /// `batch/v1/cronjobs` (kind `CronJob`).
 ///
 /// CronJob represents the configuration of a single cron job.
-#[rustfmt::skip]
 pub mod cronjobs;
 /// `batch/v1/jobs` (kind `Job`).
 ///
 /// Job represents the configuration of a single job.
-#[rustfmt::skip]
 pub mod jobs;

@@ -54,5 +54,4 @@ impl<'a> CertificatesV1Informers<'a> {
 /// 2. serving certificates for TLS endpoints kube-apiserver can connect to securely (with the "kubernetes.io/kubelet-serving" signerName).
 ///
 /// This API can be used to request client certificates to authenticate to kube-apiserver (with the "kubernetes.io/kube-apiserver-client" signerName), or to obtain certificates from custom non-Kubernetes signers.
-#[rustfmt::skip]
 pub mod certificatesigningrequests;

@@ -64,12 +64,10 @@ impl<'a> CertificatesV1beta1Informers<'a> {
 /// ClusterTrustBundle objects are considered to be readable by any authenticated user in the cluster, because they can be mounted by pods using the `clusterTrustBundle` projection.  All service accounts have read access to ClusterTrustBundles by default.  Users who only have namespace-level access to a cluster can read ClusterTrustBundles by impersonating a serviceaccount that they have access to.
 ///
 /// It can be optionally associated with a particular assigner, in which case it contains one valid set of trust anchors for that signer. Signers may have multiple associated ClusterTrustBundles; each is an independent set of trust anchors for that signer. Admission control is used to enforce that only users with permissions on the signer can create or modify the corresponding bundle.
-#[rustfmt::skip]
 pub mod clustertrustbundles;
 /// `certificates.k8s.io/v1beta1/podcertificaterequests` (kind `PodCertificateRequest`).
 ///
 /// PodCertificateRequest encodes a pod requesting a certificate from a given signer.
 ///
 /// Kubelets use this API to implement podCertificate projected volumes
-#[rustfmt::skip]
 pub mod podcertificaterequests;

@@ -42,5 +42,4 @@ impl<'a> CoordinationV1Informers<'a> {
 /// `coordination.k8s.io/v1/leases` (kind `Lease`).
 ///
 /// Lease defines a lease concept.
-#[rustfmt::skip]
 pub mod leases;

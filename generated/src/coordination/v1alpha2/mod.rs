@@ -45,5 +45,4 @@ impl<'a> CoordinationV1alpha2Informers<'a> {
 /// `coordination.k8s.io/v1alpha2/leasecandidates` (kind `LeaseCandidate`).
 ///
 /// LeaseCandidate defines a candidate for a Lease object. Candidates are created such that coordinated leader election will pick the best leader from the list of candidates.
-#[rustfmt::skip]
 pub mod leasecandidates;

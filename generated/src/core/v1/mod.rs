@@ -184,17 +184,14 @@ impl<'a> CoreV1Informers<'a> {
 /// `v1/bindings` (kind `Binding`).
 ///
 /// Binding ties one object to another; for example, a pod is bound to a node by a scheduler.
-#[rustfmt::skip]
 pub mod bindings;
 /// `v1/componentstatuses` (kind `ComponentStatus`).
 ///
 /// ComponentStatus (and ComponentStatusList) holds the cluster validation info. Deprecated: This API is deprecated in v1.19+
-#[rustfmt::skip]
 pub mod componentstatuses;
 /// `v1/configmaps` (kind `ConfigMap`).
 ///
 /// ConfigMap holds configuration data for pods to consume.
-#[rustfmt::skip]
 pub mod configmaps;
 /// `v1/endpoints` (kind `Endpoints`).
 ///
@@ -215,70 +212,56 @@ pub mod configmaps;
 /// Endpoints is a legacy API and does not contain information about all Service features. Use discoveryv1.EndpointSlice for complete information about Service endpoints.
 ///
 /// Deprecated: This API is deprecated in v1.33+. Use discoveryv1.EndpointSlice.
-#[rustfmt::skip]
 pub mod endpoints;
 /// `v1/events` (kind `Event`).
 ///
 /// Event is a report of an event somewhere in the cluster.  Events have a limited retention time and triggers and messages may evolve with time.  Event consumers should not rely on the timing of an event with a given Reason reflecting a consistent underlying trigger, or the continued existence of events with that Reason.  Events should be treated as informative, best-effort, supplemental data.
-#[rustfmt::skip]
 pub mod events;
 /// `v1/limitranges` (kind `LimitRange`).
 ///
 /// LimitRange sets resource usage limits for each kind of resource in a Namespace.
-#[rustfmt::skip]
 pub mod limitranges;
 /// `v1/namespaces` (kind `Namespace`).
 ///
 /// Namespace provides a scope for Names. Use of multiple namespaces is optional.
-#[rustfmt::skip]
 pub mod namespaces;
 /// `v1/nodes` (kind `Node`).
 ///
 /// Node is a worker node in Kubernetes. Each node will have a unique identifier in the cache (i.e. in etcd).
-#[rustfmt::skip]
 pub mod nodes;
 /// `v1/persistentvolumeclaims` (kind `PersistentVolumeClaim`).
 ///
 /// PersistentVolumeClaim is a user's request for and claim to a persistent volume
-#[rustfmt::skip]
 pub mod persistentvolumeclaims;
 /// `v1/persistentvolumes` (kind `PersistentVolume`).
 ///
 /// PersistentVolume (PV) is a storage resource provisioned by an administrator. It is analogous to a node. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes
-#[rustfmt::skip]
 pub mod persistentvolumes;
 /// `v1/pods` (kind `Pod`).
 ///
 /// Pod is a collection of containers that can run on a host. This resource is created by clients and scheduled onto hosts.
-#[rustfmt::skip]
 pub mod pods;
 /// `v1/podtemplates` (kind `PodTemplate`).
 ///
 /// PodTemplate describes a template for creating copies of a predefined pod.
-#[rustfmt::skip]
 pub mod podtemplates;
 /// `v1/replicationcontrollers` (kind `ReplicationController`).
 ///
 /// ReplicationController represents the configuration of a replication controller.
-#[rustfmt::skip]
 pub mod replicationcontrollers;
 /// `v1/resourcequotas` (kind `ResourceQuota`).
 ///
 /// ResourceQuota sets aggregate quota restrictions enforced per namespace
-#[rustfmt::skip]
 pub mod resourcequotas;
 /// `v1/secrets` (kind `Secret`).
 ///
 /// Secret holds secret data of a certain type. The total bytes of the values in the Data field must be less than MaxSecretSize bytes.
-#[rustfmt::skip]
 pub mod secrets;
 /// `v1/serviceaccounts` (kind `ServiceAccount`).
 ///
 /// ServiceAccount binds together: * a name, understood by users, and perhaps by peripheral systems, for an identity * a principal that can be authenticated and authorized * a set of secrets
-#[rustfmt::skip]
 pub mod serviceaccounts;
 /// `v1/services` (kind `Service`).
 ///
 /// Service is a named abstraction of software service (for example, mysql) consisting of local port (for example 3306) that the proxy listens on, and the selector that determines which pods will answer requests sent through the proxy.
-#[rustfmt::skip]
 pub mod services;

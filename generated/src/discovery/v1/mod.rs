@@ -45,5 +45,4 @@ impl<'a> DiscoveryV1Informers<'a> {
 /// `discovery.k8s.io/v1/endpointslices` (kind `EndpointSlice`).
 ///
 /// EndpointSlice represents a set of service endpoints. Most EndpointSlices are created by the EndpointSlice controller to represent the Pods selected by Service objects. For a given service there may be multiple EndpointSlice objects which must be joined to produce the full set of endpoints; you can find all of the slices for a given service by listing EndpointSlices in the service's namespace whose `kubernetes.io/service-name` label contains the service's name.
-#[rustfmt::skip]
 pub mod endpointslices;

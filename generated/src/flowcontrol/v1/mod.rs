@@ -58,10 +58,8 @@ impl<'a> FlowcontrolV1Informers<'a> {
 /// `flowcontrol.apiserver.k8s.io/v1/flowschemas` (kind `FlowSchema`).
 ///
 /// FlowSchema defines the schema of a group of flows. Note that a flow is made up of a set of inbound API requests with similar attributes and is identified by a pair of strings: the name of the FlowSchema and a "flow distinguisher".
-#[rustfmt::skip]
 pub mod flowschemas;
 /// `flowcontrol.apiserver.k8s.io/v1/prioritylevelconfigurations` (kind `PriorityLevelConfiguration`).
 ///
 /// PriorityLevelConfiguration represents the configuration of a priority level.
-#[rustfmt::skip]
 pub mod prioritylevelconfigurations;

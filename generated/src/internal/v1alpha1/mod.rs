@@ -42,5 +42,4 @@ impl<'a> InternalV1alpha1Informers<'a> {
 /// `internal.apiserver.k8s.io/v1alpha1/storageversions` (kind `StorageVersion`).
 ///
 /// Storage version of a specific resource.
-#[rustfmt::skip]
 pub mod storageversions;

@@ -77,25 +77,20 @@ impl<'a> NetworkingV1Informers<'a> {
 /// `networking.k8s.io/v1/ingressclasses` (kind `IngressClass`).
 ///
 /// IngressClass represents the class of the Ingress, referenced by the Ingress Spec. The `ingressclass.kubernetes.io/is-default-class` annotation can be used to indicate that an IngressClass should be considered default. When a single IngressClass resource has this annotation set to true, new Ingress resources without a class specified will be assigned this default class.
-#[rustfmt::skip]
 pub mod ingressclasses;
 /// `networking.k8s.io/v1/ingresses` (kind `Ingress`).
 ///
 /// Ingress is a collection of rules that allow inbound connections to reach the endpoints defined by a backend. An Ingress can be configured to give services externally-reachable urls, load balance traffic, terminate SSL, offer name based virtual hosting etc.
-#[rustfmt::skip]
 pub mod ingresses;
 /// `networking.k8s.io/v1/ipaddresses` (kind `IPAddress`).
 ///
 /// IPAddress represents a single IP of a single IP Family. The object is designed to be used by APIs that operate on IP addresses. The object is used by the Service core API for allocation of IP addresses. An IP address can be represented in different formats, to guarantee the uniqueness of the IP, the name of the object is the IP address in canonical format, four decimal digits separated by dots suppressing leading zeros for IPv4 and the representation defined by RFC 5952 for IPv6. Valid: 192.168.1.5 or 2001:db8::1 or 2001:db8:aaaa:bbbb:cccc:dddd:eeee:1 Invalid: 10.01.2.3 or 2001:db8:0:0:0::1
-#[rustfmt::skip]
 pub mod ipaddresses;
 /// `networking.k8s.io/v1/networkpolicies` (kind `NetworkPolicy`).
 ///
 /// NetworkPolicy describes what network traffic is allowed for a set of Pods
-#[rustfmt::skip]
 pub mod networkpolicies;
 /// `networking.k8s.io/v1/servicecidrs` (kind `ServiceCIDR`).
 ///
 /// ServiceCIDR defines a range of IP addresses using CIDR format (e.g. 192.168.0.0/24 or 2001:db2::/64). This range is used to allocate ClusterIPs to Service objects.
-#[rustfmt::skip]
 pub mod servicecidrs;

@@ -50,5 +50,4 @@ impl<'a> PolicyV1Informers<'a> {
 /// `policy/v1/poddisruptionbudgets` (kind `PodDisruptionBudget`).
 ///
 /// PodDisruptionBudget is an object to define the max disruption that can be caused to a collection of pods
-#[rustfmt::skip]
 pub mod poddisruptionbudgets;

@@ -68,20 +68,16 @@ impl<'a> RbacV1Informers<'a> {
 /// `rbac.authorization.k8s.io/v1/clusterrolebindings` (kind `ClusterRoleBinding`).
 ///
 /// ClusterRoleBinding references a ClusterRole, but not contain it.  It can reference a ClusterRole in the global namespace, and adds who information via Subject.
-#[rustfmt::skip]
 pub mod clusterrolebindings;
 /// `rbac.authorization.k8s.io/v1/clusterroles` (kind `ClusterRole`).
 ///
 /// ClusterRole is a cluster level, logical grouping of PolicyRules that can be referenced as a unit by a RoleBinding or ClusterRoleBinding.
-#[rustfmt::skip]
 pub mod clusterroles;
 /// `rbac.authorization.k8s.io/v1/rolebindings` (kind `RoleBinding`).
 ///
 /// RoleBinding references a role, but does not contain it.  It can reference a Role in the same namespace or a ClusterRole in the global namespace. It adds who information via Subjects and namespace information by which namespace it exists in.  RoleBindings in a given namespace only have effect in that namespace.
-#[rustfmt::skip]
 pub mod rolebindings;
 /// `rbac.authorization.k8s.io/v1/roles` (kind `Role`).
 ///
 /// Role is a namespaced, logical grouping of PolicyRules that can be referenced as a unit by a RoleBinding.
-#[rustfmt::skip]
 pub mod roles;

@@ -42,5 +42,4 @@ impl<'a> ResourceV1alpha3Informers<'a> {
 /// `resource.k8s.io/v1alpha3/devicetaintrules` (kind `DeviceTaintRule`).
 ///
 /// DeviceTaintRule adds one taint to all devices which match the selector. This has the same effect as if the taint was specified directly in the ResourceSlice by the DRA driver.
-#[rustfmt::skip]
 pub mod devicetaintrules;

@@ -79,21 +79,18 @@ impl<'a> ResourceV1beta1Informers<'a> {
 /// DeviceClass is a vendor- or admin-provided resource that contains device configuration and selectors. It can be referenced in the device requests of a claim to apply these presets. Cluster scoped.
 ///
 /// This is an alpha type and requires enabling the DynamicResourceAllocation feature gate.
-#[rustfmt::skip]
 pub mod deviceclasses;
 /// `resource.k8s.io/v1beta1/resourceclaims` (kind `ResourceClaim`).
 ///
 /// ResourceClaim describes a request for access to resources in the cluster, for use by workloads. For example, if a workload needs an accelerator device with specific properties, this is how that request is expressed. The status stanza tracks whether this claim has been satisfied and what specific resources have been allocated.
 ///
 /// This is an alpha type and requires enabling the DynamicResourceAllocation feature gate.
-#[rustfmt::skip]
 pub mod resourceclaims;
 /// `resource.k8s.io/v1beta1/resourceclaimtemplates` (kind `ResourceClaimTemplate`).
 ///
 /// ResourceClaimTemplate is used to produce ResourceClaim objects.
 ///
 /// This is an alpha type and requires enabling the DynamicResourceAllocation feature gate.
-#[rustfmt::skip]
 pub mod resourceclaimtemplates;
 /// `resource.k8s.io/v1beta1/resourceslices` (kind `ResourceSlice`).
 ///
@@ -108,5 +105,4 @@ pub mod resourceclaimtemplates;
 /// For resources that are not local to a node, the node name is not set. Instead, the driver may use a node selector to specify where the devices are available.
 ///
 /// This is an alpha type and requires enabling the DynamicResourceAllocation feature gate.
-#[rustfmt::skip]
 pub mod resourceslices;

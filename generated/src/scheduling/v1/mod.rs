@@ -42,5 +42,4 @@ impl<'a> SchedulingV1Informers<'a> {
 /// `scheduling.k8s.io/v1/priorityclasses` (kind `PriorityClass`).
 ///
 /// PriorityClass defines mapping from a priority class name to the priority integer value. The value can be any valid integer.
-#[rustfmt::skip]
 pub mod priorityclasses;

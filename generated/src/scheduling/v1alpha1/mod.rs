@@ -42,5 +42,4 @@ impl<'a> SchedulingV1alpha1Informers<'a> {
 /// `scheduling.k8s.io/v1alpha1/workloads` (kind `Workload`).
 ///
 /// Workload allows for expressing scheduling constraints that should be used when managing lifecycle of workloads from scheduling perspective, including scheduling, preemption, eviction and other phases.
-#[rustfmt::skip]
 pub mod workloads;

@@ -94,12 +94,10 @@ impl<'a> StorageV1Informers<'a> {
 /// `storage.k8s.io/v1/csidrivers` (kind `CSIDriver`).
 ///
 /// CSIDriver captures information about a Container Storage Interface (CSI) volume driver deployed on the cluster. Kubernetes attach detach controller uses this object to determine whether attach is required. Kubelet uses this object to determine whether pod information needs to be passed on mount. CSIDriver objects are non-namespaced.
-#[rustfmt::skip]
 pub mod csidrivers;
 /// `storage.k8s.io/v1/csinodes` (kind `CSINode`).
 ///
 /// CSINode holds information about all CSI drivers installed on a node. CSI drivers do not need to create the CSINode object directly. As long as they use the node-driver-registrar sidecar container, the kubelet will automatically populate the CSINode object for the CSI driver as part of kubelet plugin registration. CSINode has the same name as a node. If the object is missing, it means either there are no CSI Drivers available on the node, or the Kubelet version is low enough that it doesn't create this object. CSINode has an OwnerReference that points to the corresponding node object.
-#[rustfmt::skip]
 pub mod csinodes;
 /// `storage.k8s.io/v1/csistoragecapacities` (kind `CSIStorageCapacity`).
 ///
@@ -112,24 +110,20 @@ pub mod csinodes;
 /// The producer of these objects can decide which approach is more suitable.
 ///
 /// They are consumed by the kube-scheduler when a CSI driver opts into capacity-aware scheduling with CSIDriverSpec.StorageCapacity. The scheduler compares the MaximumVolumeSize against the requested size of pending volumes to filter out unsuitable nodes. If MaximumVolumeSize is unset, it falls back to a comparison against the less precise Capacity. If that is also unset, the scheduler assumes that capacity is insufficient and tries some other node.
-#[rustfmt::skip]
 pub mod csistoragecapacities;
 /// `storage.k8s.io/v1/storageclasses` (kind `StorageClass`).
 ///
 /// StorageClass describes the parameters for a class of storage for which PersistentVolumes can be dynamically provisioned.
 ///
 /// StorageClasses are non-namespaced; the name of the storage class according to etcd is in ObjectMeta.Name.
-#[rustfmt::skip]
 pub mod storageclasses;
 /// `storage.k8s.io/v1/volumeattachments` (kind `VolumeAttachment`).
 ///
 /// VolumeAttachment captures the intent to attach or detach the specified volume to/from the specified node.
 ///
 /// VolumeAttachment objects are non-namespaced.
-#[rustfmt::skip]
 pub mod volumeattachments;
 /// `storage.k8s.io/v1/volumeattributesclasses` (kind `VolumeAttributesClass`).
 ///
 /// VolumeAttributesClass represents a specification of mutable volume attributes defined by the CSI driver. The class can be specified during dynamic provisioning of PersistentVolumeClaims, and changed in the PersistentVolumeClaim spec after provisioning.
-#[rustfmt::skip]
 pub mod volumeattributesclasses;

@@ -46,5 +46,4 @@ impl<'a> StorageV1beta1Informers<'a> {
 /// `storage.k8s.io/v1beta1/volumeattributesclasses` (kind `VolumeAttributesClass`).
 ///
 /// VolumeAttributesClass represents a specification of mutable volume attributes defined by the CSI driver. The class can be specified during dynamic provisioning of PersistentVolumeClaims, and changed in the PersistentVolumeClaim spec after provisioning.
-#[rustfmt::skip]
 pub mod volumeattributesclasses;

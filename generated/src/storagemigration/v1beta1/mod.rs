@@ -46,5 +46,4 @@ impl<'a> StoragemigrationV1beta1Informers<'a> {
 /// `storagemigration.k8s.io/v1beta1/storageversionmigrations` (kind `StorageVersionMigration`).
 ///
 /// StorageVersionMigration represents a migration of stored data to the latest storage version.
-#[rustfmt::skip]
 pub mod storageversionmigrations;
