@@ -14,7 +14,9 @@
 //! modules inline in one file for `include!(concat!(env!("OUT_DIR"), ...))` from a build
 //! script, as prost-build does (a `mod foo;` inside an included file would resolve relative to
 //! the includer, so a tree cannot be included). With `feature_per_group`, each group module
-//! and its prelude entries sit behind `#[cfg(feature = "<group module name>")]`.
+//! and its prelude entries sit behind `#[cfg(feature = "<group module name>")]`. The root's
+//! out-of-line module declarations carry `#[rustfmt::skip]`, so `cargo fmt` over a crate that
+//! commits the tree does not rewrite the generated files.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -182,11 +184,13 @@ fn type_tokens(t: &RootType, paths: &RuntimePaths) -> TokenStream {
     }
 }
 
-/// The last segment of the object type path, imported by [`object_import`].
+/// The last segment of the object type path, imported by [`object_import`]. An external
+/// (k8s-openapi) name is kept as spelled (`CSIDriver`, `APIService`): the import names it so.
 fn short_object(t: &RootType) -> TokenStream {
-    let (RootType::External(p) | RootType::Generated(p)) = t;
-    let last = p.rsplit("::").next().unwrap_or(p);
-    let i = ident(&camel(last));
+    let i = match t {
+        RootType::External(p) => ident(p.rsplit("::").next().unwrap_or(p)),
+        RootType::Generated(p) => ident(&camel(p.rsplit("::").next().unwrap_or(p))),
+    };
     quote!(#i)
 }
 
@@ -544,7 +548,15 @@ fn tree_child(
         contents: format_file(&path.display().to_string(), tokens)?,
         path,
     });
-    Ok(quote!(#attrs pub mod #name;))
+    // The files are prettyplease's output; `cargo fmt` must leave them alone, or `--check`
+    // would find every committed file stale after a workspace-wide format. rustfmt does not
+    // descend into a skipped module, so the root's declarations are enough.
+    let skip = if dir.as_os_str().is_empty() {
+        quote!(#[rustfmt::skip])
+    } else {
+        TokenStream::new()
+    };
+    Ok(quote!(#attrs #skip pub mod #name;))
 }
 
 fn inline(m: &Module) -> TokenStream {
