@@ -150,9 +150,12 @@ fn write_crate(dir: &Path) {
         .iter()
         .map(|t| {
             format!(
-                "        {:?} => rt::<crds::{}>(value),\n",
+                "        {:?} => match value[\"new\"].as_str() {{\n\
+                 \x20           Some(name) => new(crds::{path}::new(name, from(value[\"spec\"].clone()))),\n\
+                 \x20           None => rt::<crds::{path}>(value),\n\
+                 \x20       }},\n",
                 t.kind,
-                t.rust_path()
+                path = t.rust_path()
             )
         })
         .collect();
@@ -165,6 +168,10 @@ fn write_crate(dir: &Path) {
          fn rt<K: kinform::Resource>(value: Value) -> Value {{\n\
          \x20   let typed: K = serde_json::from_value(value).expect(\"generated type reads the object\");\n\
          \x20   serde_json::to_value(&typed).expect(\"serializes\")\n}}\n\n\
+         fn from<T: kinform::k8s_openapi::serde::de::DeserializeOwned>(value: Value) -> T {{\n\
+         \x20   serde_json::from_value(value).expect(\"generated spec type reads the spec\")\n}}\n\n\
+         fn new<K: kinform::Resource>(object: K) -> Value {{\n\
+         \x20   serde_json::to_value(&object).expect(\"serializes\")\n}}\n\n\
          fn main() {{\n\
          \x20   for line in std::io::stdin().lock().lines() {{\n\
          \x20       let value: Value = serde_json::from_str(&line.expect(\"stdin\")).expect(\"json\");\n\
@@ -254,7 +261,32 @@ fn derived_and_generated_types_agree() {
         dir.display()
     );
 
-    let examples = examples();
+    let mut examples = examples();
+    // `Foo::new(name, spec)` of both types: a request `{kind, new: name, spec}`.
+    let news = vec![
+        (
+            json!({ "kind": "Widget", "new": "n1", "spec": examples[0]["spec"] }),
+            serde_json::to_value(Widget::new(
+                "n1",
+                serde_json::from_value(examples[0]["spec"].clone()).unwrap(),
+            ))
+            .unwrap(),
+        ),
+        (
+            json!({ "kind": "Zone", "new": "n2", "spec": examples[2]["spec"] }),
+            serde_json::to_value(Zone::new(
+                "n2",
+                serde_json::from_value(examples[2]["spec"].clone()).unwrap(),
+            ))
+            .unwrap(),
+        ),
+    ];
+    let derived_count = examples.len();
+    let mut expected: Vec<Value> = examples.clone();
+    for (request, derived) in news {
+        examples.push(request);
+        expected.push(derived);
+    }
     let mut child = Command::new(base.join("target/debug/kinform-derive-roundtrip"))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -272,8 +304,10 @@ fn derived_and_generated_types_agree() {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     assert_eq!(lines.len(), examples.len());
-    for (derived, generated) in examples.iter().zip(&lines) {
+    for (derived, generated) in expected.iter().zip(&lines) {
         assert_eq!(derived, generated, "derived vs generated JSON");
+    }
+    for (derived, generated) in expected.iter().zip(&lines).take(derived_count) {
         match derived["kind"].as_str() {
             Some("Widget") => {
                 let a: Widget = serde_json::from_value(derived.clone()).unwrap();
