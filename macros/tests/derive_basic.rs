@@ -280,3 +280,173 @@ fn versions_merge_with_one_storage_version() {
     ));
     assert_eq!(merge_crds(vec![], "v1"), Err(MergeError::Empty));
 }
+
+/// Shapes schemars cannot write structurally on its own.
+#[derive(CustomResource, Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[kinform(group = "example.com", version = "v1", kind = "Shape", namespaced)]
+pub struct ShapeSpec {
+    /// Externally tagged enum with data.
+    pub action: Action,
+    /// Internally tagged enum.
+    pub source: Source,
+    /// Unit and data variants mixed.
+    pub mixed: Mixed,
+    /// Integer or string.
+    pub port: IntOrName,
+    /// A recursive type.
+    pub tree: Tree,
+    /// Flattened remainder.
+    #[serde(flatten)]
+    pub rest: BTreeMap<String, serde_json::Value>,
+    /// A tuple.
+    pub pair: (String, i32),
+}
+
+/// Actions.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum Action {
+    /// Run.
+    Run {
+        /// Command.
+        command: String,
+    },
+    /// Sleep.
+    Sleep {
+        /// Seconds.
+        seconds: u32,
+    },
+}
+
+/// Sources.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type")]
+pub enum Source {
+    /// Git.
+    Git {
+        /// URL.
+        url: String,
+    },
+    /// S3.
+    S3 {
+        /// Bucket.
+        bucket: String,
+    },
+}
+
+/// Mixed.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub enum Mixed {
+    /// Nothing.
+    Empty,
+    /// Something.
+    Value(String),
+}
+
+/// Integer or string.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum IntOrName {
+    /// Number.
+    Int(i32),
+    /// Name.
+    Name(String),
+}
+
+/// A tree.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Tree {
+    /// Children.
+    pub children: Vec<Tree>,
+}
+
+/// Apiextensions' structural rules (`ValidateStructural`), checked on a schema node.
+fn assert_structural(path: &str, v: &serde_json::Value, in_junctor: bool) {
+    let m = v
+        .as_object()
+        .unwrap_or_else(|| panic!("{path}: not an object"));
+    assert!(!m.contains_key("$ref"), "{path}: $ref");
+    let typed = m.contains_key("type")
+        || m.get("x-kubernetes-int-or-string") == Some(&json!(true))
+        || m.get("x-kubernetes-preserve-unknown-fields") == Some(&json!(true));
+    if in_junctor {
+        for k in [
+            "type",
+            "properties",
+            "items",
+            "additionalProperties",
+            "x-kubernetes-preserve-unknown-fields",
+        ] {
+            assert!(
+                !m.contains_key(k),
+                "{path}: `{k}` inside anyOf/oneOf/allOf/not"
+            );
+        }
+    } else {
+        assert!(typed, "{path}: no type");
+    }
+    assert!(
+        !(m.contains_key("properties") && m.contains_key("additionalProperties")),
+        "{path}: properties beside additionalProperties"
+    );
+    if let Some(serde_json::Value::Object(props)) = m.get("properties") {
+        for (k, p) in props {
+            assert_structural(&format!("{path}.{k}"), p, in_junctor);
+        }
+    }
+    for k in ["items", "additionalProperties"] {
+        if let Some(s @ serde_json::Value::Object(_)) = m.get(k) {
+            assert_structural(&format!("{path}[{k}]"), s, in_junctor);
+        }
+    }
+    for k in ["anyOf", "oneOf", "allOf"] {
+        if let Some(serde_json::Value::Array(branches)) = m.get(k) {
+            for (n, b) in branches.iter().enumerate() {
+                assert_structural(&format!("{path}.{k}[{n}]"), b, true);
+            }
+        }
+    }
+}
+
+#[test]
+fn schemas_are_structural() {
+    for crd in [Widget::crd(), Shape::crd(), v1::Gadget::crd()] {
+        let crd = serde_json::to_value(crd).unwrap();
+        let schema = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"];
+        assert_structural("", schema, false);
+    }
+    let crd = serde_json::to_value(Shape::crd()).unwrap();
+    let spec = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"];
+    let p = &spec["properties"];
+    // Flatten: unknown fields are kept.
+    assert_eq!(spec["x-kubernetes-preserve-unknown-fields"], true);
+    // Externally tagged: one property per variant, exactly one required.
+    assert_eq!(p["action"]["type"], "object");
+    assert!(p["action"]["properties"]["run"]["properties"]["command"].is_object());
+    assert_eq!(
+        p["action"]["oneOf"],
+        json!([{ "required": ["run"] }, { "required": ["sleep"] }])
+    );
+    // Internally tagged: the union of the variants' fields.
+    assert_eq!(p["source"]["properties"]["type"]["type"], "string");
+    assert!(p["source"]["properties"]["url"].is_object());
+    assert!(p["source"]["properties"]["bucket"].is_object());
+    assert_eq!(
+        p["source"]["properties"]["type"]["enum"],
+        json!(["Git", "S3"])
+    );
+    assert_eq!(p["mixed"]["x-kubernetes-preserve-unknown-fields"], true);
+    assert_eq!(
+        p["port"],
+        json!({ "description": "Integer or string.", "x-kubernetes-int-or-string": true })
+    );
+    assert_eq!(
+        // schemars inlines one level, then refers to itself: that reference keeps the data.
+        p["tree"]["properties"]["children"]["items"]["properties"]["children"]["items"]["x-kubernetes-preserve-unknown-fields"],
+        true
+    );
+    assert_eq!(
+        p["pair"]["items"]["x-kubernetes-preserve-unknown-fields"],
+        true
+    );
+}

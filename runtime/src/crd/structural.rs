@@ -285,7 +285,7 @@ impl Visitor<'_> {
             for mut m in maps {
                 if let Some(Value::Object(p)) = m.remove("properties") {
                     for (k, v) in p {
-                        props.entry(k).or_insert(v);
+                        merge_property(&mut props, k, v);
                     }
                 }
                 if m.get("x-kubernetes-preserve-unknown-fields") == Some(&json!(true)) {
@@ -313,6 +313,24 @@ impl Visitor<'_> {
             obj.insert("x-kubernetes-preserve-unknown-fields".into(), json!(true));
         }
         obj
+    }
+}
+
+/// Adds a variant's property; a property several variants share (an internally tagged
+/// enum's tag) keeps the first schema, with the union of their `enum` values.
+fn merge_property(props: &mut Map<String, Value>, key: String, value: Value) {
+    let Some(existing) = props.get_mut(&key) else {
+        props.insert(key, value);
+        return;
+    };
+    if let (Some(Value::Array(have)), Some(Value::Array(more))) =
+        (existing.get_mut("enum"), value.get("enum"))
+    {
+        for v in more {
+            if !have.contains(v) {
+                have.push(v.clone());
+            }
+        }
     }
 }
 
@@ -418,6 +436,10 @@ mod tests {
                 "t": { "oneOf": [
                     { "type": "object", "properties": { "a": { "type": "string" } }, "required": ["a"] },
                     { "type": "object", "properties": { "b": { "type": "integer" } }, "required": ["b"] }
+                ] },
+                "tagged": { "oneOf": [
+                    { "type": "object", "properties": { "k": { "type": "string", "enum": ["A"] } } },
+                    { "type": "object", "properties": { "k": { "type": "string", "enum": ["B"] } } }
                 ] },
                 "mixed": { "oneOf": [{ "type": "string" }, { "type": "object" }] },
                 "any": true,
