@@ -450,3 +450,56 @@ fn schemas_are_structural() {
         true
     );
 }
+
+mod overrides {
+    use super::*;
+
+    /// A spec using crate path overrides, extra attributes and a disabled schema.
+    #[derive(CustomResource, Clone, Debug, Serialize, Deserialize)]
+    #[kinform(
+        group = "example.com",
+        version = "v1alpha1",
+        kind = "Legacy",
+        root = "LegacyThing",
+        plural = "legacies",
+        singular = "legacy",
+        served = false,
+        schema = "disabled",
+        doc = "An old thing.",
+        attr = "allow(clippy::large_enum_variant)",
+        printcolumn = r#"{"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}"#,
+        crates(
+            kinform = "::kinform",
+            k8s_openapi = "::k8s_openapi",
+            serde = "::serde"
+        )
+    )]
+    pub struct LegacySpec {
+        /// Anything.
+        pub data: String,
+    }
+
+    #[test]
+    fn overrides_and_disabled_schema() {
+        assert_eq!(LegacyThing::KIND, "Legacy");
+        assert_eq!(LegacyThing::PLURAL, "legacies");
+        let crd = serde_json::to_value(LegacyThing::crd()).unwrap();
+        assert_eq!(crd["metadata"]["name"], "legacies.example.com");
+        assert_eq!(crd["spec"]["scope"], "Cluster");
+        let v = &crd["spec"]["versions"][0];
+        assert_eq!(v["served"], false);
+        assert_eq!(v["storage"], false);
+        assert_eq!(v["additionalPrinterColumns"][0]["type"], "date");
+        let schema = &v["schema"]["openAPIV3Schema"];
+        assert_eq!(schema["description"], "An old thing.");
+        assert_eq!(
+            schema["properties"]["spec"],
+            json!({ "type": "object", "x-kubernetes-preserve-unknown-fields": true })
+        );
+        let obj = LegacyThing::new("l", LegacySpec { data: "d".into() });
+        let back: LegacyThing =
+            serde_json::from_value(serde_json::to_value(&obj).unwrap()).unwrap();
+        assert_eq!(back.spec.data, "d");
+        let _client: fn(kinform::Client) -> LegacyThingClient = LegacyThingClient::new;
+    }
+}

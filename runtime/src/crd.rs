@@ -10,7 +10,8 @@
 //! macro emits; [`merge_crds`] joins the single-version CRDs of several modules into one CRD
 //! with exactly one storage version, as kube-core's `merge_crds` does.
 //!
-//! Available with the `derive` feature.
+//! Available with the `derive` feature. Spec and status types derive `schemars::JsonSchema`
+//! from schemars 1 (the version re-exported here as [`schemars`]).
 
 mod build;
 mod merge;

@@ -171,12 +171,8 @@ fn string_map(items: &[(&str, &str)]) -> Option<BTreeMap<String, String>> {
 
 /// The CRD of one version: `spec` and `status` are structural schemas (from
 /// [`super::schema_for`]); `spec: None` means the schema is disabled (the spec preserves
-/// unknown fields).
-///
-/// # Panics
-///
-/// Never on schemas from [`super::schema_for`]; a hand-written schema that is not a JSON
-/// Schema object is replaced by one that preserves unknown fields rather than panicking.
+/// unknown fields). A hand-written schema that does not read as `JSONSchemaProps` is
+/// replaced by an object schema that preserves unknown fields (nothing panics).
 pub fn custom_resource_definition(
     desc: &CrdDescription<'_>,
     spec: Option<Value>,
