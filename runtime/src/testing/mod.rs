@@ -19,8 +19,9 @@
 //!
 //! Built-ins served from the start: namespaces, pods, configmaps, secrets, services, events
 //! (core and `events.k8s.io`), deployments, replicasets, leases and
-//! customresourcedefinitions. The namespaces `default`, `kube-system` and `kube-public`
-//! exist at start.
+//! customresourcedefinitions; tests register other built-ins with
+//! [`TestApiServer::register_resource`]. The namespaces `default`, `kube-system` and
+//! `kube-public` exist at start.
 //!
 //! Not reproduced (each refused clearly or documented where it matters): protobuf (JSON is
 //! always answered), server-side apply (415), strategic merge list semantics (applied as a
@@ -43,6 +44,7 @@
 //! ```
 
 mod body;
+mod builtin;
 mod delete;
 mod discovery;
 mod faults;
