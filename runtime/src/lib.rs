@@ -9,8 +9,13 @@
 //! cluster-scoped objects, as client-go's `MetaNamespaceKeyFunc`.
 
 pub mod client;
+pub mod controller;
+#[cfg(feature = "derive")]
+pub mod crd;
+pub mod events;
 pub mod fifo;
 pub mod informer;
+pub mod leader;
 pub mod lister;
 pub mod reflector;
 pub mod resource;
@@ -27,6 +32,11 @@ pub use client::{
 };
 pub use resource::{ApiResource, HasMetadata, Resource, Scope};
 pub use selector::{FieldSelector, LabelSelector};
+
+/// `#[derive(CustomResource)]`: the root type, `Resource` impl, CRD, typed client, lister,
+/// informer and factory accessor of a hand-written spec type.
+#[cfg(feature = "derive")]
+pub use kinform_macros::CustomResource;
 
 /// Re-exported so that generated and derived code can name it through `kinform`.
 pub use k8s_openapi;

@@ -72,6 +72,10 @@ fn keys_get_update_delete() {
     // add of an existing key replaces it, like client-go.
     store.add(cm(Some("ns"), "a", &[], "3"));
     assert_eq!(store.len(), 2);
+    let old = store.upsert(cm(Some("ns"), "a", &[], "3")).unwrap();
+    assert_eq!(old.metadata.resource_version.as_deref(), Some("3"));
+    assert!(store.upsert(cm(Some("ns"), "fresh", &[], "1")).is_none());
+    store.delete("ns/fresh");
 
     let gone = store.delete("ns/a").unwrap();
     assert_eq!(gone.metadata.resource_version.as_deref(), Some("3"));

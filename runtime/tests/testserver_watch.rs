@@ -271,3 +271,20 @@ async fn namespaced_watch_and_table_events() {
     assert_eq!(e["object"]["rows"][0]["cells"][0], "y");
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn watch_from_a_future_version_skips_older_changes() {
+    let server = TestApiServer::start().await.unwrap();
+    let raw = Raw::new(&server.url());
+    let future = server.resource_version() + 2;
+    let mut w = raw
+        .watch(&format!("{CMS}?watch=true&resourceVersion={future}"))
+        .await;
+    for n in ["a", "b", "c"] {
+        raw.post(CMS, &configmap("default", n, json!({}))).await;
+    }
+    let e = w.next().await.unwrap();
+    assert_eq!(e["object"]["metadata"]["name"], "c");
+    assert_eq!(rv(&e["object"]), future + 1);
+    server.shutdown().await;
+}

@@ -18,7 +18,7 @@
 //! out-of-line module declarations carry `#[rustfmt::skip]`, so `cargo fmt` over a crate that
 //! commits the tree does not rewrite the generated files.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use proc_macro2::TokenStream;
@@ -96,6 +96,28 @@ pub struct ResourceCtx<'a> {
     /// Crate paths.
     pub paths: &'a RuntimePaths,
     type_base: String,
+}
+
+impl<'a> ResourceCtx<'a> {
+    /// The context of one resource outside a group-version tree (the derive macro): its
+    /// client, lister and informer are named after `type_base` (`FooClient`, ...).
+    pub fn new(
+        res: &'a ResourceDef,
+        group: &'a str,
+        version: &'a str,
+        object: TokenStream,
+        paths: &'a RuntimePaths,
+        type_base: &str,
+    ) -> Self {
+        Self {
+            res,
+            group,
+            version,
+            object,
+            paths,
+            type_base: type_base.to_owned(),
+        }
+    }
 }
 
 impl ResourceCtx<'_> {
@@ -357,14 +379,17 @@ pub fn build_tree(model: &ApiModel, types: &[TypeModule], opts: &EmitOptions) ->
                 doc: format!("`{}`: clientset and shared informers.", v.label()),
                 ..Module::default()
             };
+            let mut taken: BTreeSet<String> =
+                v.resources.iter().map(|r| snake(&r.res.plural)).collect();
             for t in types
                 .iter()
                 .filter(|t| t.group == v.group && t.version == v.version)
             {
-                let (kmod, root_ty) = (ident(&t.module), ident(&t.root));
+                let module = types_module_name(&t.module, &mut taken);
+                let (kmod, root_ty) = (ident(&module), ident(&t.root));
                 vm.items.extend(quote!(pub use self::#kmod::#root_ty;));
                 vm.children.push(Module {
-                    name: t.module.clone(),
+                    name: module,
                     doc: format!("Types of `{}` `{}`.", t.kind, v.label()),
                     items: emit_type_module(t, &opts.types),
                     ..Module::default()
@@ -400,6 +425,24 @@ pub fn build_tree(model: &ApiModel, types: &[TypeModule], opts: &EmitOptions) ->
         ..Module::default()
     });
     root
+}
+
+/// The module of a kind's types: the kind's own module name unless a resource module (a
+/// plural, e.g. a kind `Data` served as `data`) or another kind already took it, then with a
+/// `_types` suffix (and a number, if needed), so the choice is deterministic.
+fn types_module_name(module: &str, taken: &mut BTreeSet<String>) -> String {
+    let mut name = module.to_owned();
+    let mut n = 1;
+    while taken.contains(&name) {
+        name = if n == 1 {
+            format!("{module}_types")
+        } else {
+            format!("{module}_types{n}")
+        };
+        n += 1;
+    }
+    taken.insert(name.clone());
+    name
 }
 
 /// `use <object type path>;` so signatures read `Pod` rather than a full path.

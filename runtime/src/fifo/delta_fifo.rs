@@ -129,7 +129,8 @@ impl<K: HasMetadata> DeltaFifo<K> {
     /// never runs user handlers. When `process` returns `Err`, the deltas are queued again at
     /// the back unless the key was queued meanwhile (client-go's `addIfNotPresent`). The
     /// deltas say whether they belong to the initial list
-    /// ([`Deltas::is_in_initial_list`]).
+    /// ([`Deltas::is_in_initial_list`]). If `process` panics, the deltas of that key are
+    /// dropped (the lock does not poison; the FIFO stays usable).
     ///
     /// Returns `Err(FifoClosed)` once the FIFO is closed and empty.
     pub async fn pop<R, E>(

@@ -2,8 +2,9 @@
 //! (`queueActionLocked`, `Delete`, `Replace`, `Resync`, `Pop`, `addIfNotPresent`).
 //!
 //! Like the store, no key string is kept: queued `Deltas` live in a slab, the key table holds
-//! slot numbers hashed through the key of each entry's newest delta, and the queue is a ring
-//! of slot numbers in order of first arrival. Delta buffers of popped keys are recycled, so a
+//! slot numbers hashed through the key of each entry's newest delta (the hash is kept per
+//! entry, so popping and rehashing never touch the objects), and the queue is a ring of slot
+//! numbers in order of first arrival. Delta buffers of popped keys are recycled, so a
 //! steady add/pop stream allocates nothing.
 
 use std::collections::VecDeque;
@@ -33,6 +34,8 @@ pub(crate) struct State<K> {
     hasher: DefaultHashBuilder,
     table: HashTable<u32>,
     entries: Vec<Option<Deltas<K>>>,
+    /// The key hash of each entry, so that popping and rehashing do not touch the objects.
+    hashes: Vec<u64>,
     free: Vec<u32>,
     queue: VecDeque<u32>,
     pool: Vec<Vec<Delta<K>>>,
@@ -49,6 +52,7 @@ impl<K> Default for State<K> {
             hasher: DefaultHashBuilder::default(),
             table: HashTable::new(),
             entries: Vec::new(),
+            hashes: Vec::new(),
             free: Vec::new(),
             queue: VecDeque::new(),
             pool: Vec::new(),
@@ -100,18 +104,20 @@ impl<K: HasMetadata> State<K> {
         let slot = match self.free.pop() {
             Some(slot) => {
                 self.entries[slot as usize] = Some(deltas);
+                self.hashes[slot as usize] = hash;
                 slot
             }
             None => {
                 let slot = u32::try_from(self.entries.len())
                     .expect("a DeltaFIFO holds at most u32::MAX keys");
                 self.entries.push(Some(deltas));
+                self.hashes.push(hash);
                 slot
             }
         };
-        let (entries, hasher) = (&self.entries, &self.hasher);
+        let hashes = &self.hashes;
         self.table
-            .insert_unique(hash, slot, |&s| hash_key(hasher, key_at(entries, s)));
+            .insert_unique(hash, slot, |&s| hashes[s as usize]);
         self.queue.push_back(slot);
         slot
     }
@@ -250,7 +256,7 @@ impl<K: HasMetadata> State<K> {
             .take()
             .expect("queued entries are present");
         self.free.push(slot);
-        let hash = hash_key(&self.hasher, deltas.key());
+        let hash = self.hashes[slot as usize];
         if let Ok(entry) = self.table.find_entry(hash, |&s| s == slot) {
             entry.remove();
         }

@@ -41,10 +41,13 @@ impl BuildHasher for SlotHash {
 }
 
 /// The slots indexed under one value. Never empty: empty buckets are removed.
+///
+/// Sixteen bytes: unique values (a pod's `instance` label, a custom index by uid) are the
+/// common case and pay for no hash set.
 #[derive(Clone, Debug)]
 pub(crate) enum Bucket {
     One(Slot),
-    Many(HashSet<Slot, SlotHash>),
+    Many(Box<HashSet<Slot, SlotHash>>),
 }
 
 impl Bucket {
@@ -56,7 +59,7 @@ impl Bucket {
                 let mut set = HashSet::with_capacity_and_hasher(2, SlotHash);
                 set.insert(*s);
                 set.insert(slot);
-                *self = Bucket::Many(set);
+                *self = Bucket::Many(Box::new(set));
             }
             Bucket::Many(set) => {
                 set.insert(slot);

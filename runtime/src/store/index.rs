@@ -6,109 +6,10 @@
 //! (same namespace, same labels) costs no index work and no allocation. Buckets that become
 //! empty are removed, so `index_values` never reports a value without objects.
 
-use std::collections::BTreeMap;
-
-use hashbrown::HashMap;
-
 use super::bucket::{Bucket, Slot, ValueIndex};
+use super::labels::LabelIndex;
 use super::{IndexFn, LABEL_INDEX, NAMESPACE_INDEX, StoreError};
 use crate::resource::HasMetadata;
-
-type Labels = BTreeMap<String, String>;
-
-/// The label index: label key -> label value -> slots.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct LabelIndex {
-    keys: HashMap<Box<str>, ValueIndex>,
-}
-
-impl LabelIndex {
-    fn insert(&mut self, key: &str, value: &str, slot: Slot) {
-        match self.keys.get_mut(key) {
-            Some(values) => values.insert(value, slot),
-            None => {
-                let mut values = ValueIndex::default();
-                values.insert(value, slot);
-                self.keys.insert(key.into(), values);
-            }
-        }
-    }
-
-    fn remove(&mut self, key: &str, value: &str, slot: Slot) {
-        if let Some(values) = self.keys.get_mut(key) {
-            values.remove(value, slot);
-            if values.is_empty() {
-                self.keys.remove(key);
-            }
-        }
-    }
-
-    fn insert_all(&mut self, labels: Option<&Labels>, slot: Slot) {
-        for (k, v) in labels.into_iter().flatten() {
-            self.insert(k, v, slot);
-        }
-    }
-
-    fn remove_all(&mut self, labels: Option<&Labels>, slot: Slot) {
-        for (k, v) in labels.into_iter().flatten() {
-            self.remove(k, v, slot);
-        }
-    }
-
-    /// Applies the difference between two label sets with one merge walk of the sorted maps.
-    fn update(&mut self, old: Option<&Labels>, new: Option<&Labels>, slot: Slot) {
-        let mut old = old.into_iter().flatten().peekable();
-        let mut new = new.into_iter().flatten().peekable();
-        loop {
-            match (old.peek(), new.peek()) {
-                (None, None) => break,
-                (Some(&(k, v)), None) => {
-                    self.remove(k, v, slot);
-                    old.next();
-                }
-                (None, Some(&(k, v))) => {
-                    self.insert(k, v, slot);
-                    new.next();
-                }
-                (Some(&(ok, ov)), Some(&(nk, nv))) => match ok.cmp(nk) {
-                    std::cmp::Ordering::Less => {
-                        self.remove(ok, ov, slot);
-                        old.next();
-                    }
-                    std::cmp::Ordering::Greater => {
-                        self.insert(nk, nv, slot);
-                        new.next();
-                    }
-                    std::cmp::Ordering::Equal => {
-                        if ov != nv {
-                            self.remove(ok, ov, slot);
-                            self.insert(nk, nv, slot);
-                        }
-                        old.next();
-                        new.next();
-                    }
-                },
-            }
-        }
-    }
-
-    /// The slots whose object carries `key=value`.
-    pub(crate) fn get(&self, key: &str, value: &str) -> Option<&Bucket> {
-        self.keys.get(key)?.get(value)
-    }
-
-    /// The values of label `key`, each with its bucket.
-    pub(crate) fn values_of(&self, key: &str) -> Option<&ValueIndex> {
-        self.keys.get(key)
-    }
-
-    /// Every indexed `key=value` pair.
-    pub(crate) fn pairs(&self) -> impl Iterator<Item = String> + '_ {
-        self.keys
-            .iter()
-            .flat_map(|(k, values)| values.iter().map(move |(v, _)| format!("{k}={v}")))
-    }
-}
 
 /// A named index defined by an [`IndexFn`].
 pub(crate) struct CustomIndex<K> {
@@ -153,7 +54,8 @@ impl<K: HasMetadata> Indexes<K> {
     /// Indexes a newly stored object.
     pub(crate) fn insert(&mut self, slot: Slot, obj: &K) {
         self.namespaces.insert(namespace_of(obj), slot);
-        self.labels.insert_all(obj.metadata().labels.as_ref(), slot);
+        self.labels
+            .insert_all(namespace_of(obj), obj.metadata().labels.as_ref(), slot);
         for c in &mut self.custom {
             for v in (c.func)(obj) {
                 c.index.insert(&v, slot);
@@ -164,7 +66,8 @@ impl<K: HasMetadata> Indexes<K> {
     /// Removes a deleted object from every index.
     pub(crate) fn remove(&mut self, slot: Slot, obj: &K) {
         self.namespaces.remove(namespace_of(obj), slot);
-        self.labels.remove_all(obj.metadata().labels.as_ref(), slot);
+        self.labels
+            .remove_all(namespace_of(obj), obj.metadata().labels.as_ref(), slot);
         for c in &mut self.custom {
             for v in (c.func)(obj) {
                 c.index.remove(&v, slot);
@@ -181,8 +84,8 @@ impl<K: HasMetadata> Indexes<K> {
             self.namespaces.insert(new_ns, slot);
         }
         self.labels.update(
-            old.metadata().labels.as_ref(),
-            new.metadata().labels.as_ref(),
+            (old_ns, old.metadata().labels.as_ref()),
+            (new_ns, new.metadata().labels.as_ref()),
             slot,
         );
         for c in &mut self.custom {
@@ -287,10 +190,10 @@ impl<K: HasMetadata> Indexes<K> {
 }
 
 impl<'a> IndexRef<'a> {
-    /// The bucket for `value` (`key=value` for the label index).
-    pub(crate) fn bucket(self, index: &str, value: &str) -> Result<Option<&'a Bucket>, StoreError> {
+    /// The buckets for `value` (`key=value` for the label index, one bucket per namespace).
+    pub(crate) fn buckets(self, index: &str, value: &str) -> Result<Vec<&'a Bucket>, StoreError> {
         match self {
-            IndexRef::Values(ix) => Ok(ix.get(value)),
+            IndexRef::Values(ix) => Ok(ix.get(value).into_iter().collect()),
             IndexRef::Labels(labels) => {
                 let (k, v) =
                     value
@@ -300,7 +203,7 @@ impl<'a> IndexRef<'a> {
                             value: value.to_owned(),
                             reason: "the label index is queried with key=value".to_owned(),
                         })?;
-                Ok(labels.get(k, v))
+                Ok(labels.buckets(k, v).collect())
             }
         }
     }
@@ -309,7 +212,7 @@ impl<'a> IndexRef<'a> {
     pub(crate) fn values(self) -> Vec<String> {
         match self {
             IndexRef::Values(ix) => ix.iter().map(|(v, _)| v.to_owned()).collect(),
-            IndexRef::Labels(labels) => labels.pairs().collect(),
+            IndexRef::Labels(labels) => labels.pairs(),
         }
     }
 }

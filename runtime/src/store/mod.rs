@@ -17,9 +17,10 @@
 //!
 //! What it adds:
 //!
-//! - A label index ([`LABEL_INDEX`], values `key=value`) serving
-//!   [`Store::list_by_labels`]: a selector list touches only candidate objects (see the
-//!   `select` module), where client-go and kube-rs scan the whole cache.
+//! - A label index ([`LABEL_INDEX`], values `key=value`), partitioned by namespace, serving
+//!   [`Store::list_by_labels`]: a selector list touches only candidate objects, so its cost
+//!   grows with the result and not with the store (see the `select` and `labels` modules),
+//!   where client-go and kube-rs scan the whole cache.
 //! - No key strings are stored. Entries live in a slab; the key table and every index bucket
 //!   hold 4-byte slot numbers, and keys are hashed and compared through the stored object's
 //!   own `metadata.namespace`/`metadata.name` ([`ObjectKey`]). An update that keeps the
@@ -37,6 +38,7 @@ mod error;
 mod index;
 mod inner;
 mod key;
+mod labels;
 mod select;
 
 use std::fmt;
@@ -106,8 +108,13 @@ impl<K: HasMetadata> Store<K> {
 
     /// Inserts `obj`, replacing the object with the same key if any.
     pub fn add(&self, obj: Arc<K>) {
-        let old = self.inner.write().upsert(obj).1;
-        drop(old);
+        drop(self.upsert(obj));
+    }
+
+    /// Inserts `obj` and returns the object it replaced, in one lock acquisition and one key
+    /// lookup (an informer needs the old object for its update notification).
+    pub fn upsert(&self, obj: Arc<K>) -> Option<Arc<K>> {
+        self.inner.write().upsert(obj).1
     }
 
     /// Replaces the object with `obj`'s key, inserting it if absent (same as [`Store::add`],
@@ -177,23 +184,23 @@ impl<K: HasMetadata> Store<K> {
     /// `ByIndex`). For [`LABEL_INDEX`], `value` is `key=value`.
     pub fn by_index(&self, index: &str, value: &str) -> Result<Vec<Arc<K>>, StoreError> {
         let inner = self.inner.read();
-        let bucket = inner.indexes.get(index)?.bucket(index, value)?;
-        Ok(bucket.map_or_else(Vec::new, |b| {
-            let mut out = Vec::with_capacity(b.len());
+        let buckets = inner.indexes.get(index)?.buckets(index, value)?;
+        let mut out = Vec::with_capacity(buckets.iter().map(|b| b.len()).sum());
+        for b in buckets {
             out.extend(b.iter().map(|s| Arc::clone(inner.object(s))));
-            out
-        }))
+        }
+        Ok(out)
     }
 
     /// The keys of the objects indexed under `value` (client-go's `IndexKeys`).
     pub fn index_keys(&self, index: &str, value: &str) -> Result<Vec<String>, StoreError> {
         let inner = self.inner.read();
-        let bucket = inner.indexes.get(index)?.bucket(index, value)?;
-        Ok(bucket.map_or_else(Vec::new, |b| {
-            b.iter()
-                .map(|s| ObjectKey::of(&**inner.object(s)).to_key())
-                .collect()
-        }))
+        let buckets = inner.indexes.get(index)?.buckets(index, value)?;
+        Ok(buckets
+            .into_iter()
+            .flat_map(|b| b.iter())
+            .map(|s| ObjectKey::of(&**inner.object(s)).to_key())
+            .collect())
     }
 
     /// Every value of the index called `index` that has at least one object (client-go's

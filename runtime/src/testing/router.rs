@@ -170,6 +170,12 @@ fn dispatch(
         json_response(code, render_object(info, obj, form.min_json(), include))
     };
     let not_allowed = || ApiError::method_not_allowed(method.as_str(), path);
+    if *method != Method::GET && q.get("dryRun").is_some_and(|d| !d.is_empty()) {
+        // Refused rather than silently persisted.
+        return Err(ApiError::bad_request(
+            "dryRun is not supported by this test server",
+        ));
+    }
     match (method, t.name.as_deref()) {
         (&Method::GET, None) if q.flag("watch") == Some(true) => {
             watch::watch(state, info, ns, q, form)

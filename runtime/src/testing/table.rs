@@ -2,7 +2,8 @@
 //!
 //! The real server prints with per-type printers (`pkg/printers/internalversion`) and, for
 //! custom resources, with the CRD's `additionalPrinterColumns`. We print `NAME` and `AGE` for
-//! every resource, `READY`/`STATUS`/`RESTARTS` for pods (as kubectl shows them) and a CRD's
+//! every resource, `READY`/`STATUS`/`RESTARTS` for pods and `STATUS` for namespaces (as kubectl
+//! shows them) and a CRD's
 //! printer columns whose `jsonPath` is a plain field path (`.spec.replicas`); other paths
 //! print `<unknown>`-free empty cells.
 
@@ -25,6 +26,10 @@ pub(crate) fn table(
         defs.push(column("Status", "string", "", 0));
         defs.push(column("Restarts", "string", "", 0));
     }
+    let namespaces = info.is_namespace();
+    if namespaces {
+        defs.push(column("Status", "string", "", 0));
+    }
     for (name, ty, _) in &info.printer_columns {
         defs.push(column(name, ty, "", 0));
     }
@@ -38,6 +43,9 @@ pub(crate) fn table(
             let mut cells = vec![o["metadata"]["name"].clone()];
             if pods {
                 cells.extend(pod_cells(o));
+            }
+            if namespaces {
+                cells.push(o["status"]["phase"].clone());
             }
             for (_, ty, path) in &info.printer_columns {
                 cells.push(printer_cell(o, ty, path));

@@ -2,7 +2,7 @@
 //!
 //! Reproduces the generic registry's behaviour (`k8s.io/apiserver/pkg/registry/generic/registry`):
 //! - create stamps `uid`, `creationTimestamp`, `resourceVersion` and `generation: 1`, fills a
-//!   name from `generateName` plus five random characters, rejects a missing name (422
+//!   name from `generateName` plus five random characters (retried on collision), rejects a missing name (422
 //!   Invalid), a body namespace that differs from the URL's (400), a namespace that does not
 //!   exist (404) and an existing name (409 AlreadyExists);
 //! - update requires the object to exist (404), treats a non-empty `metadata.resourceVersion`
@@ -109,6 +109,17 @@ pub(crate) fn create(
 ) -> Result<Arc<Obj>, ApiError> {
     check_type(info, &mut value)?;
     let meta = &mut value["metadata"];
+    // The real server refuses a create that carries a resourceVersion (an object read back
+    // from the server and posted again) with 400, from its storage layer's
+    // `ErrResourceVersionSetOnCreate`.
+    if meta["resourceVersion"]
+        .as_str()
+        .is_some_and(|rv| !rv.is_empty())
+    {
+        return Err(ApiError::bad_request(
+            "resourceVersion can not be set for Create requests",
+        ));
+    }
     if info.namespaced {
         let body_ns = meta["namespace"].as_str().filter(|s| !s.is_empty());
         let ns = match (namespace, body_ns) {
@@ -128,10 +139,16 @@ pub(crate) fn create(
     } else if let Some(m) = meta.as_object_mut() {
         m.remove("namespace");
     }
+    let ns = meta["namespace"].as_str().unwrap_or_default().to_owned();
+    let storage = info.storage_key();
     let name = match meta["name"].as_str().filter(|n| !n.is_empty()) {
         Some(n) => n.to_owned(),
         None => match meta["generateName"].as_str().filter(|g| !g.is_empty()) {
-            Some(prefix) => format!("{prefix}{}", random_suffix()),
+            // Retried on collision, as the RetryGenerateName feature does (8 attempts).
+            Some(prefix) => (0..8)
+                .map(|_| format!("{prefix}{}", random_suffix()))
+                .find(|n| inner.get(&storage, &object_key(&ns, n)).is_none())
+                .unwrap_or_else(|| format!("{prefix}{}", random_suffix())),
             None => {
                 return Err(ApiError::invalid(
                     &info.group,
@@ -154,11 +171,9 @@ pub(crate) fn create(
             ),
         ));
     }
-    let ns = meta["namespace"].as_str().unwrap_or_default().to_owned();
     if info.namespaced && inner.get("/namespaces", &ns).is_none() {
         return Err(ApiError::not_found("", "namespaces", &ns));
     }
-    let storage = info.storage_key();
     if inner.get(&storage, &object_key(&ns, &name)).is_some() {
         return Err(ApiError::already_exists(&info.group, &info.plural, &name));
     }
