@@ -12,7 +12,10 @@ use kinform_codegen::read::crd::read_crds;
 use kinform_codegen::{Generator, Layout};
 
 fn corpus() -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpus/crds"))
+    PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../shared/corpus/crds"
+    ))
 }
 
 fn bench(c: &mut Criterion) {

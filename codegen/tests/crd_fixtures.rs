@@ -368,10 +368,7 @@ fn kind_module_colliding_with_a_plural_module_is_renamed() {
         })
         .render()
         .unwrap();
-    let paths: Vec<String> = files
-        .iter()
-        .map(|f| f.path.display().to_string())
-        .collect();
+    let paths: Vec<String> = files.iter().map(|f| f.path.display().to_string()).collect();
     assert!(
         paths.contains(&"example_com/v1/data.rs".to_owned()),
         "{paths:?}"
