@@ -388,7 +388,7 @@ async fn rbac_roles_and_cluster_roles() {
         .patch(
             "viewer",
             &PatchParams::default(),
-            &Patch::Json(json!([{"op": "add", "path": "/rules", "value": [{"apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["watch"]}]}])),
+            &Patch::<()>::Json(json!([{"op": "add", "path": "/rules", "value": [{"apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["watch"]}]}])),
         )
         .await
         .expect("json patch");

@@ -4,8 +4,10 @@
 //! non-required fields (skipped when `None`), schema defaults applied on deserialize, string
 //! enums with an `Other(String)` catch-all (an informer must not fail on a value a newer server
 //! adds), k8s-openapi's `IntOrString`/`Quantity`/`Time`/`ByteString`, maps as `BTreeMap`,
-//! preserved unknown fields kept in a flattened map, and a root type that serializes
-//! `apiVersion`/`kind` and implements the runtime's `HasMetadata` and `Resource`.
+//! preserved unknown fields kept in a flattened map, `nullable` properties as
+//! `Option<Option<T>>` (missing, `null` and a value each survive a round trip), and a root
+//! type that serializes `apiVersion`/`kind`, implements the runtime's `HasMetadata` and
+//! `Resource`, and has `Foo::new(name, spec)` as kube-rs' derive gives.
 //!
 //! All paths go through the configurable runtime crate (`::kinform` by default) and its
 //! `k8s_openapi` re-export (serde and serde_json through k8s-openapi's re-exports), so generated

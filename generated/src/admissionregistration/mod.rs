@@ -6,18 +6,22 @@ pub struct AdmissionregistrationInformers<'a> {
 }
 impl<'a> AdmissionregistrationInformers<'a> {
     /// Informer handles over `factory`.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// Shared informers of `admissionregistration.k8s.io/v1`.
+    #[inline]
     pub fn v1(&self) -> v1::AdmissionregistrationV1Informers<'a> {
         v1::AdmissionregistrationV1Informers::new(self.factory)
     }
     /// Shared informers of `admissionregistration.k8s.io/v1alpha1`.
+    #[inline]
     pub fn v1alpha1(&self) -> v1alpha1::AdmissionregistrationV1alpha1Informers<'a> {
         v1alpha1::AdmissionregistrationV1alpha1Informers::new(self.factory)
     }
     /// Shared informers of `admissionregistration.k8s.io/v1beta1`.
+    #[inline]
     pub fn v1beta1(&self) -> v1beta1::AdmissionregistrationV1beta1Informers<'a> {
         v1beta1::AdmissionregistrationV1beta1Informers::new(self.factory)
     }
@@ -28,6 +32,7 @@ pub trait AdmissionregistrationInformersExt {
     fn admissionregistration(&self) -> AdmissionregistrationInformers<'_>;
 }
 impl AdmissionregistrationInformersExt for ::kinform::informer::InformerFactory {
+    #[inline]
     fn admissionregistration(&self) -> AdmissionregistrationInformers<'_> {
         AdmissionregistrationInformers::new(self)
     }

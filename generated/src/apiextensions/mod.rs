@@ -6,10 +6,12 @@ pub struct ApiextensionsInformers<'a> {
 }
 impl<'a> ApiextensionsInformers<'a> {
     /// Informer handles over `factory`.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// Shared informers of `apiextensions.k8s.io/v1`.
+    #[inline]
     pub fn v1(&self) -> v1::ApiextensionsV1Informers<'a> {
         v1::ApiextensionsV1Informers::new(self.factory)
     }
@@ -20,6 +22,7 @@ pub trait ApiextensionsInformersExt {
     fn apiextensions(&self) -> ApiextensionsInformers<'_>;
 }
 impl ApiextensionsInformersExt for ::kinform::informer::InformerFactory {
+    #[inline]
     fn apiextensions(&self) -> ApiextensionsInformers<'_> {
         ApiextensionsInformers::new(self)
     }

@@ -6,10 +6,12 @@ pub struct ApiregistrationInformers<'a> {
 }
 impl<'a> ApiregistrationInformers<'a> {
     /// Informer handles over `factory`.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// Shared informers of `apiregistration.k8s.io/v1`.
+    #[inline]
     pub fn v1(&self) -> v1::ApiregistrationV1Informers<'a> {
         v1::ApiregistrationV1Informers::new(self.factory)
     }
@@ -20,6 +22,7 @@ pub trait ApiregistrationInformersExt {
     fn apiregistration(&self) -> ApiregistrationInformers<'_>;
 }
 impl ApiregistrationInformersExt for ::kinform::informer::InformerFactory {
+    #[inline]
     fn apiregistration(&self) -> ApiregistrationInformers<'_> {
         ApiregistrationInformers::new(self)
     }

@@ -6,10 +6,12 @@ pub struct AppsInformers<'a> {
 }
 impl<'a> AppsInformers<'a> {
     /// Informer handles over `factory`.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// Shared informers of `apps/v1`.
+    #[inline]
     pub fn v1(&self) -> v1::AppsV1Informers<'a> {
         v1::AppsV1Informers::new(self.factory)
     }
@@ -20,6 +22,7 @@ pub trait AppsInformersExt {
     fn apps(&self) -> AppsInformers<'_>;
 }
 impl AppsInformersExt for ::kinform::informer::InformerFactory {
+    #[inline]
     fn apps(&self) -> AppsInformers<'_> {
         AppsInformers::new(self)
     }

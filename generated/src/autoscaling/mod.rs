@@ -6,14 +6,17 @@ pub struct AutoscalingInformers<'a> {
 }
 impl<'a> AutoscalingInformers<'a> {
     /// Informer handles over `factory`.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// Shared informers of `autoscaling/v1`.
+    #[inline]
     pub fn v1(&self) -> v1::AutoscalingV1Informers<'a> {
         v1::AutoscalingV1Informers::new(self.factory)
     }
     /// Shared informers of `autoscaling/v2`.
+    #[inline]
     pub fn v2(&self) -> v2::AutoscalingV2Informers<'a> {
         v2::AutoscalingV2Informers::new(self.factory)
     }
@@ -24,6 +27,7 @@ pub trait AutoscalingInformersExt {
     fn autoscaling(&self) -> AutoscalingInformers<'_>;
 }
 impl AutoscalingInformersExt for ::kinform::informer::InformerFactory {
+    #[inline]
     fn autoscaling(&self) -> AutoscalingInformers<'_> {
         AutoscalingInformers::new(self)
     }

@@ -6,10 +6,12 @@ pub struct BatchInformers<'a> {
 }
 impl<'a> BatchInformers<'a> {
     /// Informer handles over `factory`.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// Shared informers of `batch/v1`.
+    #[inline]
     pub fn v1(&self) -> v1::BatchV1Informers<'a> {
         v1::BatchV1Informers::new(self.factory)
     }
@@ -20,6 +22,7 @@ pub trait BatchInformersExt {
     fn batch(&self) -> BatchInformers<'_>;
 }
 impl BatchInformersExt for ::kinform::informer::InformerFactory {
+    #[inline]
     fn batch(&self) -> BatchInformers<'_> {
         BatchInformers::new(self)
     }

@@ -6,18 +6,22 @@ pub struct CertificatesInformers<'a> {
 }
 impl<'a> CertificatesInformers<'a> {
     /// Informer handles over `factory`.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// Shared informers of `certificates.k8s.io/v1`.
+    #[inline]
     pub fn v1(&self) -> v1::CertificatesV1Informers<'a> {
         v1::CertificatesV1Informers::new(self.factory)
     }
     /// Shared informers of `certificates.k8s.io/v1alpha1`.
+    #[inline]
     pub fn v1alpha1(&self) -> v1alpha1::CertificatesV1alpha1Informers<'a> {
         v1alpha1::CertificatesV1alpha1Informers::new(self.factory)
     }
     /// Shared informers of `certificates.k8s.io/v1beta1`.
+    #[inline]
     pub fn v1beta1(&self) -> v1beta1::CertificatesV1beta1Informers<'a> {
         v1beta1::CertificatesV1beta1Informers::new(self.factory)
     }
@@ -28,6 +32,7 @@ pub trait CertificatesInformersExt {
     fn certificates(&self) -> CertificatesInformers<'_>;
 }
 impl CertificatesInformersExt for ::kinform::informer::InformerFactory {
+    #[inline]
     fn certificates(&self) -> CertificatesInformers<'_> {
         CertificatesInformers::new(self)
     }

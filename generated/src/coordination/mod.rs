@@ -6,18 +6,22 @@ pub struct CoordinationInformers<'a> {
 }
 impl<'a> CoordinationInformers<'a> {
     /// Informer handles over `factory`.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// Shared informers of `coordination.k8s.io/v1`.
+    #[inline]
     pub fn v1(&self) -> v1::CoordinationV1Informers<'a> {
         v1::CoordinationV1Informers::new(self.factory)
     }
     /// Shared informers of `coordination.k8s.io/v1alpha2`.
+    #[inline]
     pub fn v1alpha2(&self) -> v1alpha2::CoordinationV1alpha2Informers<'a> {
         v1alpha2::CoordinationV1alpha2Informers::new(self.factory)
     }
     /// Shared informers of `coordination.k8s.io/v1beta1`.
+    #[inline]
     pub fn v1beta1(&self) -> v1beta1::CoordinationV1beta1Informers<'a> {
         v1beta1::CoordinationV1beta1Informers::new(self.factory)
     }
@@ -28,6 +32,7 @@ pub trait CoordinationInformersExt {
     fn coordination(&self) -> CoordinationInformers<'_>;
 }
 impl CoordinationInformersExt for ::kinform::informer::InformerFactory {
+    #[inline]
     fn coordination(&self) -> CoordinationInformers<'_> {
         CoordinationInformers::new(self)
     }

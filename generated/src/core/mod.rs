@@ -6,10 +6,12 @@ pub struct CoreInformers<'a> {
 }
 impl<'a> CoreInformers<'a> {
     /// Informer handles over `factory`.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// Shared informers of `core/v1`.
+    #[inline]
     pub fn v1(&self) -> v1::CoreV1Informers<'a> {
         v1::CoreV1Informers::new(self.factory)
     }
@@ -20,6 +22,7 @@ pub trait CoreInformersExt {
     fn core(&self) -> CoreInformers<'_>;
 }
 impl CoreInformersExt for ::kinform::informer::InformerFactory {
+    #[inline]
     fn core(&self) -> CoreInformers<'_> {
         CoreInformers::new(self)
     }

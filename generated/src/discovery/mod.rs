@@ -6,10 +6,12 @@ pub struct DiscoveryInformers<'a> {
 }
 impl<'a> DiscoveryInformers<'a> {
     /// Informer handles over `factory`.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// Shared informers of `discovery.k8s.io/v1`.
+    #[inline]
     pub fn v1(&self) -> v1::DiscoveryV1Informers<'a> {
         v1::DiscoveryV1Informers::new(self.factory)
     }
@@ -20,6 +22,7 @@ pub trait DiscoveryInformersExt {
     fn discovery(&self) -> DiscoveryInformers<'_>;
 }
 impl DiscoveryInformersExt for ::kinform::informer::InformerFactory {
+    #[inline]
     fn discovery(&self) -> DiscoveryInformers<'_> {
         DiscoveryInformers::new(self)
     }

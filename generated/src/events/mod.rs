@@ -6,10 +6,12 @@ pub struct EventsInformers<'a> {
 }
 impl<'a> EventsInformers<'a> {
     /// Informer handles over `factory`.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// Shared informers of `events.k8s.io/v1`.
+    #[inline]
     pub fn v1(&self) -> v1::EventsV1Informers<'a> {
         v1::EventsV1Informers::new(self.factory)
     }
@@ -20,6 +22,7 @@ pub trait EventsInformersExt {
     fn events(&self) -> EventsInformers<'_>;
 }
 impl EventsInformersExt for ::kinform::informer::InformerFactory {
+    #[inline]
     fn events(&self) -> EventsInformers<'_> {
         EventsInformers::new(self)
     }

@@ -6,10 +6,12 @@ pub struct FlowcontrolInformers<'a> {
 }
 impl<'a> FlowcontrolInformers<'a> {
     /// Informer handles over `factory`.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// Shared informers of `flowcontrol.apiserver.k8s.io/v1`.
+    #[inline]
     pub fn v1(&self) -> v1::FlowcontrolV1Informers<'a> {
         v1::FlowcontrolV1Informers::new(self.factory)
     }
@@ -20,6 +22,7 @@ pub trait FlowcontrolInformersExt {
     fn flowcontrol(&self) -> FlowcontrolInformers<'_>;
 }
 impl FlowcontrolInformersExt for ::kinform::informer::InformerFactory {
+    #[inline]
     fn flowcontrol(&self) -> FlowcontrolInformers<'_> {
         FlowcontrolInformers::new(self)
     }

@@ -6,10 +6,12 @@ pub struct InternalInformers<'a> {
 }
 impl<'a> InternalInformers<'a> {
     /// Informer handles over `factory`.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// Shared informers of `internal.apiserver.k8s.io/v1alpha1`.
+    #[inline]
     pub fn v1alpha1(&self) -> v1alpha1::InternalV1alpha1Informers<'a> {
         v1alpha1::InternalV1alpha1Informers::new(self.factory)
     }
@@ -20,6 +22,7 @@ pub trait InternalInformersExt {
     fn internal(&self) -> InternalInformers<'_>;
 }
 impl InternalInformersExt for ::kinform::informer::InformerFactory {
+    #[inline]
     fn internal(&self) -> InternalInformers<'_> {
         InternalInformers::new(self)
     }

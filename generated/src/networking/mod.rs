@@ -6,14 +6,17 @@ pub struct NetworkingInformers<'a> {
 }
 impl<'a> NetworkingInformers<'a> {
     /// Informer handles over `factory`.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// Shared informers of `networking.k8s.io/v1`.
+    #[inline]
     pub fn v1(&self) -> v1::NetworkingV1Informers<'a> {
         v1::NetworkingV1Informers::new(self.factory)
     }
     /// Shared informers of `networking.k8s.io/v1beta1`.
+    #[inline]
     pub fn v1beta1(&self) -> v1beta1::NetworkingV1beta1Informers<'a> {
         v1beta1::NetworkingV1beta1Informers::new(self.factory)
     }
@@ -24,6 +27,7 @@ pub trait NetworkingInformersExt {
     fn networking(&self) -> NetworkingInformers<'_>;
 }
 impl NetworkingInformersExt for ::kinform::informer::InformerFactory {
+    #[inline]
     fn networking(&self) -> NetworkingInformers<'_> {
         NetworkingInformers::new(self)
     }

@@ -6,10 +6,12 @@ pub struct NodeInformers<'a> {
 }
 impl<'a> NodeInformers<'a> {
     /// Informer handles over `factory`.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// Shared informers of `node.k8s.io/v1`.
+    #[inline]
     pub fn v1(&self) -> v1::NodeV1Informers<'a> {
         v1::NodeV1Informers::new(self.factory)
     }
@@ -20,6 +22,7 @@ pub trait NodeInformersExt {
     fn node(&self) -> NodeInformers<'_>;
 }
 impl NodeInformersExt for ::kinform::informer::InformerFactory {
+    #[inline]
     fn node(&self) -> NodeInformers<'_> {
         NodeInformers::new(self)
     }

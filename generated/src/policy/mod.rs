@@ -6,10 +6,12 @@ pub struct PolicyInformers<'a> {
 }
 impl<'a> PolicyInformers<'a> {
     /// Informer handles over `factory`.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// Shared informers of `policy/v1`.
+    #[inline]
     pub fn v1(&self) -> v1::PolicyV1Informers<'a> {
         v1::PolicyV1Informers::new(self.factory)
     }
@@ -20,6 +22,7 @@ pub trait PolicyInformersExt {
     fn policy(&self) -> PolicyInformers<'_>;
 }
 impl PolicyInformersExt for ::kinform::informer::InformerFactory {
+    #[inline]
     fn policy(&self) -> PolicyInformers<'_> {
         PolicyInformers::new(self)
     }

@@ -6,10 +6,12 @@ pub struct RbacInformers<'a> {
 }
 impl<'a> RbacInformers<'a> {
     /// Informer handles over `factory`.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// Shared informers of `rbac.authorization.k8s.io/v1`.
+    #[inline]
     pub fn v1(&self) -> v1::RbacV1Informers<'a> {
         v1::RbacV1Informers::new(self.factory)
     }
@@ -20,6 +22,7 @@ pub trait RbacInformersExt {
     fn rbac(&self) -> RbacInformers<'_>;
 }
 impl RbacInformersExt for ::kinform::informer::InformerFactory {
+    #[inline]
     fn rbac(&self) -> RbacInformers<'_> {
         RbacInformers::new(self)
     }

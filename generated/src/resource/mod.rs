@@ -6,22 +6,27 @@ pub struct ResourceInformers<'a> {
 }
 impl<'a> ResourceInformers<'a> {
     /// Informer handles over `factory`.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// Shared informers of `resource.k8s.io/v1`.
+    #[inline]
     pub fn v1(&self) -> v1::ResourceV1Informers<'a> {
         v1::ResourceV1Informers::new(self.factory)
     }
     /// Shared informers of `resource.k8s.io/v1alpha3`.
+    #[inline]
     pub fn v1alpha3(&self) -> v1alpha3::ResourceV1alpha3Informers<'a> {
         v1alpha3::ResourceV1alpha3Informers::new(self.factory)
     }
     /// Shared informers of `resource.k8s.io/v1beta1`.
+    #[inline]
     pub fn v1beta1(&self) -> v1beta1::ResourceV1beta1Informers<'a> {
         v1beta1::ResourceV1beta1Informers::new(self.factory)
     }
     /// Shared informers of `resource.k8s.io/v1beta2`.
+    #[inline]
     pub fn v1beta2(&self) -> v1beta2::ResourceV1beta2Informers<'a> {
         v1beta2::ResourceV1beta2Informers::new(self.factory)
     }
@@ -32,6 +37,7 @@ pub trait ResourceInformersExt {
     fn resource(&self) -> ResourceInformers<'_>;
 }
 impl ResourceInformersExt for ::kinform::informer::InformerFactory {
+    #[inline]
     fn resource(&self) -> ResourceInformers<'_> {
         ResourceInformers::new(self)
     }

@@ -6,14 +6,17 @@ pub struct SchedulingInformers<'a> {
 }
 impl<'a> SchedulingInformers<'a> {
     /// Informer handles over `factory`.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// Shared informers of `scheduling.k8s.io/v1`.
+    #[inline]
     pub fn v1(&self) -> v1::SchedulingV1Informers<'a> {
         v1::SchedulingV1Informers::new(self.factory)
     }
     /// Shared informers of `scheduling.k8s.io/v1alpha1`.
+    #[inline]
     pub fn v1alpha1(&self) -> v1alpha1::SchedulingV1alpha1Informers<'a> {
         v1alpha1::SchedulingV1alpha1Informers::new(self.factory)
     }
@@ -24,6 +27,7 @@ pub trait SchedulingInformersExt {
     fn scheduling(&self) -> SchedulingInformers<'_>;
 }
 impl SchedulingInformersExt for ::kinform::informer::InformerFactory {
+    #[inline]
     fn scheduling(&self) -> SchedulingInformers<'_> {
         SchedulingInformers::new(self)
     }

@@ -6,14 +6,17 @@ pub struct StorageInformers<'a> {
 }
 impl<'a> StorageInformers<'a> {
     /// Informer handles over `factory`.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// Shared informers of `storage.k8s.io/v1`.
+    #[inline]
     pub fn v1(&self) -> v1::StorageV1Informers<'a> {
         v1::StorageV1Informers::new(self.factory)
     }
     /// Shared informers of `storage.k8s.io/v1beta1`.
+    #[inline]
     pub fn v1beta1(&self) -> v1beta1::StorageV1beta1Informers<'a> {
         v1beta1::StorageV1beta1Informers::new(self.factory)
     }
@@ -24,6 +27,7 @@ pub trait StorageInformersExt {
     fn storage(&self) -> StorageInformers<'_>;
 }
 impl StorageInformersExt for ::kinform::informer::InformerFactory {
+    #[inline]
     fn storage(&self) -> StorageInformers<'_> {
         StorageInformers::new(self)
     }

@@ -6,10 +6,12 @@ pub struct StoragemigrationInformers<'a> {
 }
 impl<'a> StoragemigrationInformers<'a> {
     /// Informer handles over `factory`.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// Shared informers of `storagemigration.k8s.io/v1beta1`.
+    #[inline]
     pub fn v1beta1(&self) -> v1beta1::StoragemigrationV1beta1Informers<'a> {
         v1beta1::StoragemigrationV1beta1Informers::new(self.factory)
     }
@@ -20,6 +22,7 @@ pub trait StoragemigrationInformersExt {
     fn storagemigration(&self) -> StoragemigrationInformers<'_>;
 }
 impl StoragemigrationInformersExt for ::kinform::informer::InformerFactory {
+    #[inline]
     fn storagemigration(&self) -> StoragemigrationInformers<'_> {
         StoragemigrationInformers::new(self)
     }

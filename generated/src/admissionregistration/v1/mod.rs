@@ -6,10 +6,12 @@ pub struct AdmissionregistrationV1Client {
 }
 impl AdmissionregistrationV1Client {
     /// Wraps a runtime client.
+    #[inline]
     pub fn new(client: ::kinform::Client) -> Self {
         Self { client }
     }
     /// The cluster-scoped `admissionregistration.k8s.io/v1/mutatingwebhookconfigurations`.
+    #[inline]
     pub fn mutatingwebhookconfigurations(
         &self,
     ) -> mutatingwebhookconfigurations::MutatingWebhookConfigurationClient {
@@ -18,6 +20,7 @@ impl AdmissionregistrationV1Client {
         )
     }
     /// The cluster-scoped `admissionregistration.k8s.io/v1/validatingadmissionpolicies`.
+    #[inline]
     pub fn validatingadmissionpolicies(
         &self,
     ) -> validatingadmissionpolicies::ValidatingAdmissionPolicyClient {
@@ -26,6 +29,7 @@ impl AdmissionregistrationV1Client {
         )
     }
     /// The cluster-scoped `admissionregistration.k8s.io/v1/validatingadmissionpolicybindings`.
+    #[inline]
     pub fn validatingadmissionpolicybindings(
         &self,
     ) -> validatingadmissionpolicybindings::ValidatingAdmissionPolicyBindingClient {
@@ -34,6 +38,7 @@ impl AdmissionregistrationV1Client {
         )
     }
     /// The cluster-scoped `admissionregistration.k8s.io/v1/validatingwebhookconfigurations`.
+    #[inline]
     pub fn validatingwebhookconfigurations(
         &self,
     ) -> validatingwebhookconfigurations::ValidatingWebhookConfigurationClient {
@@ -48,6 +53,7 @@ pub trait AdmissionregistrationV1ClientExt {
     fn admissionregistration_v1(&self) -> AdmissionregistrationV1Client;
 }
 impl AdmissionregistrationV1ClientExt for ::kinform::Client {
+    #[inline]
     fn admissionregistration_v1(&self) -> AdmissionregistrationV1Client {
         AdmissionregistrationV1Client::new(self.clone())
     }
@@ -59,10 +65,12 @@ pub struct AdmissionregistrationV1Informers<'a> {
 }
 impl<'a> AdmissionregistrationV1Informers<'a> {
     /// Informer handles over `factory`.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// The shared informer and lister of `admissionregistration.k8s.io/v1/mutatingwebhookconfigurations`.
+    #[inline]
     pub fn mutatingwebhookconfigurations(
         &self,
     ) -> mutatingwebhookconfigurations::MutatingWebhookConfigurationInformer<'a> {
@@ -71,12 +79,14 @@ impl<'a> AdmissionregistrationV1Informers<'a> {
         )
     }
     /// The shared informer and lister of `admissionregistration.k8s.io/v1/validatingadmissionpolicies`.
+    #[inline]
     pub fn validatingadmissionpolicies(
         &self,
     ) -> validatingadmissionpolicies::ValidatingAdmissionPolicyInformer<'a> {
         validatingadmissionpolicies::ValidatingAdmissionPolicyInformer::new(self.factory)
     }
     /// The shared informer and lister of `admissionregistration.k8s.io/v1/validatingadmissionpolicybindings`.
+    #[inline]
     pub fn validatingadmissionpolicybindings(
         &self,
     ) -> validatingadmissionpolicybindings::ValidatingAdmissionPolicyBindingInformer<
@@ -87,6 +97,7 @@ impl<'a> AdmissionregistrationV1Informers<'a> {
         )
     }
     /// The shared informer and lister of `admissionregistration.k8s.io/v1/validatingwebhookconfigurations`.
+    #[inline]
     pub fn validatingwebhookconfigurations(
         &self,
     ) -> validatingwebhookconfigurations::ValidatingWebhookConfigurationInformer<'a> {

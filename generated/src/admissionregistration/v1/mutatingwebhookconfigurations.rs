@@ -7,12 +7,14 @@ pub struct MutatingWebhookConfigurationClient {
 }
 impl MutatingWebhookConfigurationClient {
     /// A client of the cluster-scoped `admissionregistration.k8s.io/v1/mutatingwebhookconfigurations`.
+    #[inline]
     pub fn new(client: ::kinform::Client) -> Self {
         Self {
             api: <::kinform::Api<MutatingWebhookConfiguration>>::all(client),
         }
     }
     /// GET the `MutatingWebhookConfiguration` named `name`.
+    #[inline]
     pub async fn get(
         &self,
         name: &str,
@@ -20,6 +22,7 @@ impl MutatingWebhookConfigurationClient {
         self.api.get(name).await
     }
     /// LIST `admissionregistration.k8s.io/v1/mutatingwebhookconfigurations`.
+    #[inline]
     pub async fn list(
         &self,
         params: &::kinform::client::ListParams,
@@ -29,6 +32,7 @@ impl MutatingWebhookConfigurationClient {
         self.api.list(params).await
     }
     /// WATCH `admissionregistration.k8s.io/v1/mutatingwebhookconfigurations`.
+    #[inline]
     pub async fn watch(
         &self,
         params: &::kinform::client::WatchParams,
@@ -38,6 +42,7 @@ impl MutatingWebhookConfigurationClient {
         self.api.watch(params).await
     }
     /// POST (create) a `MutatingWebhookConfiguration`.
+    #[inline]
     pub async fn create(
         &self,
         params: &::kinform::client::PostParams,
@@ -46,6 +51,7 @@ impl MutatingWebhookConfigurationClient {
         self.api.create(params, object).await
     }
     /// PUT (replace) the `MutatingWebhookConfiguration` named `name`.
+    #[inline]
     pub async fn replace(
         &self,
         name: &str,
@@ -55,6 +61,7 @@ impl MutatingWebhookConfigurationClient {
         self.api.replace(name, params, object).await
     }
     /// PATCH the `MutatingWebhookConfiguration` named `name`.
+    #[inline]
     pub async fn patch<
         P: ::kinform::k8s_openapi::serde::Serialize + ::std::fmt::Debug + Send + Sync,
     >(
@@ -66,6 +73,7 @@ impl MutatingWebhookConfigurationClient {
         self.api.patch(name, params, patch).await
     }
     /// DELETE the `MutatingWebhookConfiguration` named `name`.
+    #[inline]
     pub async fn delete(
         &self,
         name: &str,
@@ -76,6 +84,7 @@ impl MutatingWebhookConfigurationClient {
         self.api.delete(name, params).await
     }
     /// DELETE the `admissionregistration.k8s.io/v1/mutatingwebhookconfigurations` matching `list`.
+    #[inline]
     pub async fn delete_collection(
         &self,
         params: &::kinform::client::DeleteParams,
@@ -99,10 +108,12 @@ pub struct MutatingWebhookConfigurationInformer<'a> {
 }
 impl<'a> MutatingWebhookConfigurationInformer<'a> {
     /// A handle on `factory`'s informer for this resource.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// The shared informer (created on first use, started by the factory).
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::std::sync::Arc<
@@ -111,6 +122,7 @@ impl<'a> MutatingWebhookConfigurationInformer<'a> {
         self.factory.informer::<MutatingWebhookConfiguration>()
     }
     /// A lister reading the shared informer's cache.
+    #[inline]
     pub fn lister(&self) -> MutatingWebhookConfigurationLister {
         self.factory.lister::<MutatingWebhookConfiguration>()
     }

@@ -7,12 +7,14 @@ pub struct ValidatingWebhookConfigurationClient {
 }
 impl ValidatingWebhookConfigurationClient {
     /// A client of the cluster-scoped `admissionregistration.k8s.io/v1/validatingwebhookconfigurations`.
+    #[inline]
     pub fn new(client: ::kinform::Client) -> Self {
         Self {
             api: <::kinform::Api<ValidatingWebhookConfiguration>>::all(client),
         }
     }
     /// GET the `ValidatingWebhookConfiguration` named `name`.
+    #[inline]
     pub async fn get(
         &self,
         name: &str,
@@ -20,6 +22,7 @@ impl ValidatingWebhookConfigurationClient {
         self.api.get(name).await
     }
     /// LIST `admissionregistration.k8s.io/v1/validatingwebhookconfigurations`.
+    #[inline]
     pub async fn list(
         &self,
         params: &::kinform::client::ListParams,
@@ -29,6 +32,7 @@ impl ValidatingWebhookConfigurationClient {
         self.api.list(params).await
     }
     /// WATCH `admissionregistration.k8s.io/v1/validatingwebhookconfigurations`.
+    #[inline]
     pub async fn watch(
         &self,
         params: &::kinform::client::WatchParams,
@@ -38,6 +42,7 @@ impl ValidatingWebhookConfigurationClient {
         self.api.watch(params).await
     }
     /// POST (create) a `ValidatingWebhookConfiguration`.
+    #[inline]
     pub async fn create(
         &self,
         params: &::kinform::client::PostParams,
@@ -46,6 +51,7 @@ impl ValidatingWebhookConfigurationClient {
         self.api.create(params, object).await
     }
     /// PUT (replace) the `ValidatingWebhookConfiguration` named `name`.
+    #[inline]
     pub async fn replace(
         &self,
         name: &str,
@@ -55,6 +61,7 @@ impl ValidatingWebhookConfigurationClient {
         self.api.replace(name, params, object).await
     }
     /// PATCH the `ValidatingWebhookConfiguration` named `name`.
+    #[inline]
     pub async fn patch<
         P: ::kinform::k8s_openapi::serde::Serialize + ::std::fmt::Debug + Send + Sync,
     >(
@@ -66,6 +73,7 @@ impl ValidatingWebhookConfigurationClient {
         self.api.patch(name, params, patch).await
     }
     /// DELETE the `ValidatingWebhookConfiguration` named `name`.
+    #[inline]
     pub async fn delete(
         &self,
         name: &str,
@@ -76,6 +84,7 @@ impl ValidatingWebhookConfigurationClient {
         self.api.delete(name, params).await
     }
     /// DELETE the `admissionregistration.k8s.io/v1/validatingwebhookconfigurations` matching `list`.
+    #[inline]
     pub async fn delete_collection(
         &self,
         params: &::kinform::client::DeleteParams,
@@ -99,10 +108,12 @@ pub struct ValidatingWebhookConfigurationInformer<'a> {
 }
 impl<'a> ValidatingWebhookConfigurationInformer<'a> {
     /// A handle on `factory`'s informer for this resource.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// The shared informer (created on first use, started by the factory).
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::std::sync::Arc<
@@ -111,6 +122,7 @@ impl<'a> ValidatingWebhookConfigurationInformer<'a> {
         self.factory.informer::<ValidatingWebhookConfiguration>()
     }
     /// A lister reading the shared informer's cache.
+    #[inline]
     pub fn lister(&self) -> ValidatingWebhookConfigurationLister {
         self.factory.lister::<ValidatingWebhookConfiguration>()
     }

@@ -6,10 +6,12 @@ pub struct AdmissionregistrationV1alpha1Client {
 }
 impl AdmissionregistrationV1alpha1Client {
     /// Wraps a runtime client.
+    #[inline]
     pub fn new(client: ::kinform::Client) -> Self {
         Self { client }
     }
     /// The cluster-scoped `admissionregistration.k8s.io/v1alpha1/mutatingadmissionpolicies`.
+    #[inline]
     pub fn mutatingadmissionpolicies(
         &self,
     ) -> mutatingadmissionpolicies::MutatingAdmissionPolicyClient {
@@ -18,6 +20,7 @@ impl AdmissionregistrationV1alpha1Client {
         )
     }
     /// The cluster-scoped `admissionregistration.k8s.io/v1alpha1/mutatingadmissionpolicybindings`.
+    #[inline]
     pub fn mutatingadmissionpolicybindings(
         &self,
     ) -> mutatingadmissionpolicybindings::MutatingAdmissionPolicyBindingClient {
@@ -32,6 +35,7 @@ pub trait AdmissionregistrationV1alpha1ClientExt {
     fn admissionregistration_v1alpha1(&self) -> AdmissionregistrationV1alpha1Client;
 }
 impl AdmissionregistrationV1alpha1ClientExt for ::kinform::Client {
+    #[inline]
     fn admissionregistration_v1alpha1(&self) -> AdmissionregistrationV1alpha1Client {
         AdmissionregistrationV1alpha1Client::new(self.clone())
     }
@@ -43,16 +47,19 @@ pub struct AdmissionregistrationV1alpha1Informers<'a> {
 }
 impl<'a> AdmissionregistrationV1alpha1Informers<'a> {
     /// Informer handles over `factory`.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// The shared informer and lister of `admissionregistration.k8s.io/v1alpha1/mutatingadmissionpolicies`.
+    #[inline]
     pub fn mutatingadmissionpolicies(
         &self,
     ) -> mutatingadmissionpolicies::MutatingAdmissionPolicyInformer<'a> {
         mutatingadmissionpolicies::MutatingAdmissionPolicyInformer::new(self.factory)
     }
     /// The shared informer and lister of `admissionregistration.k8s.io/v1alpha1/mutatingadmissionpolicybindings`.
+    #[inline]
     pub fn mutatingadmissionpolicybindings(
         &self,
     ) -> mutatingadmissionpolicybindings::MutatingAdmissionPolicyBindingInformer<'a> {

@@ -6,10 +6,12 @@ pub struct AdmissionregistrationV1beta1Client {
 }
 impl AdmissionregistrationV1beta1Client {
     /// Wraps a runtime client.
+    #[inline]
     pub fn new(client: ::kinform::Client) -> Self {
         Self { client }
     }
     /// The cluster-scoped `admissionregistration.k8s.io/v1beta1/mutatingadmissionpolicies`.
+    #[inline]
     pub fn mutatingadmissionpolicies(
         &self,
     ) -> mutatingadmissionpolicies::MutatingAdmissionPolicyClient {
@@ -18,6 +20,7 @@ impl AdmissionregistrationV1beta1Client {
         )
     }
     /// The cluster-scoped `admissionregistration.k8s.io/v1beta1/mutatingadmissionpolicybindings`.
+    #[inline]
     pub fn mutatingadmissionpolicybindings(
         &self,
     ) -> mutatingadmissionpolicybindings::MutatingAdmissionPolicyBindingClient {
@@ -32,6 +35,7 @@ pub trait AdmissionregistrationV1beta1ClientExt {
     fn admissionregistration_v1beta1(&self) -> AdmissionregistrationV1beta1Client;
 }
 impl AdmissionregistrationV1beta1ClientExt for ::kinform::Client {
+    #[inline]
     fn admissionregistration_v1beta1(&self) -> AdmissionregistrationV1beta1Client {
         AdmissionregistrationV1beta1Client::new(self.clone())
     }
@@ -43,16 +47,19 @@ pub struct AdmissionregistrationV1beta1Informers<'a> {
 }
 impl<'a> AdmissionregistrationV1beta1Informers<'a> {
     /// Informer handles over `factory`.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// The shared informer and lister of `admissionregistration.k8s.io/v1beta1/mutatingadmissionpolicies`.
+    #[inline]
     pub fn mutatingadmissionpolicies(
         &self,
     ) -> mutatingadmissionpolicies::MutatingAdmissionPolicyInformer<'a> {
         mutatingadmissionpolicies::MutatingAdmissionPolicyInformer::new(self.factory)
     }
     /// The shared informer and lister of `admissionregistration.k8s.io/v1beta1/mutatingadmissionpolicybindings`.
+    #[inline]
     pub fn mutatingadmissionpolicybindings(
         &self,
     ) -> mutatingadmissionpolicybindings::MutatingAdmissionPolicyBindingInformer<'a> {

@@ -6,10 +6,12 @@ pub struct ApiextensionsV1Client {
 }
 impl ApiextensionsV1Client {
     /// Wraps a runtime client.
+    #[inline]
     pub fn new(client: ::kinform::Client) -> Self {
         Self { client }
     }
     /// The cluster-scoped `apiextensions.k8s.io/v1/customresourcedefinitions`.
+    #[inline]
     pub fn customresourcedefinitions(
         &self,
     ) -> customresourcedefinitions::CustomResourceDefinitionClient {
@@ -24,6 +26,7 @@ pub trait ApiextensionsV1ClientExt {
     fn apiextensions_v1(&self) -> ApiextensionsV1Client;
 }
 impl ApiextensionsV1ClientExt for ::kinform::Client {
+    #[inline]
     fn apiextensions_v1(&self) -> ApiextensionsV1Client {
         ApiextensionsV1Client::new(self.clone())
     }
@@ -35,10 +38,12 @@ pub struct ApiextensionsV1Informers<'a> {
 }
 impl<'a> ApiextensionsV1Informers<'a> {
     /// Informer handles over `factory`.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// The shared informer and lister of `apiextensions.k8s.io/v1/customresourcedefinitions`.
+    #[inline]
     pub fn customresourcedefinitions(
         &self,
     ) -> customresourcedefinitions::CustomResourceDefinitionInformer<'a> {

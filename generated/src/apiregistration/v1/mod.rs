@@ -6,10 +6,12 @@ pub struct ApiregistrationV1Client {
 }
 impl ApiregistrationV1Client {
     /// Wraps a runtime client.
+    #[inline]
     pub fn new(client: ::kinform::Client) -> Self {
         Self { client }
     }
     /// The cluster-scoped `apiregistration.k8s.io/v1/apiservices`.
+    #[inline]
     pub fn apiservices(&self) -> apiservices::ApiServiceClient {
         apiservices::ApiServiceClient::new(self.client.clone())
     }
@@ -20,6 +22,7 @@ pub trait ApiregistrationV1ClientExt {
     fn apiregistration_v1(&self) -> ApiregistrationV1Client;
 }
 impl ApiregistrationV1ClientExt for ::kinform::Client {
+    #[inline]
     fn apiregistration_v1(&self) -> ApiregistrationV1Client {
         ApiregistrationV1Client::new(self.clone())
     }
@@ -31,10 +34,12 @@ pub struct ApiregistrationV1Informers<'a> {
 }
 impl<'a> ApiregistrationV1Informers<'a> {
     /// Informer handles over `factory`.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// The shared informer and lister of `apiregistration.k8s.io/v1/apiservices`.
+    #[inline]
     pub fn apiservices(&self) -> apiservices::ApiServiceInformer<'a> {
         apiservices::ApiServiceInformer::new(self.factory)
     }

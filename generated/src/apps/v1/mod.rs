@@ -6,10 +6,12 @@ pub struct AppsV1Client {
 }
 impl AppsV1Client {
     /// Wraps a runtime client.
+    #[inline]
     pub fn new(client: ::kinform::Client) -> Self {
         Self { client }
     }
     /// `apps/v1/controllerrevisions` in `namespace` (`""`: all namespaces).
+    #[inline]
     pub fn controllerrevisions(
         &self,
         namespace: &str,
@@ -20,18 +22,22 @@ impl AppsV1Client {
         )
     }
     /// `apps/v1/daemonsets` in `namespace` (`""`: all namespaces).
+    #[inline]
     pub fn daemonsets(&self, namespace: &str) -> daemonsets::DaemonSetClient {
         daemonsets::DaemonSetClient::new(self.client.clone(), namespace)
     }
     /// `apps/v1/deployments` in `namespace` (`""`: all namespaces).
+    #[inline]
     pub fn deployments(&self, namespace: &str) -> deployments::DeploymentClient {
         deployments::DeploymentClient::new(self.client.clone(), namespace)
     }
     /// `apps/v1/replicasets` in `namespace` (`""`: all namespaces).
+    #[inline]
     pub fn replicasets(&self, namespace: &str) -> replicasets::ReplicaSetClient {
         replicasets::ReplicaSetClient::new(self.client.clone(), namespace)
     }
     /// `apps/v1/statefulsets` in `namespace` (`""`: all namespaces).
+    #[inline]
     pub fn statefulsets(&self, namespace: &str) -> statefulsets::StatefulSetClient {
         statefulsets::StatefulSetClient::new(self.client.clone(), namespace)
     }
@@ -42,6 +48,7 @@ pub trait AppsV1ClientExt {
     fn apps_v1(&self) -> AppsV1Client;
 }
 impl AppsV1ClientExt for ::kinform::Client {
+    #[inline]
     fn apps_v1(&self) -> AppsV1Client {
         AppsV1Client::new(self.clone())
     }
@@ -53,28 +60,34 @@ pub struct AppsV1Informers<'a> {
 }
 impl<'a> AppsV1Informers<'a> {
     /// Informer handles over `factory`.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// The shared informer and lister of `apps/v1/controllerrevisions`.
+    #[inline]
     pub fn controllerrevisions(
         &self,
     ) -> controllerrevisions::ControllerRevisionInformer<'a> {
         controllerrevisions::ControllerRevisionInformer::new(self.factory)
     }
     /// The shared informer and lister of `apps/v1/daemonsets`.
+    #[inline]
     pub fn daemonsets(&self) -> daemonsets::DaemonSetInformer<'a> {
         daemonsets::DaemonSetInformer::new(self.factory)
     }
     /// The shared informer and lister of `apps/v1/deployments`.
+    #[inline]
     pub fn deployments(&self) -> deployments::DeploymentInformer<'a> {
         deployments::DeploymentInformer::new(self.factory)
     }
     /// The shared informer and lister of `apps/v1/replicasets`.
+    #[inline]
     pub fn replicasets(&self) -> replicasets::ReplicaSetInformer<'a> {
         replicasets::ReplicaSetInformer::new(self.factory)
     }
     /// The shared informer and lister of `apps/v1/statefulsets`.
+    #[inline]
     pub fn statefulsets(&self) -> statefulsets::StatefulSetInformer<'a> {
         statefulsets::StatefulSetInformer::new(self.factory)
     }

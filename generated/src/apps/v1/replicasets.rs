@@ -7,6 +7,7 @@ pub struct ReplicaSetClient {
 }
 impl ReplicaSetClient {
     /// A client of `apps/v1/replicasets` in `namespace`; `""` means all namespaces (for list and watch), as in client-go.
+    #[inline]
     pub fn new(client: ::kinform::Client, namespace: &str) -> Self {
         let api = if namespace.is_empty() {
             <::kinform::Api<ReplicaSet>>::all(client)
@@ -16,10 +17,12 @@ impl ReplicaSetClient {
         Self { api }
     }
     /// GET the `ReplicaSet` named `name`.
+    #[inline]
     pub async fn get(&self, name: &str) -> ::kinform::client::Result<ReplicaSet> {
         self.api.get(name).await
     }
     /// LIST `apps/v1/replicasets`.
+    #[inline]
     pub async fn list(
         &self,
         params: &::kinform::client::ListParams,
@@ -27,6 +30,7 @@ impl ReplicaSetClient {
         self.api.list(params).await
     }
     /// WATCH `apps/v1/replicasets`.
+    #[inline]
     pub async fn watch(
         &self,
         params: &::kinform::client::WatchParams,
@@ -34,6 +38,7 @@ impl ReplicaSetClient {
         self.api.watch(params).await
     }
     /// POST (create) a `ReplicaSet`.
+    #[inline]
     pub async fn create(
         &self,
         params: &::kinform::client::PostParams,
@@ -42,6 +47,7 @@ impl ReplicaSetClient {
         self.api.create(params, object).await
     }
     /// PUT (replace) the `ReplicaSet` named `name`.
+    #[inline]
     pub async fn replace(
         &self,
         name: &str,
@@ -51,6 +57,7 @@ impl ReplicaSetClient {
         self.api.replace(name, params, object).await
     }
     /// PATCH the `ReplicaSet` named `name`.
+    #[inline]
     pub async fn patch<
         P: ::kinform::k8s_openapi::serde::Serialize + ::std::fmt::Debug + Send + Sync,
     >(
@@ -62,6 +69,7 @@ impl ReplicaSetClient {
         self.api.patch(name, params, patch).await
     }
     /// DELETE the `ReplicaSet` named `name`.
+    #[inline]
     pub async fn delete(
         &self,
         name: &str,
@@ -70,6 +78,7 @@ impl ReplicaSetClient {
         self.api.delete(name, params).await
     }
     /// DELETE the `apps/v1/replicasets` matching `list`.
+    #[inline]
     pub async fn delete_collection(
         &self,
         params: &::kinform::client::DeleteParams,
@@ -80,6 +89,7 @@ impl ReplicaSetClient {
         self.api.delete_collection(params, list).await
     }
     /// GET the `scale` subresource of the object named `name`.
+    #[inline]
     pub async fn get_scale(
         &self,
         name: &str,
@@ -87,6 +97,7 @@ impl ReplicaSetClient {
         self.api.get_subresource("scale", name).await
     }
     /// PUT (replace) the `scale` subresource of the object named `name`.
+    #[inline]
     pub async fn replace_scale(
         &self,
         name: &str,
@@ -96,6 +107,7 @@ impl ReplicaSetClient {
         self.api.replace_subresource("scale", name, params, object).await
     }
     /// PATCH the `scale` subresource of the object named `name`.
+    #[inline]
     pub async fn patch_scale<
         P: ::kinform::k8s_openapi::serde::Serialize + ::std::fmt::Debug + Send + Sync,
     >(
@@ -107,10 +119,12 @@ impl ReplicaSetClient {
         self.api.patch_subresource("scale", name, params, patch).await
     }
     /// GET the `status` subresource of the object named `name`.
+    #[inline]
     pub async fn get_status(&self, name: &str) -> ::kinform::client::Result<ReplicaSet> {
         self.api.get_status(name).await
     }
     /// PUT (replace) the `status` subresource of the object named `name`.
+    #[inline]
     pub async fn replace_status(
         &self,
         name: &str,
@@ -120,6 +134,7 @@ impl ReplicaSetClient {
         self.api.replace_status(name, params, object).await
     }
     /// PATCH the `status` subresource of the object named `name`.
+    #[inline]
     pub async fn patch_status<
         P: ::kinform::k8s_openapi::serde::Serialize + ::std::fmt::Debug + Send + Sync,
     >(
@@ -140,16 +155,19 @@ pub struct ReplicaSetInformer<'a> {
 }
 impl<'a> ReplicaSetInformer<'a> {
     /// A handle on `factory`'s informer for this resource.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// The shared informer (created on first use, started by the factory).
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::std::sync::Arc<::kinform::informer::SharedIndexInformer<ReplicaSet>> {
         self.factory.informer::<ReplicaSet>()
     }
     /// A lister reading the shared informer's cache.
+    #[inline]
     pub fn lister(&self) -> ReplicaSetLister {
         self.factory.lister::<ReplicaSet>()
     }

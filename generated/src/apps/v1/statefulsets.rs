@@ -7,6 +7,7 @@ pub struct StatefulSetClient {
 }
 impl StatefulSetClient {
     /// A client of `apps/v1/statefulsets` in `namespace`; `""` means all namespaces (for list and watch), as in client-go.
+    #[inline]
     pub fn new(client: ::kinform::Client, namespace: &str) -> Self {
         let api = if namespace.is_empty() {
             <::kinform::Api<StatefulSet>>::all(client)
@@ -16,10 +17,12 @@ impl StatefulSetClient {
         Self { api }
     }
     /// GET the `StatefulSet` named `name`.
+    #[inline]
     pub async fn get(&self, name: &str) -> ::kinform::client::Result<StatefulSet> {
         self.api.get(name).await
     }
     /// LIST `apps/v1/statefulsets`.
+    #[inline]
     pub async fn list(
         &self,
         params: &::kinform::client::ListParams,
@@ -27,6 +30,7 @@ impl StatefulSetClient {
         self.api.list(params).await
     }
     /// WATCH `apps/v1/statefulsets`.
+    #[inline]
     pub async fn watch(
         &self,
         params: &::kinform::client::WatchParams,
@@ -34,6 +38,7 @@ impl StatefulSetClient {
         self.api.watch(params).await
     }
     /// POST (create) a `StatefulSet`.
+    #[inline]
     pub async fn create(
         &self,
         params: &::kinform::client::PostParams,
@@ -42,6 +47,7 @@ impl StatefulSetClient {
         self.api.create(params, object).await
     }
     /// PUT (replace) the `StatefulSet` named `name`.
+    #[inline]
     pub async fn replace(
         &self,
         name: &str,
@@ -51,6 +57,7 @@ impl StatefulSetClient {
         self.api.replace(name, params, object).await
     }
     /// PATCH the `StatefulSet` named `name`.
+    #[inline]
     pub async fn patch<
         P: ::kinform::k8s_openapi::serde::Serialize + ::std::fmt::Debug + Send + Sync,
     >(
@@ -62,6 +69,7 @@ impl StatefulSetClient {
         self.api.patch(name, params, patch).await
     }
     /// DELETE the `StatefulSet` named `name`.
+    #[inline]
     pub async fn delete(
         &self,
         name: &str,
@@ -70,6 +78,7 @@ impl StatefulSetClient {
         self.api.delete(name, params).await
     }
     /// DELETE the `apps/v1/statefulsets` matching `list`.
+    #[inline]
     pub async fn delete_collection(
         &self,
         params: &::kinform::client::DeleteParams,
@@ -80,6 +89,7 @@ impl StatefulSetClient {
         self.api.delete_collection(params, list).await
     }
     /// GET the `scale` subresource of the object named `name`.
+    #[inline]
     pub async fn get_scale(
         &self,
         name: &str,
@@ -87,6 +97,7 @@ impl StatefulSetClient {
         self.api.get_subresource("scale", name).await
     }
     /// PUT (replace) the `scale` subresource of the object named `name`.
+    #[inline]
     pub async fn replace_scale(
         &self,
         name: &str,
@@ -96,6 +107,7 @@ impl StatefulSetClient {
         self.api.replace_subresource("scale", name, params, object).await
     }
     /// PATCH the `scale` subresource of the object named `name`.
+    #[inline]
     pub async fn patch_scale<
         P: ::kinform::k8s_openapi::serde::Serialize + ::std::fmt::Debug + Send + Sync,
     >(
@@ -107,6 +119,7 @@ impl StatefulSetClient {
         self.api.patch_subresource("scale", name, params, patch).await
     }
     /// GET the `status` subresource of the object named `name`.
+    #[inline]
     pub async fn get_status(
         &self,
         name: &str,
@@ -114,6 +127,7 @@ impl StatefulSetClient {
         self.api.get_status(name).await
     }
     /// PUT (replace) the `status` subresource of the object named `name`.
+    #[inline]
     pub async fn replace_status(
         &self,
         name: &str,
@@ -123,6 +137,7 @@ impl StatefulSetClient {
         self.api.replace_status(name, params, object).await
     }
     /// PATCH the `status` subresource of the object named `name`.
+    #[inline]
     pub async fn patch_status<
         P: ::kinform::k8s_openapi::serde::Serialize + ::std::fmt::Debug + Send + Sync,
     >(
@@ -143,16 +158,19 @@ pub struct StatefulSetInformer<'a> {
 }
 impl<'a> StatefulSetInformer<'a> {
     /// A handle on `factory`'s informer for this resource.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// The shared informer (created on first use, started by the factory).
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::std::sync::Arc<::kinform::informer::SharedIndexInformer<StatefulSet>> {
         self.factory.informer::<StatefulSet>()
     }
     /// A lister reading the shared informer's cache.
+    #[inline]
     pub fn lister(&self) -> StatefulSetLister {
         self.factory.lister::<StatefulSet>()
     }

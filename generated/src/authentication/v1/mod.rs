@@ -6,14 +6,17 @@ pub struct AuthenticationV1Client {
 }
 impl AuthenticationV1Client {
     /// Wraps a runtime client.
+    #[inline]
     pub fn new(client: ::kinform::Client) -> Self {
         Self { client }
     }
     /// The cluster-scoped `authentication.k8s.io/v1/selfsubjectreviews`.
+    #[inline]
     pub fn selfsubjectreviews(&self) -> selfsubjectreviews::SelfSubjectReviewClient {
         selfsubjectreviews::SelfSubjectReviewClient::new(self.client.clone())
     }
     /// The cluster-scoped `authentication.k8s.io/v1/tokenreviews`.
+    #[inline]
     pub fn tokenreviews(&self) -> tokenreviews::TokenReviewClient {
         tokenreviews::TokenReviewClient::new(self.client.clone())
     }
@@ -24,6 +27,7 @@ pub trait AuthenticationV1ClientExt {
     fn authentication_v1(&self) -> AuthenticationV1Client;
 }
 impl AuthenticationV1ClientExt for ::kinform::Client {
+    #[inline]
     fn authentication_v1(&self) -> AuthenticationV1Client {
         AuthenticationV1Client::new(self.clone())
     }

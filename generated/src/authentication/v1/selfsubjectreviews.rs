@@ -7,12 +7,14 @@ pub struct SelfSubjectReviewClient {
 }
 impl SelfSubjectReviewClient {
     /// A client of the cluster-scoped `authentication.k8s.io/v1/selfsubjectreviews`.
+    #[inline]
     pub fn new(client: ::kinform::Client) -> Self {
         Self {
             api: <::kinform::Api<SelfSubjectReview>>::all(client),
         }
     }
     /// POST (create) a `SelfSubjectReview`.
+    #[inline]
     pub async fn create(
         &self,
         params: &::kinform::client::PostParams,

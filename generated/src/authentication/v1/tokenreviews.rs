@@ -7,12 +7,14 @@ pub struct TokenReviewClient {
 }
 impl TokenReviewClient {
     /// A client of the cluster-scoped `authentication.k8s.io/v1/tokenreviews`.
+    #[inline]
     pub fn new(client: ::kinform::Client) -> Self {
         Self {
             api: <::kinform::Api<TokenReview>>::all(client),
         }
     }
     /// POST (create) a `TokenReview`.
+    #[inline]
     pub async fn create(
         &self,
         params: &::kinform::client::PostParams,

@@ -7,6 +7,7 @@ pub struct LocalSubjectAccessReviewClient {
 }
 impl LocalSubjectAccessReviewClient {
     /// A client of `authorization.k8s.io/v1/localsubjectaccessreviews` in `namespace`; `""` means all namespaces (for list and watch), as in client-go.
+    #[inline]
     pub fn new(client: ::kinform::Client, namespace: &str) -> Self {
         let api = if namespace.is_empty() {
             <::kinform::Api<LocalSubjectAccessReview>>::all(client)
@@ -16,6 +17,7 @@ impl LocalSubjectAccessReviewClient {
         Self { api }
     }
     /// POST (create) a `LocalSubjectAccessReview`.
+    #[inline]
     pub async fn create(
         &self,
         params: &::kinform::client::PostParams,

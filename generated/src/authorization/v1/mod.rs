@@ -6,10 +6,12 @@ pub struct AuthorizationV1Client {
 }
 impl AuthorizationV1Client {
     /// Wraps a runtime client.
+    #[inline]
     pub fn new(client: ::kinform::Client) -> Self {
         Self { client }
     }
     /// `authorization.k8s.io/v1/localsubjectaccessreviews` in `namespace` (`""`: all namespaces).
+    #[inline]
     pub fn localsubjectaccessreviews(
         &self,
         namespace: &str,
@@ -20,18 +22,21 @@ impl AuthorizationV1Client {
         )
     }
     /// The cluster-scoped `authorization.k8s.io/v1/selfsubjectaccessreviews`.
+    #[inline]
     pub fn selfsubjectaccessreviews(
         &self,
     ) -> selfsubjectaccessreviews::SelfSubjectAccessReviewClient {
         selfsubjectaccessreviews::SelfSubjectAccessReviewClient::new(self.client.clone())
     }
     /// The cluster-scoped `authorization.k8s.io/v1/selfsubjectrulesreviews`.
+    #[inline]
     pub fn selfsubjectrulesreviews(
         &self,
     ) -> selfsubjectrulesreviews::SelfSubjectRulesReviewClient {
         selfsubjectrulesreviews::SelfSubjectRulesReviewClient::new(self.client.clone())
     }
     /// The cluster-scoped `authorization.k8s.io/v1/subjectaccessreviews`.
+    #[inline]
     pub fn subjectaccessreviews(
         &self,
     ) -> subjectaccessreviews::SubjectAccessReviewClient {
@@ -44,6 +49,7 @@ pub trait AuthorizationV1ClientExt {
     fn authorization_v1(&self) -> AuthorizationV1Client;
 }
 impl AuthorizationV1ClientExt for ::kinform::Client {
+    #[inline]
     fn authorization_v1(&self) -> AuthorizationV1Client {
         AuthorizationV1Client::new(self.clone())
     }

@@ -7,12 +7,14 @@ pub struct SelfSubjectAccessReviewClient {
 }
 impl SelfSubjectAccessReviewClient {
     /// A client of the cluster-scoped `authorization.k8s.io/v1/selfsubjectaccessreviews`.
+    #[inline]
     pub fn new(client: ::kinform::Client) -> Self {
         Self {
             api: <::kinform::Api<SelfSubjectAccessReview>>::all(client),
         }
     }
     /// POST (create) a `SelfSubjectAccessReview`.
+    #[inline]
     pub async fn create(
         &self,
         params: &::kinform::client::PostParams,

@@ -7,12 +7,14 @@ pub struct SelfSubjectRulesReviewClient {
 }
 impl SelfSubjectRulesReviewClient {
     /// A client of the cluster-scoped `authorization.k8s.io/v1/selfsubjectrulesreviews`.
+    #[inline]
     pub fn new(client: ::kinform::Client) -> Self {
         Self {
             api: <::kinform::Api<SelfSubjectRulesReview>>::all(client),
         }
     }
     /// POST (create) a `SelfSubjectRulesReview`.
+    #[inline]
     pub async fn create(
         &self,
         params: &::kinform::client::PostParams,

@@ -7,12 +7,14 @@ pub struct SubjectAccessReviewClient {
 }
 impl SubjectAccessReviewClient {
     /// A client of the cluster-scoped `authorization.k8s.io/v1/subjectaccessreviews`.
+    #[inline]
     pub fn new(client: ::kinform::Client) -> Self {
         Self {
             api: <::kinform::Api<SubjectAccessReview>>::all(client),
         }
     }
     /// POST (create) a `SubjectAccessReview`.
+    #[inline]
     pub async fn create(
         &self,
         params: &::kinform::client::PostParams,

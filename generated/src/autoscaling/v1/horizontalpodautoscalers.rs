@@ -7,6 +7,7 @@ pub struct HorizontalPodAutoscalerClient {
 }
 impl HorizontalPodAutoscalerClient {
     /// A client of `autoscaling/v1/horizontalpodautoscalers` in `namespace`; `""` means all namespaces (for list and watch), as in client-go.
+    #[inline]
     pub fn new(client: ::kinform::Client, namespace: &str) -> Self {
         let api = if namespace.is_empty() {
             <::kinform::Api<HorizontalPodAutoscaler>>::all(client)
@@ -16,6 +17,7 @@ impl HorizontalPodAutoscalerClient {
         Self { api }
     }
     /// GET the `HorizontalPodAutoscaler` named `name`.
+    #[inline]
     pub async fn get(
         &self,
         name: &str,
@@ -23,6 +25,7 @@ impl HorizontalPodAutoscalerClient {
         self.api.get(name).await
     }
     /// LIST `autoscaling/v1/horizontalpodautoscalers`.
+    #[inline]
     pub async fn list(
         &self,
         params: &::kinform::client::ListParams,
@@ -32,6 +35,7 @@ impl HorizontalPodAutoscalerClient {
         self.api.list(params).await
     }
     /// WATCH `autoscaling/v1/horizontalpodautoscalers`.
+    #[inline]
     pub async fn watch(
         &self,
         params: &::kinform::client::WatchParams,
@@ -41,6 +45,7 @@ impl HorizontalPodAutoscalerClient {
         self.api.watch(params).await
     }
     /// POST (create) a `HorizontalPodAutoscaler`.
+    #[inline]
     pub async fn create(
         &self,
         params: &::kinform::client::PostParams,
@@ -49,6 +54,7 @@ impl HorizontalPodAutoscalerClient {
         self.api.create(params, object).await
     }
     /// PUT (replace) the `HorizontalPodAutoscaler` named `name`.
+    #[inline]
     pub async fn replace(
         &self,
         name: &str,
@@ -58,6 +64,7 @@ impl HorizontalPodAutoscalerClient {
         self.api.replace(name, params, object).await
     }
     /// PATCH the `HorizontalPodAutoscaler` named `name`.
+    #[inline]
     pub async fn patch<
         P: ::kinform::k8s_openapi::serde::Serialize + ::std::fmt::Debug + Send + Sync,
     >(
@@ -69,6 +76,7 @@ impl HorizontalPodAutoscalerClient {
         self.api.patch(name, params, patch).await
     }
     /// DELETE the `HorizontalPodAutoscaler` named `name`.
+    #[inline]
     pub async fn delete(
         &self,
         name: &str,
@@ -79,6 +87,7 @@ impl HorizontalPodAutoscalerClient {
         self.api.delete(name, params).await
     }
     /// DELETE the `autoscaling/v1/horizontalpodautoscalers` matching `list`.
+    #[inline]
     pub async fn delete_collection(
         &self,
         params: &::kinform::client::DeleteParams,
@@ -91,6 +100,7 @@ impl HorizontalPodAutoscalerClient {
         self.api.delete_collection(params, list).await
     }
     /// GET the `status` subresource of the object named `name`.
+    #[inline]
     pub async fn get_status(
         &self,
         name: &str,
@@ -98,6 +108,7 @@ impl HorizontalPodAutoscalerClient {
         self.api.get_status(name).await
     }
     /// PUT (replace) the `status` subresource of the object named `name`.
+    #[inline]
     pub async fn replace_status(
         &self,
         name: &str,
@@ -107,6 +118,7 @@ impl HorizontalPodAutoscalerClient {
         self.api.replace_status(name, params, object).await
     }
     /// PATCH the `status` subresource of the object named `name`.
+    #[inline]
     pub async fn patch_status<
         P: ::kinform::k8s_openapi::serde::Serialize + ::std::fmt::Debug + Send + Sync,
     >(
@@ -129,10 +141,12 @@ pub struct HorizontalPodAutoscalerInformer<'a> {
 }
 impl<'a> HorizontalPodAutoscalerInformer<'a> {
     /// A handle on `factory`'s informer for this resource.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// The shared informer (created on first use, started by the factory).
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::std::sync::Arc<
@@ -141,6 +155,7 @@ impl<'a> HorizontalPodAutoscalerInformer<'a> {
         self.factory.informer::<HorizontalPodAutoscaler>()
     }
     /// A lister reading the shared informer's cache.
+    #[inline]
     pub fn lister(&self) -> HorizontalPodAutoscalerLister {
         self.factory.lister::<HorizontalPodAutoscaler>()
     }

@@ -6,10 +6,12 @@ pub struct AutoscalingV1Client {
 }
 impl AutoscalingV1Client {
     /// Wraps a runtime client.
+    #[inline]
     pub fn new(client: ::kinform::Client) -> Self {
         Self { client }
     }
     /// `autoscaling/v1/horizontalpodautoscalers` in `namespace` (`""`: all namespaces).
+    #[inline]
     pub fn horizontalpodautoscalers(
         &self,
         namespace: &str,
@@ -26,6 +28,7 @@ pub trait AutoscalingV1ClientExt {
     fn autoscaling_v1(&self) -> AutoscalingV1Client;
 }
 impl AutoscalingV1ClientExt for ::kinform::Client {
+    #[inline]
     fn autoscaling_v1(&self) -> AutoscalingV1Client {
         AutoscalingV1Client::new(self.clone())
     }
@@ -37,10 +40,12 @@ pub struct AutoscalingV1Informers<'a> {
 }
 impl<'a> AutoscalingV1Informers<'a> {
     /// Informer handles over `factory`.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// The shared informer and lister of `autoscaling/v1/horizontalpodautoscalers`.
+    #[inline]
     pub fn horizontalpodautoscalers(
         &self,
     ) -> horizontalpodautoscalers::HorizontalPodAutoscalerInformer<'a> {

@@ -6,10 +6,12 @@ pub struct AutoscalingV2Client {
 }
 impl AutoscalingV2Client {
     /// Wraps a runtime client.
+    #[inline]
     pub fn new(client: ::kinform::Client) -> Self {
         Self { client }
     }
     /// `autoscaling/v2/horizontalpodautoscalers` in `namespace` (`""`: all namespaces).
+    #[inline]
     pub fn horizontalpodautoscalers(
         &self,
         namespace: &str,
@@ -26,6 +28,7 @@ pub trait AutoscalingV2ClientExt {
     fn autoscaling_v2(&self) -> AutoscalingV2Client;
 }
 impl AutoscalingV2ClientExt for ::kinform::Client {
+    #[inline]
     fn autoscaling_v2(&self) -> AutoscalingV2Client {
         AutoscalingV2Client::new(self.clone())
     }
@@ -37,10 +40,12 @@ pub struct AutoscalingV2Informers<'a> {
 }
 impl<'a> AutoscalingV2Informers<'a> {
     /// Informer handles over `factory`.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// The shared informer and lister of `autoscaling/v2/horizontalpodautoscalers`.
+    #[inline]
     pub fn horizontalpodautoscalers(
         &self,
     ) -> horizontalpodautoscalers::HorizontalPodAutoscalerInformer<'a> {

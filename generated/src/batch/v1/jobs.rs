@@ -7,6 +7,7 @@ pub struct JobClient {
 }
 impl JobClient {
     /// A client of `batch/v1/jobs` in `namespace`; `""` means all namespaces (for list and watch), as in client-go.
+    #[inline]
     pub fn new(client: ::kinform::Client, namespace: &str) -> Self {
         let api = if namespace.is_empty() {
             <::kinform::Api<Job>>::all(client)
@@ -16,10 +17,12 @@ impl JobClient {
         Self { api }
     }
     /// GET the `Job` named `name`.
+    #[inline]
     pub async fn get(&self, name: &str) -> ::kinform::client::Result<Job> {
         self.api.get(name).await
     }
     /// LIST `batch/v1/jobs`.
+    #[inline]
     pub async fn list(
         &self,
         params: &::kinform::client::ListParams,
@@ -27,6 +30,7 @@ impl JobClient {
         self.api.list(params).await
     }
     /// WATCH `batch/v1/jobs`.
+    #[inline]
     pub async fn watch(
         &self,
         params: &::kinform::client::WatchParams,
@@ -34,6 +38,7 @@ impl JobClient {
         self.api.watch(params).await
     }
     /// POST (create) a `Job`.
+    #[inline]
     pub async fn create(
         &self,
         params: &::kinform::client::PostParams,
@@ -42,6 +47,7 @@ impl JobClient {
         self.api.create(params, object).await
     }
     /// PUT (replace) the `Job` named `name`.
+    #[inline]
     pub async fn replace(
         &self,
         name: &str,
@@ -51,6 +57,7 @@ impl JobClient {
         self.api.replace(name, params, object).await
     }
     /// PATCH the `Job` named `name`.
+    #[inline]
     pub async fn patch<
         P: ::kinform::k8s_openapi::serde::Serialize + ::std::fmt::Debug + Send + Sync,
     >(
@@ -62,6 +69,7 @@ impl JobClient {
         self.api.patch(name, params, patch).await
     }
     /// DELETE the `Job` named `name`.
+    #[inline]
     pub async fn delete(
         &self,
         name: &str,
@@ -70,6 +78,7 @@ impl JobClient {
         self.api.delete(name, params).await
     }
     /// DELETE the `batch/v1/jobs` matching `list`.
+    #[inline]
     pub async fn delete_collection(
         &self,
         params: &::kinform::client::DeleteParams,
@@ -80,10 +89,12 @@ impl JobClient {
         self.api.delete_collection(params, list).await
     }
     /// GET the `status` subresource of the object named `name`.
+    #[inline]
     pub async fn get_status(&self, name: &str) -> ::kinform::client::Result<Job> {
         self.api.get_status(name).await
     }
     /// PUT (replace) the `status` subresource of the object named `name`.
+    #[inline]
     pub async fn replace_status(
         &self,
         name: &str,
@@ -93,6 +104,7 @@ impl JobClient {
         self.api.replace_status(name, params, object).await
     }
     /// PATCH the `status` subresource of the object named `name`.
+    #[inline]
     pub async fn patch_status<
         P: ::kinform::k8s_openapi::serde::Serialize + ::std::fmt::Debug + Send + Sync,
     >(
@@ -113,16 +125,19 @@ pub struct JobInformer<'a> {
 }
 impl<'a> JobInformer<'a> {
     /// A handle on `factory`'s informer for this resource.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// The shared informer (created on first use, started by the factory).
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::std::sync::Arc<::kinform::informer::SharedIndexInformer<Job>> {
         self.factory.informer::<Job>()
     }
     /// A lister reading the shared informer's cache.
+    #[inline]
     pub fn lister(&self) -> JobLister {
         self.factory.lister::<Job>()
     }

@@ -6,14 +6,17 @@ pub struct BatchV1Client {
 }
 impl BatchV1Client {
     /// Wraps a runtime client.
+    #[inline]
     pub fn new(client: ::kinform::Client) -> Self {
         Self { client }
     }
     /// `batch/v1/cronjobs` in `namespace` (`""`: all namespaces).
+    #[inline]
     pub fn cronjobs(&self, namespace: &str) -> cronjobs::CronJobClient {
         cronjobs::CronJobClient::new(self.client.clone(), namespace)
     }
     /// `batch/v1/jobs` in `namespace` (`""`: all namespaces).
+    #[inline]
     pub fn jobs(&self, namespace: &str) -> jobs::JobClient {
         jobs::JobClient::new(self.client.clone(), namespace)
     }
@@ -24,6 +27,7 @@ pub trait BatchV1ClientExt {
     fn batch_v1(&self) -> BatchV1Client;
 }
 impl BatchV1ClientExt for ::kinform::Client {
+    #[inline]
     fn batch_v1(&self) -> BatchV1Client {
         BatchV1Client::new(self.clone())
     }
@@ -35,14 +39,17 @@ pub struct BatchV1Informers<'a> {
 }
 impl<'a> BatchV1Informers<'a> {
     /// Informer handles over `factory`.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// The shared informer and lister of `batch/v1/cronjobs`.
+    #[inline]
     pub fn cronjobs(&self) -> cronjobs::CronJobInformer<'a> {
         cronjobs::CronJobInformer::new(self.factory)
     }
     /// The shared informer and lister of `batch/v1/jobs`.
+    #[inline]
     pub fn jobs(&self) -> jobs::JobInformer<'a> {
         jobs::JobInformer::new(self.factory)
     }

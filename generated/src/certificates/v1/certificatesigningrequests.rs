@@ -7,12 +7,14 @@ pub struct CertificateSigningRequestClient {
 }
 impl CertificateSigningRequestClient {
     /// A client of the cluster-scoped `certificates.k8s.io/v1/certificatesigningrequests`.
+    #[inline]
     pub fn new(client: ::kinform::Client) -> Self {
         Self {
             api: <::kinform::Api<CertificateSigningRequest>>::all(client),
         }
     }
     /// GET the `CertificateSigningRequest` named `name`.
+    #[inline]
     pub async fn get(
         &self,
         name: &str,
@@ -20,6 +22,7 @@ impl CertificateSigningRequestClient {
         self.api.get(name).await
     }
     /// LIST `certificates.k8s.io/v1/certificatesigningrequests`.
+    #[inline]
     pub async fn list(
         &self,
         params: &::kinform::client::ListParams,
@@ -29,6 +32,7 @@ impl CertificateSigningRequestClient {
         self.api.list(params).await
     }
     /// WATCH `certificates.k8s.io/v1/certificatesigningrequests`.
+    #[inline]
     pub async fn watch(
         &self,
         params: &::kinform::client::WatchParams,
@@ -38,6 +42,7 @@ impl CertificateSigningRequestClient {
         self.api.watch(params).await
     }
     /// POST (create) a `CertificateSigningRequest`.
+    #[inline]
     pub async fn create(
         &self,
         params: &::kinform::client::PostParams,
@@ -46,6 +51,7 @@ impl CertificateSigningRequestClient {
         self.api.create(params, object).await
     }
     /// PUT (replace) the `CertificateSigningRequest` named `name`.
+    #[inline]
     pub async fn replace(
         &self,
         name: &str,
@@ -55,6 +61,7 @@ impl CertificateSigningRequestClient {
         self.api.replace(name, params, object).await
     }
     /// PATCH the `CertificateSigningRequest` named `name`.
+    #[inline]
     pub async fn patch<
         P: ::kinform::k8s_openapi::serde::Serialize + ::std::fmt::Debug + Send + Sync,
     >(
@@ -66,6 +73,7 @@ impl CertificateSigningRequestClient {
         self.api.patch(name, params, patch).await
     }
     /// DELETE the `CertificateSigningRequest` named `name`.
+    #[inline]
     pub async fn delete(
         &self,
         name: &str,
@@ -76,6 +84,7 @@ impl CertificateSigningRequestClient {
         self.api.delete(name, params).await
     }
     /// DELETE the `certificates.k8s.io/v1/certificatesigningrequests` matching `list`.
+    #[inline]
     pub async fn delete_collection(
         &self,
         params: &::kinform::client::DeleteParams,
@@ -88,6 +97,7 @@ impl CertificateSigningRequestClient {
         self.api.delete_collection(params, list).await
     }
     /// GET the `approval` subresource of the object named `name`.
+    #[inline]
     pub async fn get_approval(
         &self,
         name: &str,
@@ -95,6 +105,7 @@ impl CertificateSigningRequestClient {
         self.api.get_subresource("approval", name).await
     }
     /// PUT (replace) the `approval` subresource of the object named `name`.
+    #[inline]
     pub async fn replace_approval(
         &self,
         name: &str,
@@ -104,6 +115,7 @@ impl CertificateSigningRequestClient {
         self.api.replace_subresource("approval", name, params, object).await
     }
     /// PATCH the `approval` subresource of the object named `name`.
+    #[inline]
     pub async fn patch_approval<
         P: ::kinform::k8s_openapi::serde::Serialize + ::std::fmt::Debug + Send + Sync,
     >(
@@ -115,6 +127,7 @@ impl CertificateSigningRequestClient {
         self.api.patch_subresource("approval", name, params, patch).await
     }
     /// GET the `status` subresource of the object named `name`.
+    #[inline]
     pub async fn get_status(
         &self,
         name: &str,
@@ -122,6 +135,7 @@ impl CertificateSigningRequestClient {
         self.api.get_status(name).await
     }
     /// PUT (replace) the `status` subresource of the object named `name`.
+    #[inline]
     pub async fn replace_status(
         &self,
         name: &str,
@@ -131,6 +145,7 @@ impl CertificateSigningRequestClient {
         self.api.replace_status(name, params, object).await
     }
     /// PATCH the `status` subresource of the object named `name`.
+    #[inline]
     pub async fn patch_status<
         P: ::kinform::k8s_openapi::serde::Serialize + ::std::fmt::Debug + Send + Sync,
     >(
@@ -153,10 +168,12 @@ pub struct CertificateSigningRequestInformer<'a> {
 }
 impl<'a> CertificateSigningRequestInformer<'a> {
     /// A handle on `factory`'s informer for this resource.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// The shared informer (created on first use, started by the factory).
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::std::sync::Arc<
@@ -165,6 +182,7 @@ impl<'a> CertificateSigningRequestInformer<'a> {
         self.factory.informer::<CertificateSigningRequest>()
     }
     /// A lister reading the shared informer's cache.
+    #[inline]
     pub fn lister(&self) -> CertificateSigningRequestLister {
         self.factory.lister::<CertificateSigningRequest>()
     }

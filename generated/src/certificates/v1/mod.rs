@@ -6,10 +6,12 @@ pub struct CertificatesV1Client {
 }
 impl CertificatesV1Client {
     /// Wraps a runtime client.
+    #[inline]
     pub fn new(client: ::kinform::Client) -> Self {
         Self { client }
     }
     /// The cluster-scoped `certificates.k8s.io/v1/certificatesigningrequests`.
+    #[inline]
     pub fn certificatesigningrequests(
         &self,
     ) -> certificatesigningrequests::CertificateSigningRequestClient {
@@ -24,6 +26,7 @@ pub trait CertificatesV1ClientExt {
     fn certificates_v1(&self) -> CertificatesV1Client;
 }
 impl CertificatesV1ClientExt for ::kinform::Client {
+    #[inline]
     fn certificates_v1(&self) -> CertificatesV1Client {
         CertificatesV1Client::new(self.clone())
     }
@@ -35,10 +38,12 @@ pub struct CertificatesV1Informers<'a> {
 }
 impl<'a> CertificatesV1Informers<'a> {
     /// Informer handles over `factory`.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// The shared informer and lister of `certificates.k8s.io/v1/certificatesigningrequests`.
+    #[inline]
     pub fn certificatesigningrequests(
         &self,
     ) -> certificatesigningrequests::CertificateSigningRequestInformer<'a> {

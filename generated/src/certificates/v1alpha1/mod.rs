@@ -6,10 +6,12 @@ pub struct CertificatesV1alpha1Client {
 }
 impl CertificatesV1alpha1Client {
     /// Wraps a runtime client.
+    #[inline]
     pub fn new(client: ::kinform::Client) -> Self {
         Self { client }
     }
     /// The cluster-scoped `certificates.k8s.io/v1alpha1/clustertrustbundles`.
+    #[inline]
     pub fn clustertrustbundles(&self) -> clustertrustbundles::ClusterTrustBundleClient {
         clustertrustbundles::ClusterTrustBundleClient::new(self.client.clone())
     }
@@ -20,6 +22,7 @@ pub trait CertificatesV1alpha1ClientExt {
     fn certificates_v1alpha1(&self) -> CertificatesV1alpha1Client;
 }
 impl CertificatesV1alpha1ClientExt for ::kinform::Client {
+    #[inline]
     fn certificates_v1alpha1(&self) -> CertificatesV1alpha1Client {
         CertificatesV1alpha1Client::new(self.clone())
     }
@@ -31,10 +34,12 @@ pub struct CertificatesV1alpha1Informers<'a> {
 }
 impl<'a> CertificatesV1alpha1Informers<'a> {
     /// Informer handles over `factory`.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// The shared informer and lister of `certificates.k8s.io/v1alpha1/clustertrustbundles`.
+    #[inline]
     pub fn clustertrustbundles(
         &self,
     ) -> clustertrustbundles::ClusterTrustBundleInformer<'a> {

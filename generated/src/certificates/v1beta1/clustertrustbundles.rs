@@ -7,12 +7,14 @@ pub struct ClusterTrustBundleClient {
 }
 impl ClusterTrustBundleClient {
     /// A client of the cluster-scoped `certificates.k8s.io/v1beta1/clustertrustbundles`.
+    #[inline]
     pub fn new(client: ::kinform::Client) -> Self {
         Self {
             api: <::kinform::Api<ClusterTrustBundle>>::all(client),
         }
     }
     /// GET the `ClusterTrustBundle` named `name`.
+    #[inline]
     pub async fn get(
         &self,
         name: &str,
@@ -20,6 +22,7 @@ impl ClusterTrustBundleClient {
         self.api.get(name).await
     }
     /// LIST `certificates.k8s.io/v1beta1/clustertrustbundles`.
+    #[inline]
     pub async fn list(
         &self,
         params: &::kinform::client::ListParams,
@@ -27,6 +30,7 @@ impl ClusterTrustBundleClient {
         self.api.list(params).await
     }
     /// WATCH `certificates.k8s.io/v1beta1/clustertrustbundles`.
+    #[inline]
     pub async fn watch(
         &self,
         params: &::kinform::client::WatchParams,
@@ -34,6 +38,7 @@ impl ClusterTrustBundleClient {
         self.api.watch(params).await
     }
     /// POST (create) a `ClusterTrustBundle`.
+    #[inline]
     pub async fn create(
         &self,
         params: &::kinform::client::PostParams,
@@ -42,6 +47,7 @@ impl ClusterTrustBundleClient {
         self.api.create(params, object).await
     }
     /// PUT (replace) the `ClusterTrustBundle` named `name`.
+    #[inline]
     pub async fn replace(
         &self,
         name: &str,
@@ -51,6 +57,7 @@ impl ClusterTrustBundleClient {
         self.api.replace(name, params, object).await
     }
     /// PATCH the `ClusterTrustBundle` named `name`.
+    #[inline]
     pub async fn patch<
         P: ::kinform::k8s_openapi::serde::Serialize + ::std::fmt::Debug + Send + Sync,
     >(
@@ -62,6 +69,7 @@ impl ClusterTrustBundleClient {
         self.api.patch(name, params, patch).await
     }
     /// DELETE the `ClusterTrustBundle` named `name`.
+    #[inline]
     pub async fn delete(
         &self,
         name: &str,
@@ -72,6 +80,7 @@ impl ClusterTrustBundleClient {
         self.api.delete(name, params).await
     }
     /// DELETE the `certificates.k8s.io/v1beta1/clustertrustbundles` matching `list`.
+    #[inline]
     pub async fn delete_collection(
         &self,
         params: &::kinform::client::DeleteParams,
@@ -93,16 +102,19 @@ pub struct ClusterTrustBundleInformer<'a> {
 }
 impl<'a> ClusterTrustBundleInformer<'a> {
     /// A handle on `factory`'s informer for this resource.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// The shared informer (created on first use, started by the factory).
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::std::sync::Arc<::kinform::informer::SharedIndexInformer<ClusterTrustBundle>> {
         self.factory.informer::<ClusterTrustBundle>()
     }
     /// A lister reading the shared informer's cache.
+    #[inline]
     pub fn lister(&self) -> ClusterTrustBundleLister {
         self.factory.lister::<ClusterTrustBundle>()
     }

@@ -6,14 +6,17 @@ pub struct CertificatesV1beta1Client {
 }
 impl CertificatesV1beta1Client {
     /// Wraps a runtime client.
+    #[inline]
     pub fn new(client: ::kinform::Client) -> Self {
         Self { client }
     }
     /// The cluster-scoped `certificates.k8s.io/v1beta1/clustertrustbundles`.
+    #[inline]
     pub fn clustertrustbundles(&self) -> clustertrustbundles::ClusterTrustBundleClient {
         clustertrustbundles::ClusterTrustBundleClient::new(self.client.clone())
     }
     /// `certificates.k8s.io/v1beta1/podcertificaterequests` in `namespace` (`""`: all namespaces).
+    #[inline]
     pub fn podcertificaterequests(
         &self,
         namespace: &str,
@@ -30,6 +33,7 @@ pub trait CertificatesV1beta1ClientExt {
     fn certificates_v1beta1(&self) -> CertificatesV1beta1Client;
 }
 impl CertificatesV1beta1ClientExt for ::kinform::Client {
+    #[inline]
     fn certificates_v1beta1(&self) -> CertificatesV1beta1Client {
         CertificatesV1beta1Client::new(self.clone())
     }
@@ -41,16 +45,19 @@ pub struct CertificatesV1beta1Informers<'a> {
 }
 impl<'a> CertificatesV1beta1Informers<'a> {
     /// Informer handles over `factory`.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// The shared informer and lister of `certificates.k8s.io/v1beta1/clustertrustbundles`.
+    #[inline]
     pub fn clustertrustbundles(
         &self,
     ) -> clustertrustbundles::ClusterTrustBundleInformer<'a> {
         clustertrustbundles::ClusterTrustBundleInformer::new(self.factory)
     }
     /// The shared informer and lister of `certificates.k8s.io/v1beta1/podcertificaterequests`.
+    #[inline]
     pub fn podcertificaterequests(
         &self,
     ) -> podcertificaterequests::PodCertificateRequestInformer<'a> {

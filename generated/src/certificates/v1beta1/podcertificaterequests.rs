@@ -7,6 +7,7 @@ pub struct PodCertificateRequestClient {
 }
 impl PodCertificateRequestClient {
     /// A client of `certificates.k8s.io/v1beta1/podcertificaterequests` in `namespace`; `""` means all namespaces (for list and watch), as in client-go.
+    #[inline]
     pub fn new(client: ::kinform::Client, namespace: &str) -> Self {
         let api = if namespace.is_empty() {
             <::kinform::Api<PodCertificateRequest>>::all(client)
@@ -16,6 +17,7 @@ impl PodCertificateRequestClient {
         Self { api }
     }
     /// GET the `PodCertificateRequest` named `name`.
+    #[inline]
     pub async fn get(
         &self,
         name: &str,
@@ -23,6 +25,7 @@ impl PodCertificateRequestClient {
         self.api.get(name).await
     }
     /// LIST `certificates.k8s.io/v1beta1/podcertificaterequests`.
+    #[inline]
     pub async fn list(
         &self,
         params: &::kinform::client::ListParams,
@@ -32,6 +35,7 @@ impl PodCertificateRequestClient {
         self.api.list(params).await
     }
     /// WATCH `certificates.k8s.io/v1beta1/podcertificaterequests`.
+    #[inline]
     pub async fn watch(
         &self,
         params: &::kinform::client::WatchParams,
@@ -41,6 +45,7 @@ impl PodCertificateRequestClient {
         self.api.watch(params).await
     }
     /// POST (create) a `PodCertificateRequest`.
+    #[inline]
     pub async fn create(
         &self,
         params: &::kinform::client::PostParams,
@@ -49,6 +54,7 @@ impl PodCertificateRequestClient {
         self.api.create(params, object).await
     }
     /// PUT (replace) the `PodCertificateRequest` named `name`.
+    #[inline]
     pub async fn replace(
         &self,
         name: &str,
@@ -58,6 +64,7 @@ impl PodCertificateRequestClient {
         self.api.replace(name, params, object).await
     }
     /// PATCH the `PodCertificateRequest` named `name`.
+    #[inline]
     pub async fn patch<
         P: ::kinform::k8s_openapi::serde::Serialize + ::std::fmt::Debug + Send + Sync,
     >(
@@ -69,6 +76,7 @@ impl PodCertificateRequestClient {
         self.api.patch(name, params, patch).await
     }
     /// DELETE the `PodCertificateRequest` named `name`.
+    #[inline]
     pub async fn delete(
         &self,
         name: &str,
@@ -79,6 +87,7 @@ impl PodCertificateRequestClient {
         self.api.delete(name, params).await
     }
     /// DELETE the `certificates.k8s.io/v1beta1/podcertificaterequests` matching `list`.
+    #[inline]
     pub async fn delete_collection(
         &self,
         params: &::kinform::client::DeleteParams,
@@ -91,6 +100,7 @@ impl PodCertificateRequestClient {
         self.api.delete_collection(params, list).await
     }
     /// GET the `status` subresource of the object named `name`.
+    #[inline]
     pub async fn get_status(
         &self,
         name: &str,
@@ -98,6 +108,7 @@ impl PodCertificateRequestClient {
         self.api.get_status(name).await
     }
     /// PUT (replace) the `status` subresource of the object named `name`.
+    #[inline]
     pub async fn replace_status(
         &self,
         name: &str,
@@ -107,6 +118,7 @@ impl PodCertificateRequestClient {
         self.api.replace_status(name, params, object).await
     }
     /// PATCH the `status` subresource of the object named `name`.
+    #[inline]
     pub async fn patch_status<
         P: ::kinform::k8s_openapi::serde::Serialize + ::std::fmt::Debug + Send + Sync,
     >(
@@ -127,10 +139,12 @@ pub struct PodCertificateRequestInformer<'a> {
 }
 impl<'a> PodCertificateRequestInformer<'a> {
     /// A handle on `factory`'s informer for this resource.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// The shared informer (created on first use, started by the factory).
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::std::sync::Arc<
@@ -139,6 +153,7 @@ impl<'a> PodCertificateRequestInformer<'a> {
         self.factory.informer::<PodCertificateRequest>()
     }
     /// A lister reading the shared informer's cache.
+    #[inline]
     pub fn lister(&self) -> PodCertificateRequestLister {
         self.factory.lister::<PodCertificateRequest>()
     }

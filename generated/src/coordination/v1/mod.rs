@@ -6,10 +6,12 @@ pub struct CoordinationV1Client {
 }
 impl CoordinationV1Client {
     /// Wraps a runtime client.
+    #[inline]
     pub fn new(client: ::kinform::Client) -> Self {
         Self { client }
     }
     /// `coordination.k8s.io/v1/leases` in `namespace` (`""`: all namespaces).
+    #[inline]
     pub fn leases(&self, namespace: &str) -> leases::LeaseClient {
         leases::LeaseClient::new(self.client.clone(), namespace)
     }
@@ -20,6 +22,7 @@ pub trait CoordinationV1ClientExt {
     fn coordination_v1(&self) -> CoordinationV1Client;
 }
 impl CoordinationV1ClientExt for ::kinform::Client {
+    #[inline]
     fn coordination_v1(&self) -> CoordinationV1Client {
         CoordinationV1Client::new(self.clone())
     }
@@ -31,10 +34,12 @@ pub struct CoordinationV1Informers<'a> {
 }
 impl<'a> CoordinationV1Informers<'a> {
     /// Informer handles over `factory`.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// The shared informer and lister of `coordination.k8s.io/v1/leases`.
+    #[inline]
     pub fn leases(&self) -> leases::LeaseInformer<'a> {
         leases::LeaseInformer::new(self.factory)
     }

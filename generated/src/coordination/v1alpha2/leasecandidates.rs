@@ -7,6 +7,7 @@ pub struct LeaseCandidateClient {
 }
 impl LeaseCandidateClient {
     /// A client of `coordination.k8s.io/v1alpha2/leasecandidates` in `namespace`; `""` means all namespaces (for list and watch), as in client-go.
+    #[inline]
     pub fn new(client: ::kinform::Client, namespace: &str) -> Self {
         let api = if namespace.is_empty() {
             <::kinform::Api<LeaseCandidate>>::all(client)
@@ -16,10 +17,12 @@ impl LeaseCandidateClient {
         Self { api }
     }
     /// GET the `LeaseCandidate` named `name`.
+    #[inline]
     pub async fn get(&self, name: &str) -> ::kinform::client::Result<LeaseCandidate> {
         self.api.get(name).await
     }
     /// LIST `coordination.k8s.io/v1alpha2/leasecandidates`.
+    #[inline]
     pub async fn list(
         &self,
         params: &::kinform::client::ListParams,
@@ -27,6 +30,7 @@ impl LeaseCandidateClient {
         self.api.list(params).await
     }
     /// WATCH `coordination.k8s.io/v1alpha2/leasecandidates`.
+    #[inline]
     pub async fn watch(
         &self,
         params: &::kinform::client::WatchParams,
@@ -34,6 +38,7 @@ impl LeaseCandidateClient {
         self.api.watch(params).await
     }
     /// POST (create) a `LeaseCandidate`.
+    #[inline]
     pub async fn create(
         &self,
         params: &::kinform::client::PostParams,
@@ -42,6 +47,7 @@ impl LeaseCandidateClient {
         self.api.create(params, object).await
     }
     /// PUT (replace) the `LeaseCandidate` named `name`.
+    #[inline]
     pub async fn replace(
         &self,
         name: &str,
@@ -51,6 +57,7 @@ impl LeaseCandidateClient {
         self.api.replace(name, params, object).await
     }
     /// PATCH the `LeaseCandidate` named `name`.
+    #[inline]
     pub async fn patch<
         P: ::kinform::k8s_openapi::serde::Serialize + ::std::fmt::Debug + Send + Sync,
     >(
@@ -62,6 +69,7 @@ impl LeaseCandidateClient {
         self.api.patch(name, params, patch).await
     }
     /// DELETE the `LeaseCandidate` named `name`.
+    #[inline]
     pub async fn delete(
         &self,
         name: &str,
@@ -70,6 +78,7 @@ impl LeaseCandidateClient {
         self.api.delete(name, params).await
     }
     /// DELETE the `coordination.k8s.io/v1alpha2/leasecandidates` matching `list`.
+    #[inline]
     pub async fn delete_collection(
         &self,
         params: &::kinform::client::DeleteParams,
@@ -89,16 +98,19 @@ pub struct LeaseCandidateInformer<'a> {
 }
 impl<'a> LeaseCandidateInformer<'a> {
     /// A handle on `factory`'s informer for this resource.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// The shared informer (created on first use, started by the factory).
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::std::sync::Arc<::kinform::informer::SharedIndexInformer<LeaseCandidate>> {
         self.factory.informer::<LeaseCandidate>()
     }
     /// A lister reading the shared informer's cache.
+    #[inline]
     pub fn lister(&self) -> LeaseCandidateLister {
         self.factory.lister::<LeaseCandidate>()
     }

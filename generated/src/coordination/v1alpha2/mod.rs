@@ -6,10 +6,12 @@ pub struct CoordinationV1alpha2Client {
 }
 impl CoordinationV1alpha2Client {
     /// Wraps a runtime client.
+    #[inline]
     pub fn new(client: ::kinform::Client) -> Self {
         Self { client }
     }
     /// `coordination.k8s.io/v1alpha2/leasecandidates` in `namespace` (`""`: all namespaces).
+    #[inline]
     pub fn leasecandidates(
         &self,
         namespace: &str,
@@ -23,6 +25,7 @@ pub trait CoordinationV1alpha2ClientExt {
     fn coordination_v1alpha2(&self) -> CoordinationV1alpha2Client;
 }
 impl CoordinationV1alpha2ClientExt for ::kinform::Client {
+    #[inline]
     fn coordination_v1alpha2(&self) -> CoordinationV1alpha2Client {
         CoordinationV1alpha2Client::new(self.clone())
     }
@@ -34,10 +37,12 @@ pub struct CoordinationV1alpha2Informers<'a> {
 }
 impl<'a> CoordinationV1alpha2Informers<'a> {
     /// Informer handles over `factory`.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// The shared informer and lister of `coordination.k8s.io/v1alpha2/leasecandidates`.
+    #[inline]
     pub fn leasecandidates(&self) -> leasecandidates::LeaseCandidateInformer<'a> {
         leasecandidates::LeaseCandidateInformer::new(self.factory)
     }

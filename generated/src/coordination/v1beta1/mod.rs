@@ -6,10 +6,12 @@ pub struct CoordinationV1beta1Client {
 }
 impl CoordinationV1beta1Client {
     /// Wraps a runtime client.
+    #[inline]
     pub fn new(client: ::kinform::Client) -> Self {
         Self { client }
     }
     /// `coordination.k8s.io/v1beta1/leasecandidates` in `namespace` (`""`: all namespaces).
+    #[inline]
     pub fn leasecandidates(
         &self,
         namespace: &str,
@@ -23,6 +25,7 @@ pub trait CoordinationV1beta1ClientExt {
     fn coordination_v1beta1(&self) -> CoordinationV1beta1Client;
 }
 impl CoordinationV1beta1ClientExt for ::kinform::Client {
+    #[inline]
     fn coordination_v1beta1(&self) -> CoordinationV1beta1Client {
         CoordinationV1beta1Client::new(self.clone())
     }
@@ -34,10 +37,12 @@ pub struct CoordinationV1beta1Informers<'a> {
 }
 impl<'a> CoordinationV1beta1Informers<'a> {
     /// Informer handles over `factory`.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// The shared informer and lister of `coordination.k8s.io/v1beta1/leasecandidates`.
+    #[inline]
     pub fn leasecandidates(&self) -> leasecandidates::LeaseCandidateInformer<'a> {
         leasecandidates::LeaseCandidateInformer::new(self.factory)
     }

@@ -7,6 +7,7 @@ pub struct BindingClient {
 }
 impl BindingClient {
     /// A client of `v1/bindings` in `namespace`; `""` means all namespaces (for list and watch), as in client-go.
+    #[inline]
     pub fn new(client: ::kinform::Client, namespace: &str) -> Self {
         let api = if namespace.is_empty() {
             <::kinform::Api<Binding>>::all(client)
@@ -16,6 +17,7 @@ impl BindingClient {
         Self { api }
     }
     /// POST (create) a `Binding`.
+    #[inline]
     pub async fn create(
         &self,
         params: &::kinform::client::PostParams,

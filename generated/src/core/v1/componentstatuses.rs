@@ -7,16 +7,19 @@ pub struct ComponentStatusClient {
 }
 impl ComponentStatusClient {
     /// A client of the cluster-scoped `v1/componentstatuses`.
+    #[inline]
     pub fn new(client: ::kinform::Client) -> Self {
         Self {
             api: <::kinform::Api<ComponentStatus>>::all(client),
         }
     }
     /// GET the `ComponentStatus` named `name`.
+    #[inline]
     pub async fn get(&self, name: &str) -> ::kinform::client::Result<ComponentStatus> {
         self.api.get(name).await
     }
     /// LIST `v1/componentstatuses`.
+    #[inline]
     pub async fn list(
         &self,
         params: &::kinform::client::ListParams,

@@ -6,42 +6,52 @@ pub struct CoreV1Client {
 }
 impl CoreV1Client {
     /// Wraps a runtime client.
+    #[inline]
     pub fn new(client: ::kinform::Client) -> Self {
         Self { client }
     }
     /// `v1/bindings` in `namespace` (`""`: all namespaces).
+    #[inline]
     pub fn bindings(&self, namespace: &str) -> bindings::BindingClient {
         bindings::BindingClient::new(self.client.clone(), namespace)
     }
     /// The cluster-scoped `v1/componentstatuses`.
+    #[inline]
     pub fn componentstatuses(&self) -> componentstatuses::ComponentStatusClient {
         componentstatuses::ComponentStatusClient::new(self.client.clone())
     }
     /// `v1/configmaps` in `namespace` (`""`: all namespaces).
+    #[inline]
     pub fn configmaps(&self, namespace: &str) -> configmaps::ConfigMapClient {
         configmaps::ConfigMapClient::new(self.client.clone(), namespace)
     }
     /// `v1/endpoints` in `namespace` (`""`: all namespaces).
+    #[inline]
     pub fn endpoints(&self, namespace: &str) -> endpoints::EndpointsClient {
         endpoints::EndpointsClient::new(self.client.clone(), namespace)
     }
     /// `v1/events` in `namespace` (`""`: all namespaces).
+    #[inline]
     pub fn events(&self, namespace: &str) -> events::EventClient {
         events::EventClient::new(self.client.clone(), namespace)
     }
     /// `v1/limitranges` in `namespace` (`""`: all namespaces).
+    #[inline]
     pub fn limitranges(&self, namespace: &str) -> limitranges::LimitRangeClient {
         limitranges::LimitRangeClient::new(self.client.clone(), namespace)
     }
     /// The cluster-scoped `v1/namespaces`.
+    #[inline]
     pub fn namespaces(&self) -> namespaces::NamespaceClient {
         namespaces::NamespaceClient::new(self.client.clone())
     }
     /// The cluster-scoped `v1/nodes`.
+    #[inline]
     pub fn nodes(&self) -> nodes::NodeClient {
         nodes::NodeClient::new(self.client.clone())
     }
     /// `v1/persistentvolumeclaims` in `namespace` (`""`: all namespaces).
+    #[inline]
     pub fn persistentvolumeclaims(
         &self,
         namespace: &str,
@@ -52,18 +62,22 @@ impl CoreV1Client {
         )
     }
     /// The cluster-scoped `v1/persistentvolumes`.
+    #[inline]
     pub fn persistentvolumes(&self) -> persistentvolumes::PersistentVolumeClient {
         persistentvolumes::PersistentVolumeClient::new(self.client.clone())
     }
     /// `v1/pods` in `namespace` (`""`: all namespaces).
+    #[inline]
     pub fn pods(&self, namespace: &str) -> pods::PodClient {
         pods::PodClient::new(self.client.clone(), namespace)
     }
     /// `v1/podtemplates` in `namespace` (`""`: all namespaces).
+    #[inline]
     pub fn podtemplates(&self, namespace: &str) -> podtemplates::PodTemplateClient {
         podtemplates::PodTemplateClient::new(self.client.clone(), namespace)
     }
     /// `v1/replicationcontrollers` in `namespace` (`""`: all namespaces).
+    #[inline]
     pub fn replicationcontrollers(
         &self,
         namespace: &str,
@@ -74,6 +88,7 @@ impl CoreV1Client {
         )
     }
     /// `v1/resourcequotas` in `namespace` (`""`: all namespaces).
+    #[inline]
     pub fn resourcequotas(
         &self,
         namespace: &str,
@@ -81,10 +96,12 @@ impl CoreV1Client {
         resourcequotas::ResourceQuotaClient::new(self.client.clone(), namespace)
     }
     /// `v1/secrets` in `namespace` (`""`: all namespaces).
+    #[inline]
     pub fn secrets(&self, namespace: &str) -> secrets::SecretClient {
         secrets::SecretClient::new(self.client.clone(), namespace)
     }
     /// `v1/serviceaccounts` in `namespace` (`""`: all namespaces).
+    #[inline]
     pub fn serviceaccounts(
         &self,
         namespace: &str,
@@ -92,6 +109,7 @@ impl CoreV1Client {
         serviceaccounts::ServiceAccountClient::new(self.client.clone(), namespace)
     }
     /// `v1/services` in `namespace` (`""`: all namespaces).
+    #[inline]
     pub fn services(&self, namespace: &str) -> services::ServiceClient {
         services::ServiceClient::new(self.client.clone(), namespace)
     }
@@ -102,6 +120,7 @@ pub trait CoreV1ClientExt {
     fn core_v1(&self) -> CoreV1Client;
 }
 impl CoreV1ClientExt for ::kinform::Client {
+    #[inline]
     fn core_v1(&self) -> CoreV1Client {
         CoreV1Client::new(self.clone())
     }
@@ -113,70 +132,86 @@ pub struct CoreV1Informers<'a> {
 }
 impl<'a> CoreV1Informers<'a> {
     /// Informer handles over `factory`.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// The shared informer and lister of `v1/configmaps`.
+    #[inline]
     pub fn configmaps(&self) -> configmaps::ConfigMapInformer<'a> {
         configmaps::ConfigMapInformer::new(self.factory)
     }
     /// The shared informer and lister of `v1/endpoints`.
+    #[inline]
     pub fn endpoints(&self) -> endpoints::EndpointsInformer<'a> {
         endpoints::EndpointsInformer::new(self.factory)
     }
     /// The shared informer and lister of `v1/events`.
+    #[inline]
     pub fn events(&self) -> events::EventInformer<'a> {
         events::EventInformer::new(self.factory)
     }
     /// The shared informer and lister of `v1/limitranges`.
+    #[inline]
     pub fn limitranges(&self) -> limitranges::LimitRangeInformer<'a> {
         limitranges::LimitRangeInformer::new(self.factory)
     }
     /// The shared informer and lister of `v1/namespaces`.
+    #[inline]
     pub fn namespaces(&self) -> namespaces::NamespaceInformer<'a> {
         namespaces::NamespaceInformer::new(self.factory)
     }
     /// The shared informer and lister of `v1/nodes`.
+    #[inline]
     pub fn nodes(&self) -> nodes::NodeInformer<'a> {
         nodes::NodeInformer::new(self.factory)
     }
     /// The shared informer and lister of `v1/persistentvolumeclaims`.
+    #[inline]
     pub fn persistentvolumeclaims(
         &self,
     ) -> persistentvolumeclaims::PersistentVolumeClaimInformer<'a> {
         persistentvolumeclaims::PersistentVolumeClaimInformer::new(self.factory)
     }
     /// The shared informer and lister of `v1/persistentvolumes`.
+    #[inline]
     pub fn persistentvolumes(&self) -> persistentvolumes::PersistentVolumeInformer<'a> {
         persistentvolumes::PersistentVolumeInformer::new(self.factory)
     }
     /// The shared informer and lister of `v1/pods`.
+    #[inline]
     pub fn pods(&self) -> pods::PodInformer<'a> {
         pods::PodInformer::new(self.factory)
     }
     /// The shared informer and lister of `v1/podtemplates`.
+    #[inline]
     pub fn podtemplates(&self) -> podtemplates::PodTemplateInformer<'a> {
         podtemplates::PodTemplateInformer::new(self.factory)
     }
     /// The shared informer and lister of `v1/replicationcontrollers`.
+    #[inline]
     pub fn replicationcontrollers(
         &self,
     ) -> replicationcontrollers::ReplicationControllerInformer<'a> {
         replicationcontrollers::ReplicationControllerInformer::new(self.factory)
     }
     /// The shared informer and lister of `v1/resourcequotas`.
+    #[inline]
     pub fn resourcequotas(&self) -> resourcequotas::ResourceQuotaInformer<'a> {
         resourcequotas::ResourceQuotaInformer::new(self.factory)
     }
     /// The shared informer and lister of `v1/secrets`.
+    #[inline]
     pub fn secrets(&self) -> secrets::SecretInformer<'a> {
         secrets::SecretInformer::new(self.factory)
     }
     /// The shared informer and lister of `v1/serviceaccounts`.
+    #[inline]
     pub fn serviceaccounts(&self) -> serviceaccounts::ServiceAccountInformer<'a> {
         serviceaccounts::ServiceAccountInformer::new(self.factory)
     }
     /// The shared informer and lister of `v1/services`.
+    #[inline]
     pub fn services(&self) -> services::ServiceInformer<'a> {
         services::ServiceInformer::new(self.factory)
     }

@@ -7,16 +7,19 @@ pub struct NamespaceClient {
 }
 impl NamespaceClient {
     /// A client of the cluster-scoped `v1/namespaces`.
+    #[inline]
     pub fn new(client: ::kinform::Client) -> Self {
         Self {
             api: <::kinform::Api<Namespace>>::all(client),
         }
     }
     /// GET the `Namespace` named `name`.
+    #[inline]
     pub async fn get(&self, name: &str) -> ::kinform::client::Result<Namespace> {
         self.api.get(name).await
     }
     /// LIST `v1/namespaces`.
+    #[inline]
     pub async fn list(
         &self,
         params: &::kinform::client::ListParams,
@@ -24,6 +27,7 @@ impl NamespaceClient {
         self.api.list(params).await
     }
     /// WATCH `v1/namespaces`.
+    #[inline]
     pub async fn watch(
         &self,
         params: &::kinform::client::WatchParams,
@@ -31,6 +35,7 @@ impl NamespaceClient {
         self.api.watch(params).await
     }
     /// POST (create) a `Namespace`.
+    #[inline]
     pub async fn create(
         &self,
         params: &::kinform::client::PostParams,
@@ -39,6 +44,7 @@ impl NamespaceClient {
         self.api.create(params, object).await
     }
     /// PUT (replace) the `Namespace` named `name`.
+    #[inline]
     pub async fn replace(
         &self,
         name: &str,
@@ -48,6 +54,7 @@ impl NamespaceClient {
         self.api.replace(name, params, object).await
     }
     /// PATCH the `Namespace` named `name`.
+    #[inline]
     pub async fn patch<
         P: ::kinform::k8s_openapi::serde::Serialize + ::std::fmt::Debug + Send + Sync,
     >(
@@ -59,6 +66,7 @@ impl NamespaceClient {
         self.api.patch(name, params, patch).await
     }
     /// DELETE the `Namespace` named `name`.
+    #[inline]
     pub async fn delete(
         &self,
         name: &str,
@@ -67,6 +75,7 @@ impl NamespaceClient {
         self.api.delete(name, params).await
     }
     /// PUT (replace) the `finalize` subresource of the object named `name`.
+    #[inline]
     pub async fn replace_finalize(
         &self,
         name: &str,
@@ -76,10 +85,12 @@ impl NamespaceClient {
         self.api.replace_subresource("finalize", name, params, object).await
     }
     /// GET the `status` subresource of the object named `name`.
+    #[inline]
     pub async fn get_status(&self, name: &str) -> ::kinform::client::Result<Namespace> {
         self.api.get_status(name).await
     }
     /// PUT (replace) the `status` subresource of the object named `name`.
+    #[inline]
     pub async fn replace_status(
         &self,
         name: &str,
@@ -89,6 +100,7 @@ impl NamespaceClient {
         self.api.replace_status(name, params, object).await
     }
     /// PATCH the `status` subresource of the object named `name`.
+    #[inline]
     pub async fn patch_status<
         P: ::kinform::k8s_openapi::serde::Serialize + ::std::fmt::Debug + Send + Sync,
     >(
@@ -109,16 +121,19 @@ pub struct NamespaceInformer<'a> {
 }
 impl<'a> NamespaceInformer<'a> {
     /// A handle on `factory`'s informer for this resource.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// The shared informer (created on first use, started by the factory).
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::std::sync::Arc<::kinform::informer::SharedIndexInformer<Namespace>> {
         self.factory.informer::<Namespace>()
     }
     /// A lister reading the shared informer's cache.
+    #[inline]
     pub fn lister(&self) -> NamespaceLister {
         self.factory.lister::<Namespace>()
     }

@@ -9,16 +9,19 @@ pub struct NodeClient {
 }
 impl NodeClient {
     /// A client of the cluster-scoped `v1/nodes`.
+    #[inline]
     pub fn new(client: ::kinform::Client) -> Self {
         Self {
             api: <::kinform::Api<Node>>::all(client),
         }
     }
     /// GET the `Node` named `name`.
+    #[inline]
     pub async fn get(&self, name: &str) -> ::kinform::client::Result<Node> {
         self.api.get(name).await
     }
     /// LIST `v1/nodes`.
+    #[inline]
     pub async fn list(
         &self,
         params: &::kinform::client::ListParams,
@@ -26,6 +29,7 @@ impl NodeClient {
         self.api.list(params).await
     }
     /// WATCH `v1/nodes`.
+    #[inline]
     pub async fn watch(
         &self,
         params: &::kinform::client::WatchParams,
@@ -33,6 +37,7 @@ impl NodeClient {
         self.api.watch(params).await
     }
     /// POST (create) a `Node`.
+    #[inline]
     pub async fn create(
         &self,
         params: &::kinform::client::PostParams,
@@ -41,6 +46,7 @@ impl NodeClient {
         self.api.create(params, object).await
     }
     /// PUT (replace) the `Node` named `name`.
+    #[inline]
     pub async fn replace(
         &self,
         name: &str,
@@ -50,6 +56,7 @@ impl NodeClient {
         self.api.replace(name, params, object).await
     }
     /// PATCH the `Node` named `name`.
+    #[inline]
     pub async fn patch<
         P: ::kinform::k8s_openapi::serde::Serialize + ::std::fmt::Debug + Send + Sync,
     >(
@@ -61,6 +68,7 @@ impl NodeClient {
         self.api.patch(name, params, patch).await
     }
     /// DELETE the `Node` named `name`.
+    #[inline]
     pub async fn delete(
         &self,
         name: &str,
@@ -69,6 +77,7 @@ impl NodeClient {
         self.api.delete(name, params).await
     }
     /// DELETE the `v1/nodes` matching `list`.
+    #[inline]
     pub async fn delete_collection(
         &self,
         params: &::kinform::client::DeleteParams,
@@ -79,10 +88,12 @@ impl NodeClient {
         self.api.delete_collection(params, list).await
     }
     /// GET the `status` subresource of the object named `name`.
+    #[inline]
     pub async fn get_status(&self, name: &str) -> ::kinform::client::Result<Node> {
         self.api.get_status(name).await
     }
     /// PUT (replace) the `status` subresource of the object named `name`.
+    #[inline]
     pub async fn replace_status(
         &self,
         name: &str,
@@ -92,6 +103,7 @@ impl NodeClient {
         self.api.replace_status(name, params, object).await
     }
     /// PATCH the `status` subresource of the object named `name`.
+    #[inline]
     pub async fn patch_status<
         P: ::kinform::k8s_openapi::serde::Serialize + ::std::fmt::Debug + Send + Sync,
     >(
@@ -112,16 +124,19 @@ pub struct NodeInformer<'a> {
 }
 impl<'a> NodeInformer<'a> {
     /// A handle on `factory`'s informer for this resource.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// The shared informer (created on first use, started by the factory).
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::std::sync::Arc<::kinform::informer::SharedIndexInformer<Node>> {
         self.factory.informer::<Node>()
     }
     /// A lister reading the shared informer's cache.
+    #[inline]
     pub fn lister(&self) -> NodeLister {
         self.factory.lister::<Node>()
     }

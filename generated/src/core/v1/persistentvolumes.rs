@@ -7,16 +7,19 @@ pub struct PersistentVolumeClient {
 }
 impl PersistentVolumeClient {
     /// A client of the cluster-scoped `v1/persistentvolumes`.
+    #[inline]
     pub fn new(client: ::kinform::Client) -> Self {
         Self {
             api: <::kinform::Api<PersistentVolume>>::all(client),
         }
     }
     /// GET the `PersistentVolume` named `name`.
+    #[inline]
     pub async fn get(&self, name: &str) -> ::kinform::client::Result<PersistentVolume> {
         self.api.get(name).await
     }
     /// LIST `v1/persistentvolumes`.
+    #[inline]
     pub async fn list(
         &self,
         params: &::kinform::client::ListParams,
@@ -24,6 +27,7 @@ impl PersistentVolumeClient {
         self.api.list(params).await
     }
     /// WATCH `v1/persistentvolumes`.
+    #[inline]
     pub async fn watch(
         &self,
         params: &::kinform::client::WatchParams,
@@ -31,6 +35,7 @@ impl PersistentVolumeClient {
         self.api.watch(params).await
     }
     /// POST (create) a `PersistentVolume`.
+    #[inline]
     pub async fn create(
         &self,
         params: &::kinform::client::PostParams,
@@ -39,6 +44,7 @@ impl PersistentVolumeClient {
         self.api.create(params, object).await
     }
     /// PUT (replace) the `PersistentVolume` named `name`.
+    #[inline]
     pub async fn replace(
         &self,
         name: &str,
@@ -48,6 +54,7 @@ impl PersistentVolumeClient {
         self.api.replace(name, params, object).await
     }
     /// PATCH the `PersistentVolume` named `name`.
+    #[inline]
     pub async fn patch<
         P: ::kinform::k8s_openapi::serde::Serialize + ::std::fmt::Debug + Send + Sync,
     >(
@@ -59,6 +66,7 @@ impl PersistentVolumeClient {
         self.api.patch(name, params, patch).await
     }
     /// DELETE the `PersistentVolume` named `name`.
+    #[inline]
     pub async fn delete(
         &self,
         name: &str,
@@ -67,6 +75,7 @@ impl PersistentVolumeClient {
         self.api.delete(name, params).await
     }
     /// DELETE the `v1/persistentvolumes` matching `list`.
+    #[inline]
     pub async fn delete_collection(
         &self,
         params: &::kinform::client::DeleteParams,
@@ -79,6 +88,7 @@ impl PersistentVolumeClient {
         self.api.delete_collection(params, list).await
     }
     /// GET the `status` subresource of the object named `name`.
+    #[inline]
     pub async fn get_status(
         &self,
         name: &str,
@@ -86,6 +96,7 @@ impl PersistentVolumeClient {
         self.api.get_status(name).await
     }
     /// PUT (replace) the `status` subresource of the object named `name`.
+    #[inline]
     pub async fn replace_status(
         &self,
         name: &str,
@@ -95,6 +106,7 @@ impl PersistentVolumeClient {
         self.api.replace_status(name, params, object).await
     }
     /// PATCH the `status` subresource of the object named `name`.
+    #[inline]
     pub async fn patch_status<
         P: ::kinform::k8s_openapi::serde::Serialize + ::std::fmt::Debug + Send + Sync,
     >(
@@ -115,16 +127,19 @@ pub struct PersistentVolumeInformer<'a> {
 }
 impl<'a> PersistentVolumeInformer<'a> {
     /// A handle on `factory`'s informer for this resource.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// The shared informer (created on first use, started by the factory).
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::std::sync::Arc<::kinform::informer::SharedIndexInformer<PersistentVolume>> {
         self.factory.informer::<PersistentVolume>()
     }
     /// A lister reading the shared informer's cache.
+    #[inline]
     pub fn lister(&self) -> PersistentVolumeLister {
         self.factory.lister::<PersistentVolume>()
     }

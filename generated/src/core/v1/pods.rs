@@ -9,6 +9,7 @@ pub struct PodClient {
 }
 impl PodClient {
     /// A client of `v1/pods` in `namespace`; `""` means all namespaces (for list and watch), as in client-go.
+    #[inline]
     pub fn new(client: ::kinform::Client, namespace: &str) -> Self {
         let api = if namespace.is_empty() {
             <::kinform::Api<Pod>>::all(client)
@@ -18,10 +19,12 @@ impl PodClient {
         Self { api }
     }
     /// GET the `Pod` named `name`.
+    #[inline]
     pub async fn get(&self, name: &str) -> ::kinform::client::Result<Pod> {
         self.api.get(name).await
     }
     /// LIST `v1/pods`.
+    #[inline]
     pub async fn list(
         &self,
         params: &::kinform::client::ListParams,
@@ -29,6 +32,7 @@ impl PodClient {
         self.api.list(params).await
     }
     /// WATCH `v1/pods`.
+    #[inline]
     pub async fn watch(
         &self,
         params: &::kinform::client::WatchParams,
@@ -36,6 +40,7 @@ impl PodClient {
         self.api.watch(params).await
     }
     /// POST (create) a `Pod`.
+    #[inline]
     pub async fn create(
         &self,
         params: &::kinform::client::PostParams,
@@ -44,6 +49,7 @@ impl PodClient {
         self.api.create(params, object).await
     }
     /// PUT (replace) the `Pod` named `name`.
+    #[inline]
     pub async fn replace(
         &self,
         name: &str,
@@ -53,6 +59,7 @@ impl PodClient {
         self.api.replace(name, params, object).await
     }
     /// PATCH the `Pod` named `name`.
+    #[inline]
     pub async fn patch<
         P: ::kinform::k8s_openapi::serde::Serialize + ::std::fmt::Debug + Send + Sync,
     >(
@@ -64,6 +71,7 @@ impl PodClient {
         self.api.patch(name, params, patch).await
     }
     /// DELETE the `Pod` named `name`.
+    #[inline]
     pub async fn delete(
         &self,
         name: &str,
@@ -72,6 +80,7 @@ impl PodClient {
         self.api.delete(name, params).await
     }
     /// DELETE the `v1/pods` matching `list`.
+    #[inline]
     pub async fn delete_collection(
         &self,
         params: &::kinform::client::DeleteParams,
@@ -82,6 +91,7 @@ impl PodClient {
         self.api.delete_collection(params, list).await
     }
     /// POST to the `binding` subresource of the object named `name`.
+    #[inline]
     pub async fn create_binding(
         &self,
         name: &str,
@@ -91,6 +101,7 @@ impl PodClient {
         self.api.create_subresource("binding", name, params, object).await
     }
     /// GET the `ephemeralcontainers` subresource of the object named `name`.
+    #[inline]
     pub async fn get_ephemeralcontainers(
         &self,
         name: &str,
@@ -98,6 +109,7 @@ impl PodClient {
         self.api.get_subresource("ephemeralcontainers", name).await
     }
     /// PUT (replace) the `ephemeralcontainers` subresource of the object named `name`.
+    #[inline]
     pub async fn replace_ephemeralcontainers(
         &self,
         name: &str,
@@ -107,6 +119,7 @@ impl PodClient {
         self.api.replace_subresource("ephemeralcontainers", name, params, object).await
     }
     /// PATCH the `ephemeralcontainers` subresource of the object named `name`.
+    #[inline]
     pub async fn patch_ephemeralcontainers<
         P: ::kinform::k8s_openapi::serde::Serialize + ::std::fmt::Debug + Send + Sync,
     >(
@@ -118,6 +131,7 @@ impl PodClient {
         self.api.patch_subresource("ephemeralcontainers", name, params, patch).await
     }
     /// POST to the `eviction` subresource of the object named `name`.
+    #[inline]
     pub async fn create_eviction(
         &self,
         name: &str,
@@ -127,6 +141,7 @@ impl PodClient {
         self.api.create_subresource("eviction", name, params, object).await
     }
     /// GET the `log` subresource as a byte stream; `query` is passed as URL query parameters (e.g. `container`, `follow`, `tailLines`).
+    #[inline]
     pub async fn log(
         &self,
         name: &str,
@@ -135,10 +150,12 @@ impl PodClient {
         self.api.get_subresource_stream("log", name, query).await
     }
     /// GET the `resize` subresource of the object named `name`.
+    #[inline]
     pub async fn get_resize(&self, name: &str) -> ::kinform::client::Result<Pod> {
         self.api.get_subresource("resize", name).await
     }
     /// PUT (replace) the `resize` subresource of the object named `name`.
+    #[inline]
     pub async fn replace_resize(
         &self,
         name: &str,
@@ -148,6 +165,7 @@ impl PodClient {
         self.api.replace_subresource("resize", name, params, object).await
     }
     /// PATCH the `resize` subresource of the object named `name`.
+    #[inline]
     pub async fn patch_resize<
         P: ::kinform::k8s_openapi::serde::Serialize + ::std::fmt::Debug + Send + Sync,
     >(
@@ -159,10 +177,12 @@ impl PodClient {
         self.api.patch_subresource("resize", name, params, patch).await
     }
     /// GET the `status` subresource of the object named `name`.
+    #[inline]
     pub async fn get_status(&self, name: &str) -> ::kinform::client::Result<Pod> {
         self.api.get_status(name).await
     }
     /// PUT (replace) the `status` subresource of the object named `name`.
+    #[inline]
     pub async fn replace_status(
         &self,
         name: &str,
@@ -172,6 +192,7 @@ impl PodClient {
         self.api.replace_status(name, params, object).await
     }
     /// PATCH the `status` subresource of the object named `name`.
+    #[inline]
     pub async fn patch_status<
         P: ::kinform::k8s_openapi::serde::Serialize + ::std::fmt::Debug + Send + Sync,
     >(
@@ -192,16 +213,19 @@ pub struct PodInformer<'a> {
 }
 impl<'a> PodInformer<'a> {
     /// A handle on `factory`'s informer for this resource.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// The shared informer (created on first use, started by the factory).
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::std::sync::Arc<::kinform::informer::SharedIndexInformer<Pod>> {
         self.factory.informer::<Pod>()
     }
     /// A lister reading the shared informer's cache.
+    #[inline]
     pub fn lister(&self) -> PodLister {
         self.factory.lister::<Pod>()
     }

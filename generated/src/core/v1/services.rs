@@ -9,6 +9,7 @@ pub struct ServiceClient {
 }
 impl ServiceClient {
     /// A client of `v1/services` in `namespace`; `""` means all namespaces (for list and watch), as in client-go.
+    #[inline]
     pub fn new(client: ::kinform::Client, namespace: &str) -> Self {
         let api = if namespace.is_empty() {
             <::kinform::Api<Service>>::all(client)
@@ -18,10 +19,12 @@ impl ServiceClient {
         Self { api }
     }
     /// GET the `Service` named `name`.
+    #[inline]
     pub async fn get(&self, name: &str) -> ::kinform::client::Result<Service> {
         self.api.get(name).await
     }
     /// LIST `v1/services`.
+    #[inline]
     pub async fn list(
         &self,
         params: &::kinform::client::ListParams,
@@ -29,6 +32,7 @@ impl ServiceClient {
         self.api.list(params).await
     }
     /// WATCH `v1/services`.
+    #[inline]
     pub async fn watch(
         &self,
         params: &::kinform::client::WatchParams,
@@ -36,6 +40,7 @@ impl ServiceClient {
         self.api.watch(params).await
     }
     /// POST (create) a `Service`.
+    #[inline]
     pub async fn create(
         &self,
         params: &::kinform::client::PostParams,
@@ -44,6 +49,7 @@ impl ServiceClient {
         self.api.create(params, object).await
     }
     /// PUT (replace) the `Service` named `name`.
+    #[inline]
     pub async fn replace(
         &self,
         name: &str,
@@ -53,6 +59,7 @@ impl ServiceClient {
         self.api.replace(name, params, object).await
     }
     /// PATCH the `Service` named `name`.
+    #[inline]
     pub async fn patch<
         P: ::kinform::k8s_openapi::serde::Serialize + ::std::fmt::Debug + Send + Sync,
     >(
@@ -64,6 +71,7 @@ impl ServiceClient {
         self.api.patch(name, params, patch).await
     }
     /// DELETE the `Service` named `name`.
+    #[inline]
     pub async fn delete(
         &self,
         name: &str,
@@ -72,6 +80,7 @@ impl ServiceClient {
         self.api.delete(name, params).await
     }
     /// DELETE the `v1/services` matching `list`.
+    #[inline]
     pub async fn delete_collection(
         &self,
         params: &::kinform::client::DeleteParams,
@@ -82,10 +91,12 @@ impl ServiceClient {
         self.api.delete_collection(params, list).await
     }
     /// GET the `status` subresource of the object named `name`.
+    #[inline]
     pub async fn get_status(&self, name: &str) -> ::kinform::client::Result<Service> {
         self.api.get_status(name).await
     }
     /// PUT (replace) the `status` subresource of the object named `name`.
+    #[inline]
     pub async fn replace_status(
         &self,
         name: &str,
@@ -95,6 +106,7 @@ impl ServiceClient {
         self.api.replace_status(name, params, object).await
     }
     /// PATCH the `status` subresource of the object named `name`.
+    #[inline]
     pub async fn patch_status<
         P: ::kinform::k8s_openapi::serde::Serialize + ::std::fmt::Debug + Send + Sync,
     >(
@@ -115,16 +127,19 @@ pub struct ServiceInformer<'a> {
 }
 impl<'a> ServiceInformer<'a> {
     /// A handle on `factory`'s informer for this resource.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// The shared informer (created on first use, started by the factory).
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::std::sync::Arc<::kinform::informer::SharedIndexInformer<Service>> {
         self.factory.informer::<Service>()
     }
     /// A lister reading the shared informer's cache.
+    #[inline]
     pub fn lister(&self) -> ServiceLister {
         self.factory.lister::<Service>()
     }

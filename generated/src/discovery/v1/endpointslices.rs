@@ -7,6 +7,7 @@ pub struct EndpointSliceClient {
 }
 impl EndpointSliceClient {
     /// A client of `discovery.k8s.io/v1/endpointslices` in `namespace`; `""` means all namespaces (for list and watch), as in client-go.
+    #[inline]
     pub fn new(client: ::kinform::Client, namespace: &str) -> Self {
         let api = if namespace.is_empty() {
             <::kinform::Api<EndpointSlice>>::all(client)
@@ -16,10 +17,12 @@ impl EndpointSliceClient {
         Self { api }
     }
     /// GET the `EndpointSlice` named `name`.
+    #[inline]
     pub async fn get(&self, name: &str) -> ::kinform::client::Result<EndpointSlice> {
         self.api.get(name).await
     }
     /// LIST `discovery.k8s.io/v1/endpointslices`.
+    #[inline]
     pub async fn list(
         &self,
         params: &::kinform::client::ListParams,
@@ -27,6 +30,7 @@ impl EndpointSliceClient {
         self.api.list(params).await
     }
     /// WATCH `discovery.k8s.io/v1/endpointslices`.
+    #[inline]
     pub async fn watch(
         &self,
         params: &::kinform::client::WatchParams,
@@ -34,6 +38,7 @@ impl EndpointSliceClient {
         self.api.watch(params).await
     }
     /// POST (create) a `EndpointSlice`.
+    #[inline]
     pub async fn create(
         &self,
         params: &::kinform::client::PostParams,
@@ -42,6 +47,7 @@ impl EndpointSliceClient {
         self.api.create(params, object).await
     }
     /// PUT (replace) the `EndpointSlice` named `name`.
+    #[inline]
     pub async fn replace(
         &self,
         name: &str,
@@ -51,6 +57,7 @@ impl EndpointSliceClient {
         self.api.replace(name, params, object).await
     }
     /// PATCH the `EndpointSlice` named `name`.
+    #[inline]
     pub async fn patch<
         P: ::kinform::k8s_openapi::serde::Serialize + ::std::fmt::Debug + Send + Sync,
     >(
@@ -62,6 +69,7 @@ impl EndpointSliceClient {
         self.api.patch(name, params, patch).await
     }
     /// DELETE the `EndpointSlice` named `name`.
+    #[inline]
     pub async fn delete(
         &self,
         name: &str,
@@ -70,6 +78,7 @@ impl EndpointSliceClient {
         self.api.delete(name, params).await
     }
     /// DELETE the `discovery.k8s.io/v1/endpointslices` matching `list`.
+    #[inline]
     pub async fn delete_collection(
         &self,
         params: &::kinform::client::DeleteParams,
@@ -89,16 +98,19 @@ pub struct EndpointSliceInformer<'a> {
 }
 impl<'a> EndpointSliceInformer<'a> {
     /// A handle on `factory`'s informer for this resource.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// The shared informer (created on first use, started by the factory).
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::std::sync::Arc<::kinform::informer::SharedIndexInformer<EndpointSlice>> {
         self.factory.informer::<EndpointSlice>()
     }
     /// A lister reading the shared informer's cache.
+    #[inline]
     pub fn lister(&self) -> EndpointSliceLister {
         self.factory.lister::<EndpointSlice>()
     }

@@ -6,10 +6,12 @@ pub struct DiscoveryV1Client {
 }
 impl DiscoveryV1Client {
     /// Wraps a runtime client.
+    #[inline]
     pub fn new(client: ::kinform::Client) -> Self {
         Self { client }
     }
     /// `discovery.k8s.io/v1/endpointslices` in `namespace` (`""`: all namespaces).
+    #[inline]
     pub fn endpointslices(
         &self,
         namespace: &str,
@@ -23,6 +25,7 @@ pub trait DiscoveryV1ClientExt {
     fn discovery_v1(&self) -> DiscoveryV1Client;
 }
 impl DiscoveryV1ClientExt for ::kinform::Client {
+    #[inline]
     fn discovery_v1(&self) -> DiscoveryV1Client {
         DiscoveryV1Client::new(self.clone())
     }
@@ -34,10 +37,12 @@ pub struct DiscoveryV1Informers<'a> {
 }
 impl<'a> DiscoveryV1Informers<'a> {
     /// Informer handles over `factory`.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// The shared informer and lister of `discovery.k8s.io/v1/endpointslices`.
+    #[inline]
     pub fn endpointslices(&self) -> endpointslices::EndpointSliceInformer<'a> {
         endpointslices::EndpointSliceInformer::new(self.factory)
     }

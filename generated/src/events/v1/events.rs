@@ -7,6 +7,7 @@ pub struct EventClient {
 }
 impl EventClient {
     /// A client of `events.k8s.io/v1/events` in `namespace`; `""` means all namespaces (for list and watch), as in client-go.
+    #[inline]
     pub fn new(client: ::kinform::Client, namespace: &str) -> Self {
         let api = if namespace.is_empty() {
             <::kinform::Api<Event>>::all(client)
@@ -16,10 +17,12 @@ impl EventClient {
         Self { api }
     }
     /// GET the `Event` named `name`.
+    #[inline]
     pub async fn get(&self, name: &str) -> ::kinform::client::Result<Event> {
         self.api.get(name).await
     }
     /// LIST `events.k8s.io/v1/events`.
+    #[inline]
     pub async fn list(
         &self,
         params: &::kinform::client::ListParams,
@@ -27,6 +30,7 @@ impl EventClient {
         self.api.list(params).await
     }
     /// WATCH `events.k8s.io/v1/events`.
+    #[inline]
     pub async fn watch(
         &self,
         params: &::kinform::client::WatchParams,
@@ -34,6 +38,7 @@ impl EventClient {
         self.api.watch(params).await
     }
     /// POST (create) a `Event`.
+    #[inline]
     pub async fn create(
         &self,
         params: &::kinform::client::PostParams,
@@ -42,6 +47,7 @@ impl EventClient {
         self.api.create(params, object).await
     }
     /// PUT (replace) the `Event` named `name`.
+    #[inline]
     pub async fn replace(
         &self,
         name: &str,
@@ -51,6 +57,7 @@ impl EventClient {
         self.api.replace(name, params, object).await
     }
     /// PATCH the `Event` named `name`.
+    #[inline]
     pub async fn patch<
         P: ::kinform::k8s_openapi::serde::Serialize + ::std::fmt::Debug + Send + Sync,
     >(
@@ -62,6 +69,7 @@ impl EventClient {
         self.api.patch(name, params, patch).await
     }
     /// DELETE the `Event` named `name`.
+    #[inline]
     pub async fn delete(
         &self,
         name: &str,
@@ -70,6 +78,7 @@ impl EventClient {
         self.api.delete(name, params).await
     }
     /// DELETE the `events.k8s.io/v1/events` matching `list`.
+    #[inline]
     pub async fn delete_collection(
         &self,
         params: &::kinform::client::DeleteParams,
@@ -89,16 +98,19 @@ pub struct EventInformer<'a> {
 }
 impl<'a> EventInformer<'a> {
     /// A handle on `factory`'s informer for this resource.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// The shared informer (created on first use, started by the factory).
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::std::sync::Arc<::kinform::informer::SharedIndexInformer<Event>> {
         self.factory.informer::<Event>()
     }
     /// A lister reading the shared informer's cache.
+    #[inline]
     pub fn lister(&self) -> EventLister {
         self.factory.lister::<Event>()
     }

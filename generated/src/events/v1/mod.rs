@@ -6,10 +6,12 @@ pub struct EventsV1Client {
 }
 impl EventsV1Client {
     /// Wraps a runtime client.
+    #[inline]
     pub fn new(client: ::kinform::Client) -> Self {
         Self { client }
     }
     /// `events.k8s.io/v1/events` in `namespace` (`""`: all namespaces).
+    #[inline]
     pub fn events(&self, namespace: &str) -> events::EventClient {
         events::EventClient::new(self.client.clone(), namespace)
     }
@@ -20,6 +22,7 @@ pub trait EventsV1ClientExt {
     fn events_v1(&self) -> EventsV1Client;
 }
 impl EventsV1ClientExt for ::kinform::Client {
+    #[inline]
     fn events_v1(&self) -> EventsV1Client {
         EventsV1Client::new(self.clone())
     }
@@ -31,10 +34,12 @@ pub struct EventsV1Informers<'a> {
 }
 impl<'a> EventsV1Informers<'a> {
     /// Informer handles over `factory`.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// The shared informer and lister of `events.k8s.io/v1/events`.
+    #[inline]
     pub fn events(&self) -> events::EventInformer<'a> {
         events::EventInformer::new(self.factory)
     }

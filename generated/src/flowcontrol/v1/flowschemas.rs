@@ -7,16 +7,19 @@ pub struct FlowSchemaClient {
 }
 impl FlowSchemaClient {
     /// A client of the cluster-scoped `flowcontrol.apiserver.k8s.io/v1/flowschemas`.
+    #[inline]
     pub fn new(client: ::kinform::Client) -> Self {
         Self {
             api: <::kinform::Api<FlowSchema>>::all(client),
         }
     }
     /// GET the `FlowSchema` named `name`.
+    #[inline]
     pub async fn get(&self, name: &str) -> ::kinform::client::Result<FlowSchema> {
         self.api.get(name).await
     }
     /// LIST `flowcontrol.apiserver.k8s.io/v1/flowschemas`.
+    #[inline]
     pub async fn list(
         &self,
         params: &::kinform::client::ListParams,
@@ -24,6 +27,7 @@ impl FlowSchemaClient {
         self.api.list(params).await
     }
     /// WATCH `flowcontrol.apiserver.k8s.io/v1/flowschemas`.
+    #[inline]
     pub async fn watch(
         &self,
         params: &::kinform::client::WatchParams,
@@ -31,6 +35,7 @@ impl FlowSchemaClient {
         self.api.watch(params).await
     }
     /// POST (create) a `FlowSchema`.
+    #[inline]
     pub async fn create(
         &self,
         params: &::kinform::client::PostParams,
@@ -39,6 +44,7 @@ impl FlowSchemaClient {
         self.api.create(params, object).await
     }
     /// PUT (replace) the `FlowSchema` named `name`.
+    #[inline]
     pub async fn replace(
         &self,
         name: &str,
@@ -48,6 +54,7 @@ impl FlowSchemaClient {
         self.api.replace(name, params, object).await
     }
     /// PATCH the `FlowSchema` named `name`.
+    #[inline]
     pub async fn patch<
         P: ::kinform::k8s_openapi::serde::Serialize + ::std::fmt::Debug + Send + Sync,
     >(
@@ -59,6 +66,7 @@ impl FlowSchemaClient {
         self.api.patch(name, params, patch).await
     }
     /// DELETE the `FlowSchema` named `name`.
+    #[inline]
     pub async fn delete(
         &self,
         name: &str,
@@ -67,6 +75,7 @@ impl FlowSchemaClient {
         self.api.delete(name, params).await
     }
     /// DELETE the `flowcontrol.apiserver.k8s.io/v1/flowschemas` matching `list`.
+    #[inline]
     pub async fn delete_collection(
         &self,
         params: &::kinform::client::DeleteParams,
@@ -77,10 +86,12 @@ impl FlowSchemaClient {
         self.api.delete_collection(params, list).await
     }
     /// GET the `status` subresource of the object named `name`.
+    #[inline]
     pub async fn get_status(&self, name: &str) -> ::kinform::client::Result<FlowSchema> {
         self.api.get_status(name).await
     }
     /// PUT (replace) the `status` subresource of the object named `name`.
+    #[inline]
     pub async fn replace_status(
         &self,
         name: &str,
@@ -90,6 +101,7 @@ impl FlowSchemaClient {
         self.api.replace_status(name, params, object).await
     }
     /// PATCH the `status` subresource of the object named `name`.
+    #[inline]
     pub async fn patch_status<
         P: ::kinform::k8s_openapi::serde::Serialize + ::std::fmt::Debug + Send + Sync,
     >(
@@ -110,16 +122,19 @@ pub struct FlowSchemaInformer<'a> {
 }
 impl<'a> FlowSchemaInformer<'a> {
     /// A handle on `factory`'s informer for this resource.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// The shared informer (created on first use, started by the factory).
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::std::sync::Arc<::kinform::informer::SharedIndexInformer<FlowSchema>> {
         self.factory.informer::<FlowSchema>()
     }
     /// A lister reading the shared informer's cache.
+    #[inline]
     pub fn lister(&self) -> FlowSchemaLister {
         self.factory.lister::<FlowSchema>()
     }

@@ -6,14 +6,17 @@ pub struct FlowcontrolV1Client {
 }
 impl FlowcontrolV1Client {
     /// Wraps a runtime client.
+    #[inline]
     pub fn new(client: ::kinform::Client) -> Self {
         Self { client }
     }
     /// The cluster-scoped `flowcontrol.apiserver.k8s.io/v1/flowschemas`.
+    #[inline]
     pub fn flowschemas(&self) -> flowschemas::FlowSchemaClient {
         flowschemas::FlowSchemaClient::new(self.client.clone())
     }
     /// The cluster-scoped `flowcontrol.apiserver.k8s.io/v1/prioritylevelconfigurations`.
+    #[inline]
     pub fn prioritylevelconfigurations(
         &self,
     ) -> prioritylevelconfigurations::PriorityLevelConfigurationClient {
@@ -28,6 +31,7 @@ pub trait FlowcontrolV1ClientExt {
     fn flowcontrol_v1(&self) -> FlowcontrolV1Client;
 }
 impl FlowcontrolV1ClientExt for ::kinform::Client {
+    #[inline]
     fn flowcontrol_v1(&self) -> FlowcontrolV1Client {
         FlowcontrolV1Client::new(self.clone())
     }
@@ -39,14 +43,17 @@ pub struct FlowcontrolV1Informers<'a> {
 }
 impl<'a> FlowcontrolV1Informers<'a> {
     /// Informer handles over `factory`.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// The shared informer and lister of `flowcontrol.apiserver.k8s.io/v1/flowschemas`.
+    #[inline]
     pub fn flowschemas(&self) -> flowschemas::FlowSchemaInformer<'a> {
         flowschemas::FlowSchemaInformer::new(self.factory)
     }
     /// The shared informer and lister of `flowcontrol.apiserver.k8s.io/v1/prioritylevelconfigurations`.
+    #[inline]
     pub fn prioritylevelconfigurations(
         &self,
     ) -> prioritylevelconfigurations::PriorityLevelConfigurationInformer<'a> {

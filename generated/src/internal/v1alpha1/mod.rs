@@ -6,10 +6,12 @@ pub struct InternalV1alpha1Client {
 }
 impl InternalV1alpha1Client {
     /// Wraps a runtime client.
+    #[inline]
     pub fn new(client: ::kinform::Client) -> Self {
         Self { client }
     }
     /// The cluster-scoped `internal.apiserver.k8s.io/v1alpha1/storageversions`.
+    #[inline]
     pub fn storageversions(&self) -> storageversions::StorageVersionClient {
         storageversions::StorageVersionClient::new(self.client.clone())
     }
@@ -20,6 +22,7 @@ pub trait InternalV1alpha1ClientExt {
     fn internal_v1alpha1(&self) -> InternalV1alpha1Client;
 }
 impl InternalV1alpha1ClientExt for ::kinform::Client {
+    #[inline]
     fn internal_v1alpha1(&self) -> InternalV1alpha1Client {
         InternalV1alpha1Client::new(self.clone())
     }
@@ -31,10 +34,12 @@ pub struct InternalV1alpha1Informers<'a> {
 }
 impl<'a> InternalV1alpha1Informers<'a> {
     /// Informer handles over `factory`.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// The shared informer and lister of `internal.apiserver.k8s.io/v1alpha1/storageversions`.
+    #[inline]
     pub fn storageversions(&self) -> storageversions::StorageVersionInformer<'a> {
         storageversions::StorageVersionInformer::new(self.factory)
     }

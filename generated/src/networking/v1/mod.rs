@@ -6,22 +6,27 @@ pub struct NetworkingV1Client {
 }
 impl NetworkingV1Client {
     /// Wraps a runtime client.
+    #[inline]
     pub fn new(client: ::kinform::Client) -> Self {
         Self { client }
     }
     /// The cluster-scoped `networking.k8s.io/v1/ingressclasses`.
+    #[inline]
     pub fn ingressclasses(&self) -> ingressclasses::IngressClassClient {
         ingressclasses::IngressClassClient::new(self.client.clone())
     }
     /// `networking.k8s.io/v1/ingresses` in `namespace` (`""`: all namespaces).
+    #[inline]
     pub fn ingresses(&self, namespace: &str) -> ingresses::IngressClient {
         ingresses::IngressClient::new(self.client.clone(), namespace)
     }
     /// The cluster-scoped `networking.k8s.io/v1/ipaddresses`.
+    #[inline]
     pub fn ipaddresses(&self) -> ipaddresses::IpAddressClient {
         ipaddresses::IpAddressClient::new(self.client.clone())
     }
     /// `networking.k8s.io/v1/networkpolicies` in `namespace` (`""`: all namespaces).
+    #[inline]
     pub fn networkpolicies(
         &self,
         namespace: &str,
@@ -29,6 +34,7 @@ impl NetworkingV1Client {
         networkpolicies::NetworkPolicyClient::new(self.client.clone(), namespace)
     }
     /// The cluster-scoped `networking.k8s.io/v1/servicecidrs`.
+    #[inline]
     pub fn servicecidrs(&self) -> servicecidrs::ServiceCidrClient {
         servicecidrs::ServiceCidrClient::new(self.client.clone())
     }
@@ -39,6 +45,7 @@ pub trait NetworkingV1ClientExt {
     fn networking_v1(&self) -> NetworkingV1Client;
 }
 impl NetworkingV1ClientExt for ::kinform::Client {
+    #[inline]
     fn networking_v1(&self) -> NetworkingV1Client {
         NetworkingV1Client::new(self.clone())
     }
@@ -50,26 +57,32 @@ pub struct NetworkingV1Informers<'a> {
 }
 impl<'a> NetworkingV1Informers<'a> {
     /// Informer handles over `factory`.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// The shared informer and lister of `networking.k8s.io/v1/ingressclasses`.
+    #[inline]
     pub fn ingressclasses(&self) -> ingressclasses::IngressClassInformer<'a> {
         ingressclasses::IngressClassInformer::new(self.factory)
     }
     /// The shared informer and lister of `networking.k8s.io/v1/ingresses`.
+    #[inline]
     pub fn ingresses(&self) -> ingresses::IngressInformer<'a> {
         ingresses::IngressInformer::new(self.factory)
     }
     /// The shared informer and lister of `networking.k8s.io/v1/ipaddresses`.
+    #[inline]
     pub fn ipaddresses(&self) -> ipaddresses::IpAddressInformer<'a> {
         ipaddresses::IpAddressInformer::new(self.factory)
     }
     /// The shared informer and lister of `networking.k8s.io/v1/networkpolicies`.
+    #[inline]
     pub fn networkpolicies(&self) -> networkpolicies::NetworkPolicyInformer<'a> {
         networkpolicies::NetworkPolicyInformer::new(self.factory)
     }
     /// The shared informer and lister of `networking.k8s.io/v1/servicecidrs`.
+    #[inline]
     pub fn servicecidrs(&self) -> servicecidrs::ServiceCidrInformer<'a> {
         servicecidrs::ServiceCidrInformer::new(self.factory)
     }

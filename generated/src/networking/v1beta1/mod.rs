@@ -6,14 +6,17 @@ pub struct NetworkingV1beta1Client {
 }
 impl NetworkingV1beta1Client {
     /// Wraps a runtime client.
+    #[inline]
     pub fn new(client: ::kinform::Client) -> Self {
         Self { client }
     }
     /// The cluster-scoped `networking.k8s.io/v1beta1/ipaddresses`.
+    #[inline]
     pub fn ipaddresses(&self) -> ipaddresses::IpAddressClient {
         ipaddresses::IpAddressClient::new(self.client.clone())
     }
     /// The cluster-scoped `networking.k8s.io/v1beta1/servicecidrs`.
+    #[inline]
     pub fn servicecidrs(&self) -> servicecidrs::ServiceCidrClient {
         servicecidrs::ServiceCidrClient::new(self.client.clone())
     }
@@ -24,6 +27,7 @@ pub trait NetworkingV1beta1ClientExt {
     fn networking_v1beta1(&self) -> NetworkingV1beta1Client;
 }
 impl NetworkingV1beta1ClientExt for ::kinform::Client {
+    #[inline]
     fn networking_v1beta1(&self) -> NetworkingV1beta1Client {
         NetworkingV1beta1Client::new(self.clone())
     }
@@ -35,14 +39,17 @@ pub struct NetworkingV1beta1Informers<'a> {
 }
 impl<'a> NetworkingV1beta1Informers<'a> {
     /// Informer handles over `factory`.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// The shared informer and lister of `networking.k8s.io/v1beta1/ipaddresses`.
+    #[inline]
     pub fn ipaddresses(&self) -> ipaddresses::IpAddressInformer<'a> {
         ipaddresses::IpAddressInformer::new(self.factory)
     }
     /// The shared informer and lister of `networking.k8s.io/v1beta1/servicecidrs`.
+    #[inline]
     pub fn servicecidrs(&self) -> servicecidrs::ServiceCidrInformer<'a> {
         servicecidrs::ServiceCidrInformer::new(self.factory)
     }

@@ -7,16 +7,19 @@ pub struct ServiceCidrClient {
 }
 impl ServiceCidrClient {
     /// A client of the cluster-scoped `networking.k8s.io/v1beta1/servicecidrs`.
+    #[inline]
     pub fn new(client: ::kinform::Client) -> Self {
         Self {
             api: <::kinform::Api<ServiceCIDR>>::all(client),
         }
     }
     /// GET the `ServiceCIDR` named `name`.
+    #[inline]
     pub async fn get(&self, name: &str) -> ::kinform::client::Result<ServiceCIDR> {
         self.api.get(name).await
     }
     /// LIST `networking.k8s.io/v1beta1/servicecidrs`.
+    #[inline]
     pub async fn list(
         &self,
         params: &::kinform::client::ListParams,
@@ -24,6 +27,7 @@ impl ServiceCidrClient {
         self.api.list(params).await
     }
     /// WATCH `networking.k8s.io/v1beta1/servicecidrs`.
+    #[inline]
     pub async fn watch(
         &self,
         params: &::kinform::client::WatchParams,
@@ -31,6 +35,7 @@ impl ServiceCidrClient {
         self.api.watch(params).await
     }
     /// POST (create) a `ServiceCIDR`.
+    #[inline]
     pub async fn create(
         &self,
         params: &::kinform::client::PostParams,
@@ -39,6 +44,7 @@ impl ServiceCidrClient {
         self.api.create(params, object).await
     }
     /// PUT (replace) the `ServiceCIDR` named `name`.
+    #[inline]
     pub async fn replace(
         &self,
         name: &str,
@@ -48,6 +54,7 @@ impl ServiceCidrClient {
         self.api.replace(name, params, object).await
     }
     /// PATCH the `ServiceCIDR` named `name`.
+    #[inline]
     pub async fn patch<
         P: ::kinform::k8s_openapi::serde::Serialize + ::std::fmt::Debug + Send + Sync,
     >(
@@ -59,6 +66,7 @@ impl ServiceCidrClient {
         self.api.patch(name, params, patch).await
     }
     /// DELETE the `ServiceCIDR` named `name`.
+    #[inline]
     pub async fn delete(
         &self,
         name: &str,
@@ -67,6 +75,7 @@ impl ServiceCidrClient {
         self.api.delete(name, params).await
     }
     /// DELETE the `networking.k8s.io/v1beta1/servicecidrs` matching `list`.
+    #[inline]
     pub async fn delete_collection(
         &self,
         params: &::kinform::client::DeleteParams,
@@ -77,6 +86,7 @@ impl ServiceCidrClient {
         self.api.delete_collection(params, list).await
     }
     /// GET the `status` subresource of the object named `name`.
+    #[inline]
     pub async fn get_status(
         &self,
         name: &str,
@@ -84,6 +94,7 @@ impl ServiceCidrClient {
         self.api.get_status(name).await
     }
     /// PUT (replace) the `status` subresource of the object named `name`.
+    #[inline]
     pub async fn replace_status(
         &self,
         name: &str,
@@ -93,6 +104,7 @@ impl ServiceCidrClient {
         self.api.replace_status(name, params, object).await
     }
     /// PATCH the `status` subresource of the object named `name`.
+    #[inline]
     pub async fn patch_status<
         P: ::kinform::k8s_openapi::serde::Serialize + ::std::fmt::Debug + Send + Sync,
     >(
@@ -113,16 +125,19 @@ pub struct ServiceCidrInformer<'a> {
 }
 impl<'a> ServiceCidrInformer<'a> {
     /// A handle on `factory`'s informer for this resource.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// The shared informer (created on first use, started by the factory).
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::std::sync::Arc<::kinform::informer::SharedIndexInformer<ServiceCIDR>> {
         self.factory.informer::<ServiceCIDR>()
     }
     /// A lister reading the shared informer's cache.
+    #[inline]
     pub fn lister(&self) -> ServiceCidrLister {
         self.factory.lister::<ServiceCIDR>()
     }

@@ -6,10 +6,12 @@ pub struct NodeV1Client {
 }
 impl NodeV1Client {
     /// Wraps a runtime client.
+    #[inline]
     pub fn new(client: ::kinform::Client) -> Self {
         Self { client }
     }
     /// The cluster-scoped `node.k8s.io/v1/runtimeclasses`.
+    #[inline]
     pub fn runtimeclasses(&self) -> runtimeclasses::RuntimeClassClient {
         runtimeclasses::RuntimeClassClient::new(self.client.clone())
     }
@@ -20,6 +22,7 @@ pub trait NodeV1ClientExt {
     fn node_v1(&self) -> NodeV1Client;
 }
 impl NodeV1ClientExt for ::kinform::Client {
+    #[inline]
     fn node_v1(&self) -> NodeV1Client {
         NodeV1Client::new(self.clone())
     }
@@ -31,10 +34,12 @@ pub struct NodeV1Informers<'a> {
 }
 impl<'a> NodeV1Informers<'a> {
     /// Informer handles over `factory`.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// The shared informer and lister of `node.k8s.io/v1/runtimeclasses`.
+    #[inline]
     pub fn runtimeclasses(&self) -> runtimeclasses::RuntimeClassInformer<'a> {
         runtimeclasses::RuntimeClassInformer::new(self.factory)
     }

@@ -6,10 +6,12 @@ pub struct PolicyV1Client {
 }
 impl PolicyV1Client {
     /// Wraps a runtime client.
+    #[inline]
     pub fn new(client: ::kinform::Client) -> Self {
         Self { client }
     }
     /// `policy/v1/poddisruptionbudgets` in `namespace` (`""`: all namespaces).
+    #[inline]
     pub fn poddisruptionbudgets(
         &self,
         namespace: &str,
@@ -26,6 +28,7 @@ pub trait PolicyV1ClientExt {
     fn policy_v1(&self) -> PolicyV1Client;
 }
 impl PolicyV1ClientExt for ::kinform::Client {
+    #[inline]
     fn policy_v1(&self) -> PolicyV1Client {
         PolicyV1Client::new(self.clone())
     }
@@ -37,10 +40,12 @@ pub struct PolicyV1Informers<'a> {
 }
 impl<'a> PolicyV1Informers<'a> {
     /// Informer handles over `factory`.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// The shared informer and lister of `policy/v1/poddisruptionbudgets`.
+    #[inline]
     pub fn poddisruptionbudgets(
         &self,
     ) -> poddisruptionbudgets::PodDisruptionBudgetInformer<'a> {

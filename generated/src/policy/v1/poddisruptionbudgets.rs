@@ -7,6 +7,7 @@ pub struct PodDisruptionBudgetClient {
 }
 impl PodDisruptionBudgetClient {
     /// A client of `policy/v1/poddisruptionbudgets` in `namespace`; `""` means all namespaces (for list and watch), as in client-go.
+    #[inline]
     pub fn new(client: ::kinform::Client, namespace: &str) -> Self {
         let api = if namespace.is_empty() {
             <::kinform::Api<PodDisruptionBudget>>::all(client)
@@ -16,6 +17,7 @@ impl PodDisruptionBudgetClient {
         Self { api }
     }
     /// GET the `PodDisruptionBudget` named `name`.
+    #[inline]
     pub async fn get(
         &self,
         name: &str,
@@ -23,6 +25,7 @@ impl PodDisruptionBudgetClient {
         self.api.get(name).await
     }
     /// LIST `policy/v1/poddisruptionbudgets`.
+    #[inline]
     pub async fn list(
         &self,
         params: &::kinform::client::ListParams,
@@ -30,6 +33,7 @@ impl PodDisruptionBudgetClient {
         self.api.list(params).await
     }
     /// WATCH `policy/v1/poddisruptionbudgets`.
+    #[inline]
     pub async fn watch(
         &self,
         params: &::kinform::client::WatchParams,
@@ -37,6 +41,7 @@ impl PodDisruptionBudgetClient {
         self.api.watch(params).await
     }
     /// POST (create) a `PodDisruptionBudget`.
+    #[inline]
     pub async fn create(
         &self,
         params: &::kinform::client::PostParams,
@@ -45,6 +50,7 @@ impl PodDisruptionBudgetClient {
         self.api.create(params, object).await
     }
     /// PUT (replace) the `PodDisruptionBudget` named `name`.
+    #[inline]
     pub async fn replace(
         &self,
         name: &str,
@@ -54,6 +60,7 @@ impl PodDisruptionBudgetClient {
         self.api.replace(name, params, object).await
     }
     /// PATCH the `PodDisruptionBudget` named `name`.
+    #[inline]
     pub async fn patch<
         P: ::kinform::k8s_openapi::serde::Serialize + ::std::fmt::Debug + Send + Sync,
     >(
@@ -65,6 +72,7 @@ impl PodDisruptionBudgetClient {
         self.api.patch(name, params, patch).await
     }
     /// DELETE the `PodDisruptionBudget` named `name`.
+    #[inline]
     pub async fn delete(
         &self,
         name: &str,
@@ -75,6 +83,7 @@ impl PodDisruptionBudgetClient {
         self.api.delete(name, params).await
     }
     /// DELETE the `policy/v1/poddisruptionbudgets` matching `list`.
+    #[inline]
     pub async fn delete_collection(
         &self,
         params: &::kinform::client::DeleteParams,
@@ -87,6 +96,7 @@ impl PodDisruptionBudgetClient {
         self.api.delete_collection(params, list).await
     }
     /// GET the `status` subresource of the object named `name`.
+    #[inline]
     pub async fn get_status(
         &self,
         name: &str,
@@ -94,6 +104,7 @@ impl PodDisruptionBudgetClient {
         self.api.get_status(name).await
     }
     /// PUT (replace) the `status` subresource of the object named `name`.
+    #[inline]
     pub async fn replace_status(
         &self,
         name: &str,
@@ -103,6 +114,7 @@ impl PodDisruptionBudgetClient {
         self.api.replace_status(name, params, object).await
     }
     /// PATCH the `status` subresource of the object named `name`.
+    #[inline]
     pub async fn patch_status<
         P: ::kinform::k8s_openapi::serde::Serialize + ::std::fmt::Debug + Send + Sync,
     >(
@@ -123,10 +135,12 @@ pub struct PodDisruptionBudgetInformer<'a> {
 }
 impl<'a> PodDisruptionBudgetInformer<'a> {
     /// A handle on `factory`'s informer for this resource.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// The shared informer (created on first use, started by the factory).
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::std::sync::Arc<
@@ -135,6 +149,7 @@ impl<'a> PodDisruptionBudgetInformer<'a> {
         self.factory.informer::<PodDisruptionBudget>()
     }
     /// A lister reading the shared informer's cache.
+    #[inline]
     pub fn lister(&self) -> PodDisruptionBudgetLister {
         self.factory.lister::<PodDisruptionBudget>()
     }

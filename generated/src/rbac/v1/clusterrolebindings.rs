@@ -7,12 +7,14 @@ pub struct ClusterRoleBindingClient {
 }
 impl ClusterRoleBindingClient {
     /// A client of the cluster-scoped `rbac.authorization.k8s.io/v1/clusterrolebindings`.
+    #[inline]
     pub fn new(client: ::kinform::Client) -> Self {
         Self {
             api: <::kinform::Api<ClusterRoleBinding>>::all(client),
         }
     }
     /// GET the `ClusterRoleBinding` named `name`.
+    #[inline]
     pub async fn get(
         &self,
         name: &str,
@@ -20,6 +22,7 @@ impl ClusterRoleBindingClient {
         self.api.get(name).await
     }
     /// LIST `rbac.authorization.k8s.io/v1/clusterrolebindings`.
+    #[inline]
     pub async fn list(
         &self,
         params: &::kinform::client::ListParams,
@@ -27,6 +30,7 @@ impl ClusterRoleBindingClient {
         self.api.list(params).await
     }
     /// WATCH `rbac.authorization.k8s.io/v1/clusterrolebindings`.
+    #[inline]
     pub async fn watch(
         &self,
         params: &::kinform::client::WatchParams,
@@ -34,6 +38,7 @@ impl ClusterRoleBindingClient {
         self.api.watch(params).await
     }
     /// POST (create) a `ClusterRoleBinding`.
+    #[inline]
     pub async fn create(
         &self,
         params: &::kinform::client::PostParams,
@@ -42,6 +47,7 @@ impl ClusterRoleBindingClient {
         self.api.create(params, object).await
     }
     /// PUT (replace) the `ClusterRoleBinding` named `name`.
+    #[inline]
     pub async fn replace(
         &self,
         name: &str,
@@ -51,6 +57,7 @@ impl ClusterRoleBindingClient {
         self.api.replace(name, params, object).await
     }
     /// PATCH the `ClusterRoleBinding` named `name`.
+    #[inline]
     pub async fn patch<
         P: ::kinform::k8s_openapi::serde::Serialize + ::std::fmt::Debug + Send + Sync,
     >(
@@ -62,6 +69,7 @@ impl ClusterRoleBindingClient {
         self.api.patch(name, params, patch).await
     }
     /// DELETE the `ClusterRoleBinding` named `name`.
+    #[inline]
     pub async fn delete(
         &self,
         name: &str,
@@ -72,6 +80,7 @@ impl ClusterRoleBindingClient {
         self.api.delete(name, params).await
     }
     /// DELETE the `rbac.authorization.k8s.io/v1/clusterrolebindings` matching `list`.
+    #[inline]
     pub async fn delete_collection(
         &self,
         params: &::kinform::client::DeleteParams,
@@ -93,16 +102,19 @@ pub struct ClusterRoleBindingInformer<'a> {
 }
 impl<'a> ClusterRoleBindingInformer<'a> {
     /// A handle on `factory`'s informer for this resource.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// The shared informer (created on first use, started by the factory).
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::std::sync::Arc<::kinform::informer::SharedIndexInformer<ClusterRoleBinding>> {
         self.factory.informer::<ClusterRoleBinding>()
     }
     /// A lister reading the shared informer's cache.
+    #[inline]
     pub fn lister(&self) -> ClusterRoleBindingLister {
         self.factory.lister::<ClusterRoleBinding>()
     }

@@ -6,22 +6,27 @@ pub struct RbacV1Client {
 }
 impl RbacV1Client {
     /// Wraps a runtime client.
+    #[inline]
     pub fn new(client: ::kinform::Client) -> Self {
         Self { client }
     }
     /// The cluster-scoped `rbac.authorization.k8s.io/v1/clusterrolebindings`.
+    #[inline]
     pub fn clusterrolebindings(&self) -> clusterrolebindings::ClusterRoleBindingClient {
         clusterrolebindings::ClusterRoleBindingClient::new(self.client.clone())
     }
     /// The cluster-scoped `rbac.authorization.k8s.io/v1/clusterroles`.
+    #[inline]
     pub fn clusterroles(&self) -> clusterroles::ClusterRoleClient {
         clusterroles::ClusterRoleClient::new(self.client.clone())
     }
     /// `rbac.authorization.k8s.io/v1/rolebindings` in `namespace` (`""`: all namespaces).
+    #[inline]
     pub fn rolebindings(&self, namespace: &str) -> rolebindings::RoleBindingClient {
         rolebindings::RoleBindingClient::new(self.client.clone(), namespace)
     }
     /// `rbac.authorization.k8s.io/v1/roles` in `namespace` (`""`: all namespaces).
+    #[inline]
     pub fn roles(&self, namespace: &str) -> roles::RoleClient {
         roles::RoleClient::new(self.client.clone(), namespace)
     }
@@ -32,6 +37,7 @@ pub trait RbacV1ClientExt {
     fn rbac_v1(&self) -> RbacV1Client;
 }
 impl RbacV1ClientExt for ::kinform::Client {
+    #[inline]
     fn rbac_v1(&self) -> RbacV1Client {
         RbacV1Client::new(self.clone())
     }
@@ -43,24 +49,29 @@ pub struct RbacV1Informers<'a> {
 }
 impl<'a> RbacV1Informers<'a> {
     /// Informer handles over `factory`.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// The shared informer and lister of `rbac.authorization.k8s.io/v1/clusterrolebindings`.
+    #[inline]
     pub fn clusterrolebindings(
         &self,
     ) -> clusterrolebindings::ClusterRoleBindingInformer<'a> {
         clusterrolebindings::ClusterRoleBindingInformer::new(self.factory)
     }
     /// The shared informer and lister of `rbac.authorization.k8s.io/v1/clusterroles`.
+    #[inline]
     pub fn clusterroles(&self) -> clusterroles::ClusterRoleInformer<'a> {
         clusterroles::ClusterRoleInformer::new(self.factory)
     }
     /// The shared informer and lister of `rbac.authorization.k8s.io/v1/rolebindings`.
+    #[inline]
     pub fn rolebindings(&self) -> rolebindings::RoleBindingInformer<'a> {
         rolebindings::RoleBindingInformer::new(self.factory)
     }
     /// The shared informer and lister of `rbac.authorization.k8s.io/v1/roles`.
+    #[inline]
     pub fn roles(&self) -> roles::RoleInformer<'a> {
         roles::RoleInformer::new(self.factory)
     }

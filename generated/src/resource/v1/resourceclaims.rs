@@ -7,6 +7,7 @@ pub struct ResourceClaimClient {
 }
 impl ResourceClaimClient {
     /// A client of `resource.k8s.io/v1/resourceclaims` in `namespace`; `""` means all namespaces (for list and watch), as in client-go.
+    #[inline]
     pub fn new(client: ::kinform::Client, namespace: &str) -> Self {
         let api = if namespace.is_empty() {
             <::kinform::Api<ResourceClaim>>::all(client)
@@ -16,10 +17,12 @@ impl ResourceClaimClient {
         Self { api }
     }
     /// GET the `ResourceClaim` named `name`.
+    #[inline]
     pub async fn get(&self, name: &str) -> ::kinform::client::Result<ResourceClaim> {
         self.api.get(name).await
     }
     /// LIST `resource.k8s.io/v1/resourceclaims`.
+    #[inline]
     pub async fn list(
         &self,
         params: &::kinform::client::ListParams,
@@ -27,6 +30,7 @@ impl ResourceClaimClient {
         self.api.list(params).await
     }
     /// WATCH `resource.k8s.io/v1/resourceclaims`.
+    #[inline]
     pub async fn watch(
         &self,
         params: &::kinform::client::WatchParams,
@@ -34,6 +38,7 @@ impl ResourceClaimClient {
         self.api.watch(params).await
     }
     /// POST (create) a `ResourceClaim`.
+    #[inline]
     pub async fn create(
         &self,
         params: &::kinform::client::PostParams,
@@ -42,6 +47,7 @@ impl ResourceClaimClient {
         self.api.create(params, object).await
     }
     /// PUT (replace) the `ResourceClaim` named `name`.
+    #[inline]
     pub async fn replace(
         &self,
         name: &str,
@@ -51,6 +57,7 @@ impl ResourceClaimClient {
         self.api.replace(name, params, object).await
     }
     /// PATCH the `ResourceClaim` named `name`.
+    #[inline]
     pub async fn patch<
         P: ::kinform::k8s_openapi::serde::Serialize + ::std::fmt::Debug + Send + Sync,
     >(
@@ -62,6 +69,7 @@ impl ResourceClaimClient {
         self.api.patch(name, params, patch).await
     }
     /// DELETE the `ResourceClaim` named `name`.
+    #[inline]
     pub async fn delete(
         &self,
         name: &str,
@@ -70,6 +78,7 @@ impl ResourceClaimClient {
         self.api.delete(name, params).await
     }
     /// DELETE the `resource.k8s.io/v1/resourceclaims` matching `list`.
+    #[inline]
     pub async fn delete_collection(
         &self,
         params: &::kinform::client::DeleteParams,
@@ -80,6 +89,7 @@ impl ResourceClaimClient {
         self.api.delete_collection(params, list).await
     }
     /// GET the `status` subresource of the object named `name`.
+    #[inline]
     pub async fn get_status(
         &self,
         name: &str,
@@ -87,6 +97,7 @@ impl ResourceClaimClient {
         self.api.get_status(name).await
     }
     /// PUT (replace) the `status` subresource of the object named `name`.
+    #[inline]
     pub async fn replace_status(
         &self,
         name: &str,
@@ -96,6 +107,7 @@ impl ResourceClaimClient {
         self.api.replace_status(name, params, object).await
     }
     /// PATCH the `status` subresource of the object named `name`.
+    #[inline]
     pub async fn patch_status<
         P: ::kinform::k8s_openapi::serde::Serialize + ::std::fmt::Debug + Send + Sync,
     >(
@@ -116,16 +128,19 @@ pub struct ResourceClaimInformer<'a> {
 }
 impl<'a> ResourceClaimInformer<'a> {
     /// A handle on `factory`'s informer for this resource.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// The shared informer (created on first use, started by the factory).
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::std::sync::Arc<::kinform::informer::SharedIndexInformer<ResourceClaim>> {
         self.factory.informer::<ResourceClaim>()
     }
     /// A lister reading the shared informer's cache.
+    #[inline]
     pub fn lister(&self) -> ResourceClaimLister {
         self.factory.lister::<ResourceClaim>()
     }

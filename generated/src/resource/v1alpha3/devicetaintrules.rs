@@ -7,16 +7,19 @@ pub struct DeviceTaintRuleClient {
 }
 impl DeviceTaintRuleClient {
     /// A client of the cluster-scoped `resource.k8s.io/v1alpha3/devicetaintrules`.
+    #[inline]
     pub fn new(client: ::kinform::Client) -> Self {
         Self {
             api: <::kinform::Api<DeviceTaintRule>>::all(client),
         }
     }
     /// GET the `DeviceTaintRule` named `name`.
+    #[inline]
     pub async fn get(&self, name: &str) -> ::kinform::client::Result<DeviceTaintRule> {
         self.api.get(name).await
     }
     /// LIST `resource.k8s.io/v1alpha3/devicetaintrules`.
+    #[inline]
     pub async fn list(
         &self,
         params: &::kinform::client::ListParams,
@@ -24,6 +27,7 @@ impl DeviceTaintRuleClient {
         self.api.list(params).await
     }
     /// WATCH `resource.k8s.io/v1alpha3/devicetaintrules`.
+    #[inline]
     pub async fn watch(
         &self,
         params: &::kinform::client::WatchParams,
@@ -31,6 +35,7 @@ impl DeviceTaintRuleClient {
         self.api.watch(params).await
     }
     /// POST (create) a `DeviceTaintRule`.
+    #[inline]
     pub async fn create(
         &self,
         params: &::kinform::client::PostParams,
@@ -39,6 +44,7 @@ impl DeviceTaintRuleClient {
         self.api.create(params, object).await
     }
     /// PUT (replace) the `DeviceTaintRule` named `name`.
+    #[inline]
     pub async fn replace(
         &self,
         name: &str,
@@ -48,6 +54,7 @@ impl DeviceTaintRuleClient {
         self.api.replace(name, params, object).await
     }
     /// PATCH the `DeviceTaintRule` named `name`.
+    #[inline]
     pub async fn patch<
         P: ::kinform::k8s_openapi::serde::Serialize + ::std::fmt::Debug + Send + Sync,
     >(
@@ -59,6 +66,7 @@ impl DeviceTaintRuleClient {
         self.api.patch(name, params, patch).await
     }
     /// DELETE the `DeviceTaintRule` named `name`.
+    #[inline]
     pub async fn delete(
         &self,
         name: &str,
@@ -67,6 +75,7 @@ impl DeviceTaintRuleClient {
         self.api.delete(name, params).await
     }
     /// DELETE the `resource.k8s.io/v1alpha3/devicetaintrules` matching `list`.
+    #[inline]
     pub async fn delete_collection(
         &self,
         params: &::kinform::client::DeleteParams,
@@ -77,6 +86,7 @@ impl DeviceTaintRuleClient {
         self.api.delete_collection(params, list).await
     }
     /// GET the `status` subresource of the object named `name`.
+    #[inline]
     pub async fn get_status(
         &self,
         name: &str,
@@ -84,6 +94,7 @@ impl DeviceTaintRuleClient {
         self.api.get_status(name).await
     }
     /// PUT (replace) the `status` subresource of the object named `name`.
+    #[inline]
     pub async fn replace_status(
         &self,
         name: &str,
@@ -93,6 +104,7 @@ impl DeviceTaintRuleClient {
         self.api.replace_status(name, params, object).await
     }
     /// PATCH the `status` subresource of the object named `name`.
+    #[inline]
     pub async fn patch_status<
         P: ::kinform::k8s_openapi::serde::Serialize + ::std::fmt::Debug + Send + Sync,
     >(
@@ -113,16 +125,19 @@ pub struct DeviceTaintRuleInformer<'a> {
 }
 impl<'a> DeviceTaintRuleInformer<'a> {
     /// A handle on `factory`'s informer for this resource.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// The shared informer (created on first use, started by the factory).
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::std::sync::Arc<::kinform::informer::SharedIndexInformer<DeviceTaintRule>> {
         self.factory.informer::<DeviceTaintRule>()
     }
     /// A lister reading the shared informer's cache.
+    #[inline]
     pub fn lister(&self) -> DeviceTaintRuleLister {
         self.factory.lister::<DeviceTaintRule>()
     }

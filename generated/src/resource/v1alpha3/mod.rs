@@ -6,10 +6,12 @@ pub struct ResourceV1alpha3Client {
 }
 impl ResourceV1alpha3Client {
     /// Wraps a runtime client.
+    #[inline]
     pub fn new(client: ::kinform::Client) -> Self {
         Self { client }
     }
     /// The cluster-scoped `resource.k8s.io/v1alpha3/devicetaintrules`.
+    #[inline]
     pub fn devicetaintrules(&self) -> devicetaintrules::DeviceTaintRuleClient {
         devicetaintrules::DeviceTaintRuleClient::new(self.client.clone())
     }
@@ -20,6 +22,7 @@ pub trait ResourceV1alpha3ClientExt {
     fn resource_v1alpha3(&self) -> ResourceV1alpha3Client;
 }
 impl ResourceV1alpha3ClientExt for ::kinform::Client {
+    #[inline]
     fn resource_v1alpha3(&self) -> ResourceV1alpha3Client {
         ResourceV1alpha3Client::new(self.clone())
     }
@@ -31,10 +34,12 @@ pub struct ResourceV1alpha3Informers<'a> {
 }
 impl<'a> ResourceV1alpha3Informers<'a> {
     /// Informer handles over `factory`.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// The shared informer and lister of `resource.k8s.io/v1alpha3/devicetaintrules`.
+    #[inline]
     pub fn devicetaintrules(&self) -> devicetaintrules::DeviceTaintRuleInformer<'a> {
         devicetaintrules::DeviceTaintRuleInformer::new(self.factory)
     }

@@ -6,14 +6,17 @@ pub struct ResourceV1beta1Client {
 }
 impl ResourceV1beta1Client {
     /// Wraps a runtime client.
+    #[inline]
     pub fn new(client: ::kinform::Client) -> Self {
         Self { client }
     }
     /// The cluster-scoped `resource.k8s.io/v1beta1/deviceclasses`.
+    #[inline]
     pub fn deviceclasses(&self) -> deviceclasses::DeviceClassClient {
         deviceclasses::DeviceClassClient::new(self.client.clone())
     }
     /// `resource.k8s.io/v1beta1/resourceclaims` in `namespace` (`""`: all namespaces).
+    #[inline]
     pub fn resourceclaims(
         &self,
         namespace: &str,
@@ -21,6 +24,7 @@ impl ResourceV1beta1Client {
         resourceclaims::ResourceClaimClient::new(self.client.clone(), namespace)
     }
     /// `resource.k8s.io/v1beta1/resourceclaimtemplates` in `namespace` (`""`: all namespaces).
+    #[inline]
     pub fn resourceclaimtemplates(
         &self,
         namespace: &str,
@@ -31,6 +35,7 @@ impl ResourceV1beta1Client {
         )
     }
     /// The cluster-scoped `resource.k8s.io/v1beta1/resourceslices`.
+    #[inline]
     pub fn resourceslices(&self) -> resourceslices::ResourceSliceClient {
         resourceslices::ResourceSliceClient::new(self.client.clone())
     }
@@ -41,6 +46,7 @@ pub trait ResourceV1beta1ClientExt {
     fn resource_v1beta1(&self) -> ResourceV1beta1Client;
 }
 impl ResourceV1beta1ClientExt for ::kinform::Client {
+    #[inline]
     fn resource_v1beta1(&self) -> ResourceV1beta1Client {
         ResourceV1beta1Client::new(self.clone())
     }
@@ -52,24 +58,29 @@ pub struct ResourceV1beta1Informers<'a> {
 }
 impl<'a> ResourceV1beta1Informers<'a> {
     /// Informer handles over `factory`.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// The shared informer and lister of `resource.k8s.io/v1beta1/deviceclasses`.
+    #[inline]
     pub fn deviceclasses(&self) -> deviceclasses::DeviceClassInformer<'a> {
         deviceclasses::DeviceClassInformer::new(self.factory)
     }
     /// The shared informer and lister of `resource.k8s.io/v1beta1/resourceclaims`.
+    #[inline]
     pub fn resourceclaims(&self) -> resourceclaims::ResourceClaimInformer<'a> {
         resourceclaims::ResourceClaimInformer::new(self.factory)
     }
     /// The shared informer and lister of `resource.k8s.io/v1beta1/resourceclaimtemplates`.
+    #[inline]
     pub fn resourceclaimtemplates(
         &self,
     ) -> resourceclaimtemplates::ResourceClaimTemplateInformer<'a> {
         resourceclaimtemplates::ResourceClaimTemplateInformer::new(self.factory)
     }
     /// The shared informer and lister of `resource.k8s.io/v1beta1/resourceslices`.
+    #[inline]
     pub fn resourceslices(&self) -> resourceslices::ResourceSliceInformer<'a> {
         resourceslices::ResourceSliceInformer::new(self.factory)
     }

@@ -7,6 +7,7 @@ pub struct ResourceClaimTemplateClient {
 }
 impl ResourceClaimTemplateClient {
     /// A client of `resource.k8s.io/v1beta1/resourceclaimtemplates` in `namespace`; `""` means all namespaces (for list and watch), as in client-go.
+    #[inline]
     pub fn new(client: ::kinform::Client, namespace: &str) -> Self {
         let api = if namespace.is_empty() {
             <::kinform::Api<ResourceClaimTemplate>>::all(client)
@@ -16,6 +17,7 @@ impl ResourceClaimTemplateClient {
         Self { api }
     }
     /// GET the `ResourceClaimTemplate` named `name`.
+    #[inline]
     pub async fn get(
         &self,
         name: &str,
@@ -23,6 +25,7 @@ impl ResourceClaimTemplateClient {
         self.api.get(name).await
     }
     /// LIST `resource.k8s.io/v1beta1/resourceclaimtemplates`.
+    #[inline]
     pub async fn list(
         &self,
         params: &::kinform::client::ListParams,
@@ -32,6 +35,7 @@ impl ResourceClaimTemplateClient {
         self.api.list(params).await
     }
     /// WATCH `resource.k8s.io/v1beta1/resourceclaimtemplates`.
+    #[inline]
     pub async fn watch(
         &self,
         params: &::kinform::client::WatchParams,
@@ -41,6 +45,7 @@ impl ResourceClaimTemplateClient {
         self.api.watch(params).await
     }
     /// POST (create) a `ResourceClaimTemplate`.
+    #[inline]
     pub async fn create(
         &self,
         params: &::kinform::client::PostParams,
@@ -49,6 +54,7 @@ impl ResourceClaimTemplateClient {
         self.api.create(params, object).await
     }
     /// PUT (replace) the `ResourceClaimTemplate` named `name`.
+    #[inline]
     pub async fn replace(
         &self,
         name: &str,
@@ -58,6 +64,7 @@ impl ResourceClaimTemplateClient {
         self.api.replace(name, params, object).await
     }
     /// PATCH the `ResourceClaimTemplate` named `name`.
+    #[inline]
     pub async fn patch<
         P: ::kinform::k8s_openapi::serde::Serialize + ::std::fmt::Debug + Send + Sync,
     >(
@@ -69,6 +76,7 @@ impl ResourceClaimTemplateClient {
         self.api.patch(name, params, patch).await
     }
     /// DELETE the `ResourceClaimTemplate` named `name`.
+    #[inline]
     pub async fn delete(
         &self,
         name: &str,
@@ -79,6 +87,7 @@ impl ResourceClaimTemplateClient {
         self.api.delete(name, params).await
     }
     /// DELETE the `resource.k8s.io/v1beta1/resourceclaimtemplates` matching `list`.
+    #[inline]
     pub async fn delete_collection(
         &self,
         params: &::kinform::client::DeleteParams,
@@ -100,10 +109,12 @@ pub struct ResourceClaimTemplateInformer<'a> {
 }
 impl<'a> ResourceClaimTemplateInformer<'a> {
     /// A handle on `factory`'s informer for this resource.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// The shared informer (created on first use, started by the factory).
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::std::sync::Arc<
@@ -112,6 +123,7 @@ impl<'a> ResourceClaimTemplateInformer<'a> {
         self.factory.informer::<ResourceClaimTemplate>()
     }
     /// A lister reading the shared informer's cache.
+    #[inline]
     pub fn lister(&self) -> ResourceClaimTemplateLister {
         self.factory.lister::<ResourceClaimTemplate>()
     }

@@ -7,16 +7,19 @@ pub struct ResourceSliceClient {
 }
 impl ResourceSliceClient {
     /// A client of the cluster-scoped `resource.k8s.io/v1beta1/resourceslices`.
+    #[inline]
     pub fn new(client: ::kinform::Client) -> Self {
         Self {
             api: <::kinform::Api<ResourceSlice>>::all(client),
         }
     }
     /// GET the `ResourceSlice` named `name`.
+    #[inline]
     pub async fn get(&self, name: &str) -> ::kinform::client::Result<ResourceSlice> {
         self.api.get(name).await
     }
     /// LIST `resource.k8s.io/v1beta1/resourceslices`.
+    #[inline]
     pub async fn list(
         &self,
         params: &::kinform::client::ListParams,
@@ -24,6 +27,7 @@ impl ResourceSliceClient {
         self.api.list(params).await
     }
     /// WATCH `resource.k8s.io/v1beta1/resourceslices`.
+    #[inline]
     pub async fn watch(
         &self,
         params: &::kinform::client::WatchParams,
@@ -31,6 +35,7 @@ impl ResourceSliceClient {
         self.api.watch(params).await
     }
     /// POST (create) a `ResourceSlice`.
+    #[inline]
     pub async fn create(
         &self,
         params: &::kinform::client::PostParams,
@@ -39,6 +44,7 @@ impl ResourceSliceClient {
         self.api.create(params, object).await
     }
     /// PUT (replace) the `ResourceSlice` named `name`.
+    #[inline]
     pub async fn replace(
         &self,
         name: &str,
@@ -48,6 +54,7 @@ impl ResourceSliceClient {
         self.api.replace(name, params, object).await
     }
     /// PATCH the `ResourceSlice` named `name`.
+    #[inline]
     pub async fn patch<
         P: ::kinform::k8s_openapi::serde::Serialize + ::std::fmt::Debug + Send + Sync,
     >(
@@ -59,6 +66,7 @@ impl ResourceSliceClient {
         self.api.patch(name, params, patch).await
     }
     /// DELETE the `ResourceSlice` named `name`.
+    #[inline]
     pub async fn delete(
         &self,
         name: &str,
@@ -67,6 +75,7 @@ impl ResourceSliceClient {
         self.api.delete(name, params).await
     }
     /// DELETE the `resource.k8s.io/v1beta1/resourceslices` matching `list`.
+    #[inline]
     pub async fn delete_collection(
         &self,
         params: &::kinform::client::DeleteParams,
@@ -86,16 +95,19 @@ pub struct ResourceSliceInformer<'a> {
 }
 impl<'a> ResourceSliceInformer<'a> {
     /// A handle on `factory`'s informer for this resource.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// The shared informer (created on first use, started by the factory).
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::std::sync::Arc<::kinform::informer::SharedIndexInformer<ResourceSlice>> {
         self.factory.informer::<ResourceSlice>()
     }
     /// A lister reading the shared informer's cache.
+    #[inline]
     pub fn lister(&self) -> ResourceSliceLister {
         self.factory.lister::<ResourceSlice>()
     }

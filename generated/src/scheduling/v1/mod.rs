@@ -6,10 +6,12 @@ pub struct SchedulingV1Client {
 }
 impl SchedulingV1Client {
     /// Wraps a runtime client.
+    #[inline]
     pub fn new(client: ::kinform::Client) -> Self {
         Self { client }
     }
     /// The cluster-scoped `scheduling.k8s.io/v1/priorityclasses`.
+    #[inline]
     pub fn priorityclasses(&self) -> priorityclasses::PriorityClassClient {
         priorityclasses::PriorityClassClient::new(self.client.clone())
     }
@@ -20,6 +22,7 @@ pub trait SchedulingV1ClientExt {
     fn scheduling_v1(&self) -> SchedulingV1Client;
 }
 impl SchedulingV1ClientExt for ::kinform::Client {
+    #[inline]
     fn scheduling_v1(&self) -> SchedulingV1Client {
         SchedulingV1Client::new(self.clone())
     }
@@ -31,10 +34,12 @@ pub struct SchedulingV1Informers<'a> {
 }
 impl<'a> SchedulingV1Informers<'a> {
     /// Informer handles over `factory`.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// The shared informer and lister of `scheduling.k8s.io/v1/priorityclasses`.
+    #[inline]
     pub fn priorityclasses(&self) -> priorityclasses::PriorityClassInformer<'a> {
         priorityclasses::PriorityClassInformer::new(self.factory)
     }

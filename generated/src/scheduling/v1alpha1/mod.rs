@@ -6,10 +6,12 @@ pub struct SchedulingV1alpha1Client {
 }
 impl SchedulingV1alpha1Client {
     /// Wraps a runtime client.
+    #[inline]
     pub fn new(client: ::kinform::Client) -> Self {
         Self { client }
     }
     /// `scheduling.k8s.io/v1alpha1/workloads` in `namespace` (`""`: all namespaces).
+    #[inline]
     pub fn workloads(&self, namespace: &str) -> workloads::WorkloadClient {
         workloads::WorkloadClient::new(self.client.clone(), namespace)
     }
@@ -20,6 +22,7 @@ pub trait SchedulingV1alpha1ClientExt {
     fn scheduling_v1alpha1(&self) -> SchedulingV1alpha1Client;
 }
 impl SchedulingV1alpha1ClientExt for ::kinform::Client {
+    #[inline]
     fn scheduling_v1alpha1(&self) -> SchedulingV1alpha1Client {
         SchedulingV1alpha1Client::new(self.clone())
     }
@@ -31,10 +34,12 @@ pub struct SchedulingV1alpha1Informers<'a> {
 }
 impl<'a> SchedulingV1alpha1Informers<'a> {
     /// Informer handles over `factory`.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// The shared informer and lister of `scheduling.k8s.io/v1alpha1/workloads`.
+    #[inline]
     pub fn workloads(&self) -> workloads::WorkloadInformer<'a> {
         workloads::WorkloadInformer::new(self.factory)
     }

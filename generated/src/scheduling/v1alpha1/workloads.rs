@@ -7,6 +7,7 @@ pub struct WorkloadClient {
 }
 impl WorkloadClient {
     /// A client of `scheduling.k8s.io/v1alpha1/workloads` in `namespace`; `""` means all namespaces (for list and watch), as in client-go.
+    #[inline]
     pub fn new(client: ::kinform::Client, namespace: &str) -> Self {
         let api = if namespace.is_empty() {
             <::kinform::Api<Workload>>::all(client)
@@ -16,10 +17,12 @@ impl WorkloadClient {
         Self { api }
     }
     /// GET the `Workload` named `name`.
+    #[inline]
     pub async fn get(&self, name: &str) -> ::kinform::client::Result<Workload> {
         self.api.get(name).await
     }
     /// LIST `scheduling.k8s.io/v1alpha1/workloads`.
+    #[inline]
     pub async fn list(
         &self,
         params: &::kinform::client::ListParams,
@@ -27,6 +30,7 @@ impl WorkloadClient {
         self.api.list(params).await
     }
     /// WATCH `scheduling.k8s.io/v1alpha1/workloads`.
+    #[inline]
     pub async fn watch(
         &self,
         params: &::kinform::client::WatchParams,
@@ -34,6 +38,7 @@ impl WorkloadClient {
         self.api.watch(params).await
     }
     /// POST (create) a `Workload`.
+    #[inline]
     pub async fn create(
         &self,
         params: &::kinform::client::PostParams,
@@ -42,6 +47,7 @@ impl WorkloadClient {
         self.api.create(params, object).await
     }
     /// PUT (replace) the `Workload` named `name`.
+    #[inline]
     pub async fn replace(
         &self,
         name: &str,
@@ -51,6 +57,7 @@ impl WorkloadClient {
         self.api.replace(name, params, object).await
     }
     /// PATCH the `Workload` named `name`.
+    #[inline]
     pub async fn patch<
         P: ::kinform::k8s_openapi::serde::Serialize + ::std::fmt::Debug + Send + Sync,
     >(
@@ -62,6 +69,7 @@ impl WorkloadClient {
         self.api.patch(name, params, patch).await
     }
     /// DELETE the `Workload` named `name`.
+    #[inline]
     pub async fn delete(
         &self,
         name: &str,
@@ -70,6 +78,7 @@ impl WorkloadClient {
         self.api.delete(name, params).await
     }
     /// DELETE the `scheduling.k8s.io/v1alpha1/workloads` matching `list`.
+    #[inline]
     pub async fn delete_collection(
         &self,
         params: &::kinform::client::DeleteParams,
@@ -89,16 +98,19 @@ pub struct WorkloadInformer<'a> {
 }
 impl<'a> WorkloadInformer<'a> {
     /// A handle on `factory`'s informer for this resource.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// The shared informer (created on first use, started by the factory).
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::std::sync::Arc<::kinform::informer::SharedIndexInformer<Workload>> {
         self.factory.informer::<Workload>()
     }
     /// A lister reading the shared informer's cache.
+    #[inline]
     pub fn lister(&self) -> WorkloadLister {
         self.factory.lister::<Workload>()
     }

@@ -7,16 +7,19 @@ pub struct CsiNodeClient {
 }
 impl CsiNodeClient {
     /// A client of the cluster-scoped `storage.k8s.io/v1/csinodes`.
+    #[inline]
     pub fn new(client: ::kinform::Client) -> Self {
         Self {
             api: <::kinform::Api<CSINode>>::all(client),
         }
     }
     /// GET the `CSINode` named `name`.
+    #[inline]
     pub async fn get(&self, name: &str) -> ::kinform::client::Result<CSINode> {
         self.api.get(name).await
     }
     /// LIST `storage.k8s.io/v1/csinodes`.
+    #[inline]
     pub async fn list(
         &self,
         params: &::kinform::client::ListParams,
@@ -24,6 +27,7 @@ impl CsiNodeClient {
         self.api.list(params).await
     }
     /// WATCH `storage.k8s.io/v1/csinodes`.
+    #[inline]
     pub async fn watch(
         &self,
         params: &::kinform::client::WatchParams,
@@ -31,6 +35,7 @@ impl CsiNodeClient {
         self.api.watch(params).await
     }
     /// POST (create) a `CSINode`.
+    #[inline]
     pub async fn create(
         &self,
         params: &::kinform::client::PostParams,
@@ -39,6 +44,7 @@ impl CsiNodeClient {
         self.api.create(params, object).await
     }
     /// PUT (replace) the `CSINode` named `name`.
+    #[inline]
     pub async fn replace(
         &self,
         name: &str,
@@ -48,6 +54,7 @@ impl CsiNodeClient {
         self.api.replace(name, params, object).await
     }
     /// PATCH the `CSINode` named `name`.
+    #[inline]
     pub async fn patch<
         P: ::kinform::k8s_openapi::serde::Serialize + ::std::fmt::Debug + Send + Sync,
     >(
@@ -59,6 +66,7 @@ impl CsiNodeClient {
         self.api.patch(name, params, patch).await
     }
     /// DELETE the `CSINode` named `name`.
+    #[inline]
     pub async fn delete(
         &self,
         name: &str,
@@ -67,6 +75,7 @@ impl CsiNodeClient {
         self.api.delete(name, params).await
     }
     /// DELETE the `storage.k8s.io/v1/csinodes` matching `list`.
+    #[inline]
     pub async fn delete_collection(
         &self,
         params: &::kinform::client::DeleteParams,
@@ -86,16 +95,19 @@ pub struct CsiNodeInformer<'a> {
 }
 impl<'a> CsiNodeInformer<'a> {
     /// A handle on `factory`'s informer for this resource.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// The shared informer (created on first use, started by the factory).
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::std::sync::Arc<::kinform::informer::SharedIndexInformer<CSINode>> {
         self.factory.informer::<CSINode>()
     }
     /// A lister reading the shared informer's cache.
+    #[inline]
     pub fn lister(&self) -> CsiNodeLister {
         self.factory.lister::<CSINode>()
     }

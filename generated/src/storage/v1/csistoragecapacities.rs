@@ -7,6 +7,7 @@ pub struct CsiStorageCapacityClient {
 }
 impl CsiStorageCapacityClient {
     /// A client of `storage.k8s.io/v1/csistoragecapacities` in `namespace`; `""` means all namespaces (for list and watch), as in client-go.
+    #[inline]
     pub fn new(client: ::kinform::Client, namespace: &str) -> Self {
         let api = if namespace.is_empty() {
             <::kinform::Api<CSIStorageCapacity>>::all(client)
@@ -16,6 +17,7 @@ impl CsiStorageCapacityClient {
         Self { api }
     }
     /// GET the `CSIStorageCapacity` named `name`.
+    #[inline]
     pub async fn get(
         &self,
         name: &str,
@@ -23,6 +25,7 @@ impl CsiStorageCapacityClient {
         self.api.get(name).await
     }
     /// LIST `storage.k8s.io/v1/csistoragecapacities`.
+    #[inline]
     pub async fn list(
         &self,
         params: &::kinform::client::ListParams,
@@ -30,6 +33,7 @@ impl CsiStorageCapacityClient {
         self.api.list(params).await
     }
     /// WATCH `storage.k8s.io/v1/csistoragecapacities`.
+    #[inline]
     pub async fn watch(
         &self,
         params: &::kinform::client::WatchParams,
@@ -37,6 +41,7 @@ impl CsiStorageCapacityClient {
         self.api.watch(params).await
     }
     /// POST (create) a `CSIStorageCapacity`.
+    #[inline]
     pub async fn create(
         &self,
         params: &::kinform::client::PostParams,
@@ -45,6 +50,7 @@ impl CsiStorageCapacityClient {
         self.api.create(params, object).await
     }
     /// PUT (replace) the `CSIStorageCapacity` named `name`.
+    #[inline]
     pub async fn replace(
         &self,
         name: &str,
@@ -54,6 +60,7 @@ impl CsiStorageCapacityClient {
         self.api.replace(name, params, object).await
     }
     /// PATCH the `CSIStorageCapacity` named `name`.
+    #[inline]
     pub async fn patch<
         P: ::kinform::k8s_openapi::serde::Serialize + ::std::fmt::Debug + Send + Sync,
     >(
@@ -65,6 +72,7 @@ impl CsiStorageCapacityClient {
         self.api.patch(name, params, patch).await
     }
     /// DELETE the `CSIStorageCapacity` named `name`.
+    #[inline]
     pub async fn delete(
         &self,
         name: &str,
@@ -75,6 +83,7 @@ impl CsiStorageCapacityClient {
         self.api.delete(name, params).await
     }
     /// DELETE the `storage.k8s.io/v1/csistoragecapacities` matching `list`.
+    #[inline]
     pub async fn delete_collection(
         &self,
         params: &::kinform::client::DeleteParams,
@@ -96,16 +105,19 @@ pub struct CsiStorageCapacityInformer<'a> {
 }
 impl<'a> CsiStorageCapacityInformer<'a> {
     /// A handle on `factory`'s informer for this resource.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// The shared informer (created on first use, started by the factory).
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::std::sync::Arc<::kinform::informer::SharedIndexInformer<CSIStorageCapacity>> {
         self.factory.informer::<CSIStorageCapacity>()
     }
     /// A lister reading the shared informer's cache.
+    #[inline]
     pub fn lister(&self) -> CsiStorageCapacityLister {
         self.factory.lister::<CSIStorageCapacity>()
     }

@@ -6,18 +6,22 @@ pub struct StorageV1Client {
 }
 impl StorageV1Client {
     /// Wraps a runtime client.
+    #[inline]
     pub fn new(client: ::kinform::Client) -> Self {
         Self { client }
     }
     /// The cluster-scoped `storage.k8s.io/v1/csidrivers`.
+    #[inline]
     pub fn csidrivers(&self) -> csidrivers::CsiDriverClient {
         csidrivers::CsiDriverClient::new(self.client.clone())
     }
     /// The cluster-scoped `storage.k8s.io/v1/csinodes`.
+    #[inline]
     pub fn csinodes(&self) -> csinodes::CsiNodeClient {
         csinodes::CsiNodeClient::new(self.client.clone())
     }
     /// `storage.k8s.io/v1/csistoragecapacities` in `namespace` (`""`: all namespaces).
+    #[inline]
     pub fn csistoragecapacities(
         &self,
         namespace: &str,
@@ -28,14 +32,17 @@ impl StorageV1Client {
         )
     }
     /// The cluster-scoped `storage.k8s.io/v1/storageclasses`.
+    #[inline]
     pub fn storageclasses(&self) -> storageclasses::StorageClassClient {
         storageclasses::StorageClassClient::new(self.client.clone())
     }
     /// The cluster-scoped `storage.k8s.io/v1/volumeattachments`.
+    #[inline]
     pub fn volumeattachments(&self) -> volumeattachments::VolumeAttachmentClient {
         volumeattachments::VolumeAttachmentClient::new(self.client.clone())
     }
     /// The cluster-scoped `storage.k8s.io/v1/volumeattributesclasses`.
+    #[inline]
     pub fn volumeattributesclasses(
         &self,
     ) -> volumeattributesclasses::VolumeAttributesClassClient {
@@ -48,6 +55,7 @@ pub trait StorageV1ClientExt {
     fn storage_v1(&self) -> StorageV1Client;
 }
 impl StorageV1ClientExt for ::kinform::Client {
+    #[inline]
     fn storage_v1(&self) -> StorageV1Client {
         StorageV1Client::new(self.clone())
     }
@@ -59,32 +67,39 @@ pub struct StorageV1Informers<'a> {
 }
 impl<'a> StorageV1Informers<'a> {
     /// Informer handles over `factory`.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// The shared informer and lister of `storage.k8s.io/v1/csidrivers`.
+    #[inline]
     pub fn csidrivers(&self) -> csidrivers::CsiDriverInformer<'a> {
         csidrivers::CsiDriverInformer::new(self.factory)
     }
     /// The shared informer and lister of `storage.k8s.io/v1/csinodes`.
+    #[inline]
     pub fn csinodes(&self) -> csinodes::CsiNodeInformer<'a> {
         csinodes::CsiNodeInformer::new(self.factory)
     }
     /// The shared informer and lister of `storage.k8s.io/v1/csistoragecapacities`.
+    #[inline]
     pub fn csistoragecapacities(
         &self,
     ) -> csistoragecapacities::CsiStorageCapacityInformer<'a> {
         csistoragecapacities::CsiStorageCapacityInformer::new(self.factory)
     }
     /// The shared informer and lister of `storage.k8s.io/v1/storageclasses`.
+    #[inline]
     pub fn storageclasses(&self) -> storageclasses::StorageClassInformer<'a> {
         storageclasses::StorageClassInformer::new(self.factory)
     }
     /// The shared informer and lister of `storage.k8s.io/v1/volumeattachments`.
+    #[inline]
     pub fn volumeattachments(&self) -> volumeattachments::VolumeAttachmentInformer<'a> {
         volumeattachments::VolumeAttachmentInformer::new(self.factory)
     }
     /// The shared informer and lister of `storage.k8s.io/v1/volumeattributesclasses`.
+    #[inline]
     pub fn volumeattributesclasses(
         &self,
     ) -> volumeattributesclasses::VolumeAttributesClassInformer<'a> {

@@ -6,10 +6,12 @@ pub struct StorageV1beta1Client {
 }
 impl StorageV1beta1Client {
     /// Wraps a runtime client.
+    #[inline]
     pub fn new(client: ::kinform::Client) -> Self {
         Self { client }
     }
     /// The cluster-scoped `storage.k8s.io/v1beta1/volumeattributesclasses`.
+    #[inline]
     pub fn volumeattributesclasses(
         &self,
     ) -> volumeattributesclasses::VolumeAttributesClassClient {
@@ -22,6 +24,7 @@ pub trait StorageV1beta1ClientExt {
     fn storage_v1beta1(&self) -> StorageV1beta1Client;
 }
 impl StorageV1beta1ClientExt for ::kinform::Client {
+    #[inline]
     fn storage_v1beta1(&self) -> StorageV1beta1Client {
         StorageV1beta1Client::new(self.clone())
     }
@@ -33,10 +36,12 @@ pub struct StorageV1beta1Informers<'a> {
 }
 impl<'a> StorageV1beta1Informers<'a> {
     /// Informer handles over `factory`.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// The shared informer and lister of `storage.k8s.io/v1beta1/volumeattributesclasses`.
+    #[inline]
     pub fn volumeattributesclasses(
         &self,
     ) -> volumeattributesclasses::VolumeAttributesClassInformer<'a> {

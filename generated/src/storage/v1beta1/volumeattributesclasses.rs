@@ -7,12 +7,14 @@ pub struct VolumeAttributesClassClient {
 }
 impl VolumeAttributesClassClient {
     /// A client of the cluster-scoped `storage.k8s.io/v1beta1/volumeattributesclasses`.
+    #[inline]
     pub fn new(client: ::kinform::Client) -> Self {
         Self {
             api: <::kinform::Api<VolumeAttributesClass>>::all(client),
         }
     }
     /// GET the `VolumeAttributesClass` named `name`.
+    #[inline]
     pub async fn get(
         &self,
         name: &str,
@@ -20,6 +22,7 @@ impl VolumeAttributesClassClient {
         self.api.get(name).await
     }
     /// LIST `storage.k8s.io/v1beta1/volumeattributesclasses`.
+    #[inline]
     pub async fn list(
         &self,
         params: &::kinform::client::ListParams,
@@ -29,6 +32,7 @@ impl VolumeAttributesClassClient {
         self.api.list(params).await
     }
     /// WATCH `storage.k8s.io/v1beta1/volumeattributesclasses`.
+    #[inline]
     pub async fn watch(
         &self,
         params: &::kinform::client::WatchParams,
@@ -38,6 +42,7 @@ impl VolumeAttributesClassClient {
         self.api.watch(params).await
     }
     /// POST (create) a `VolumeAttributesClass`.
+    #[inline]
     pub async fn create(
         &self,
         params: &::kinform::client::PostParams,
@@ -46,6 +51,7 @@ impl VolumeAttributesClassClient {
         self.api.create(params, object).await
     }
     /// PUT (replace) the `VolumeAttributesClass` named `name`.
+    #[inline]
     pub async fn replace(
         &self,
         name: &str,
@@ -55,6 +61,7 @@ impl VolumeAttributesClassClient {
         self.api.replace(name, params, object).await
     }
     /// PATCH the `VolumeAttributesClass` named `name`.
+    #[inline]
     pub async fn patch<
         P: ::kinform::k8s_openapi::serde::Serialize + ::std::fmt::Debug + Send + Sync,
     >(
@@ -66,6 +73,7 @@ impl VolumeAttributesClassClient {
         self.api.patch(name, params, patch).await
     }
     /// DELETE the `VolumeAttributesClass` named `name`.
+    #[inline]
     pub async fn delete(
         &self,
         name: &str,
@@ -76,6 +84,7 @@ impl VolumeAttributesClassClient {
         self.api.delete(name, params).await
     }
     /// DELETE the `storage.k8s.io/v1beta1/volumeattributesclasses` matching `list`.
+    #[inline]
     pub async fn delete_collection(
         &self,
         params: &::kinform::client::DeleteParams,
@@ -97,10 +106,12 @@ pub struct VolumeAttributesClassInformer<'a> {
 }
 impl<'a> VolumeAttributesClassInformer<'a> {
     /// A handle on `factory`'s informer for this resource.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// The shared informer (created on first use, started by the factory).
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::std::sync::Arc<
@@ -109,6 +120,7 @@ impl<'a> VolumeAttributesClassInformer<'a> {
         self.factory.informer::<VolumeAttributesClass>()
     }
     /// A lister reading the shared informer's cache.
+    #[inline]
     pub fn lister(&self) -> VolumeAttributesClassLister {
         self.factory.lister::<VolumeAttributesClass>()
     }

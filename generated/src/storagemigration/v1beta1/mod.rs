@@ -6,10 +6,12 @@ pub struct StoragemigrationV1beta1Client {
 }
 impl StoragemigrationV1beta1Client {
     /// Wraps a runtime client.
+    #[inline]
     pub fn new(client: ::kinform::Client) -> Self {
         Self { client }
     }
     /// The cluster-scoped `storagemigration.k8s.io/v1beta1/storageversionmigrations`.
+    #[inline]
     pub fn storageversionmigrations(
         &self,
     ) -> storageversionmigrations::StorageVersionMigrationClient {
@@ -22,6 +24,7 @@ pub trait StoragemigrationV1beta1ClientExt {
     fn storagemigration_v1beta1(&self) -> StoragemigrationV1beta1Client;
 }
 impl StoragemigrationV1beta1ClientExt for ::kinform::Client {
+    #[inline]
     fn storagemigration_v1beta1(&self) -> StoragemigrationV1beta1Client {
         StoragemigrationV1beta1Client::new(self.clone())
     }
@@ -33,10 +36,12 @@ pub struct StoragemigrationV1beta1Informers<'a> {
 }
 impl<'a> StoragemigrationV1beta1Informers<'a> {
     /// Informer handles over `factory`.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// The shared informer and lister of `storagemigration.k8s.io/v1beta1/storageversionmigrations`.
+    #[inline]
     pub fn storageversionmigrations(
         &self,
     ) -> storageversionmigrations::StorageVersionMigrationInformer<'a> {

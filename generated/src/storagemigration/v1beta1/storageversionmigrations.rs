@@ -7,12 +7,14 @@ pub struct StorageVersionMigrationClient {
 }
 impl StorageVersionMigrationClient {
     /// A client of the cluster-scoped `storagemigration.k8s.io/v1beta1/storageversionmigrations`.
+    #[inline]
     pub fn new(client: ::kinform::Client) -> Self {
         Self {
             api: <::kinform::Api<StorageVersionMigration>>::all(client),
         }
     }
     /// GET the `StorageVersionMigration` named `name`.
+    #[inline]
     pub async fn get(
         &self,
         name: &str,
@@ -20,6 +22,7 @@ impl StorageVersionMigrationClient {
         self.api.get(name).await
     }
     /// LIST `storagemigration.k8s.io/v1beta1/storageversionmigrations`.
+    #[inline]
     pub async fn list(
         &self,
         params: &::kinform::client::ListParams,
@@ -29,6 +32,7 @@ impl StorageVersionMigrationClient {
         self.api.list(params).await
     }
     /// WATCH `storagemigration.k8s.io/v1beta1/storageversionmigrations`.
+    #[inline]
     pub async fn watch(
         &self,
         params: &::kinform::client::WatchParams,
@@ -38,6 +42,7 @@ impl StorageVersionMigrationClient {
         self.api.watch(params).await
     }
     /// POST (create) a `StorageVersionMigration`.
+    #[inline]
     pub async fn create(
         &self,
         params: &::kinform::client::PostParams,
@@ -46,6 +51,7 @@ impl StorageVersionMigrationClient {
         self.api.create(params, object).await
     }
     /// PUT (replace) the `StorageVersionMigration` named `name`.
+    #[inline]
     pub async fn replace(
         &self,
         name: &str,
@@ -55,6 +61,7 @@ impl StorageVersionMigrationClient {
         self.api.replace(name, params, object).await
     }
     /// PATCH the `StorageVersionMigration` named `name`.
+    #[inline]
     pub async fn patch<
         P: ::kinform::k8s_openapi::serde::Serialize + ::std::fmt::Debug + Send + Sync,
     >(
@@ -66,6 +73,7 @@ impl StorageVersionMigrationClient {
         self.api.patch(name, params, patch).await
     }
     /// DELETE the `StorageVersionMigration` named `name`.
+    #[inline]
     pub async fn delete(
         &self,
         name: &str,
@@ -76,6 +84,7 @@ impl StorageVersionMigrationClient {
         self.api.delete(name, params).await
     }
     /// DELETE the `storagemigration.k8s.io/v1beta1/storageversionmigrations` matching `list`.
+    #[inline]
     pub async fn delete_collection(
         &self,
         params: &::kinform::client::DeleteParams,
@@ -88,6 +97,7 @@ impl StorageVersionMigrationClient {
         self.api.delete_collection(params, list).await
     }
     /// GET the `status` subresource of the object named `name`.
+    #[inline]
     pub async fn get_status(
         &self,
         name: &str,
@@ -95,6 +105,7 @@ impl StorageVersionMigrationClient {
         self.api.get_status(name).await
     }
     /// PUT (replace) the `status` subresource of the object named `name`.
+    #[inline]
     pub async fn replace_status(
         &self,
         name: &str,
@@ -104,6 +115,7 @@ impl StorageVersionMigrationClient {
         self.api.replace_status(name, params, object).await
     }
     /// PATCH the `status` subresource of the object named `name`.
+    #[inline]
     pub async fn patch_status<
         P: ::kinform::k8s_openapi::serde::Serialize + ::std::fmt::Debug + Send + Sync,
     >(
@@ -126,10 +138,12 @@ pub struct StorageVersionMigrationInformer<'a> {
 }
 impl<'a> StorageVersionMigrationInformer<'a> {
     /// A handle on `factory`'s informer for this resource.
+    #[inline]
     pub fn new(factory: &'a ::kinform::informer::InformerFactory) -> Self {
         Self { factory }
     }
     /// The shared informer (created on first use, started by the factory).
+    #[inline]
     pub fn informer(
         &self,
     ) -> ::std::sync::Arc<
@@ -138,6 +152,7 @@ impl<'a> StorageVersionMigrationInformer<'a> {
         self.factory.informer::<StorageVersionMigration>()
     }
     /// A lister reading the shared informer's cache.
+    #[inline]
     pub fn lister(&self) -> StorageVersionMigrationLister {
         self.factory.lister::<StorageVersionMigration>()
     }
