@@ -52,6 +52,10 @@ pub enum GenerateError {
     /// No output directory was given.
     #[error("no output directory: call out_dir()")]
     NoOutDir,
+    /// `root_doc_include` was combined with the single-file layout, whose includer owns the
+    /// docs (an `include!`d file cannot carry inner attributes).
+    #[error("root_doc_include needs the tree layout: an include!d file cannot carry crate docs")]
+    RootDocNeedsTree,
     /// Two inputs define the same group/version/resource.
     #[error("{group}/{version}/{plural} is defined by more than one input")]
     Duplicate {
@@ -85,6 +89,7 @@ pub struct Generator {
     versions: Vec<String>,
     layout: Layout,
     feature_per_group: bool,
+    root_doc_include: Option<String>,
 }
 
 impl Default for Generator {
@@ -108,6 +113,7 @@ impl Generator {
                 file_name: "kinform_generated.rs".to_owned(),
             },
             feature_per_group: false,
+            root_doc_include: None,
         }
     }
 
@@ -171,6 +177,14 @@ impl Generator {
         self
     }
 
+    /// Replaces the root module's generated docs with `#![doc = include_str!(path)]` (`path`
+    /// relative to the root file, e.g. `../README.md`), so a committed crate keeps hand-written
+    /// crate docs while every line of its sources stays generated. Tree layout only.
+    pub fn root_doc_include(mut self, path: impl Into<String>) -> Self {
+        self.root_doc_include = Some(path.into());
+        self
+    }
+
     /// Reads every input into one model and the CRD types, with the group and version
     /// filters applied.
     pub fn model(&self) -> Result<(ApiModel, Vec<TypeModule>), GenerateError> {
@@ -228,7 +242,16 @@ impl Generator {
             types: TypesConfig::with_runtime_crate(&self.runtime_crate)?,
             feature_per_group: self.feature_per_group,
         };
-        Ok(render(&build_tree(&model, &types, &opts), &self.layout)?)
+        let mut root = build_tree(&model, &types, &opts);
+        if let Some(path) = &self.root_doc_include {
+            if !matches!(self.layout, Layout::Tree { .. }) {
+                return Err(GenerateError::RootDocNeedsTree);
+            }
+            root.doc.clear();
+            let items = std::mem::take(&mut root.items);
+            root.items = quote::quote!(#![doc = include_str!(#path)] #items);
+        }
+        Ok(render(&root, &self.layout)?)
     }
 
     /// Writes the files into the output directory (files whose contents are unchanged are

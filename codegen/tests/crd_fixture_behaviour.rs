@@ -62,7 +62,7 @@ mod behaviour {
         assert_eq!(spec.options.as_ref().unwrap().extra_fields["unknown"], json!({"deep": [1, 2]}));
         assert!(matches!(spec.value, Some(widget::WidgetSpecValue::Array(_))));
         assert_eq!(spec.template.as_ref().unwrap().metadata.as_ref().unwrap().name.as_deref(), Some("p"));
-        assert_eq!(spec.init_containers_2, Some(vec!["a".to_string()]));
+        assert_eq!(spec.init_containers_2, Some(Some(vec!["a".to_string()])));
         assert_eq!(spec.init_containers, Some(vec!["b".to_string()]));
         let out = serde_json::to_value(&w).unwrap();
         assert_eq!(out["apiVersion"], "example.com/v1");
@@ -85,6 +85,62 @@ mod behaviour {
         assert_eq!(Widget::SCOPE, Scope::Namespaced);
         assert_eq!(widget::WidgetSpec::default().replicas, 1);
         assert_eq!(widget::WidgetSpecMode::from("Slow"), widget::WidgetSpecMode::Slow);
+    }
+
+    #[test]
+    fn nullable_null_survives_and_missing_stays_missing() {
+        let input = json!({
+            "apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"},
+            "spec": {"size": "Small", "comment": null, "initContainers": null}
+        });
+        let w: Widget = serde_json::from_value(input).unwrap();
+        let spec = w.spec.as_ref().unwrap();
+        assert_eq!(spec.comment, Some(None));
+        assert_eq!(spec.init_containers_2, Some(None));
+        let out = serde_json::to_value(&w).unwrap();
+        assert_eq!(out["spec"]["comment"], json!(null));
+        assert!(out["spec"].as_object().unwrap().contains_key("comment"));
+        assert!(out["spec"].as_object().unwrap().contains_key("initContainers"));
+        let set: Widget = serde_json::from_value(json!({
+            "apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"},
+            "spec": {"size": "Small", "comment": "c"}
+        })).unwrap();
+        let spec = set.spec.as_ref().unwrap();
+        assert_eq!(spec.comment, Some(Some("c".to_string())));
+        assert_eq!(spec.init_containers_2, None);
+        let out = serde_json::to_value(&set).unwrap();
+        assert!(!out["spec"].as_object().unwrap().contains_key("initContainers"));
+    }
+
+    #[test]
+    fn new_sets_name_and_spec_and_defaults() {
+        let w = Widget::new("w1", widget::WidgetSpec::default());
+        assert_eq!(w.name(), "w1");
+        assert_eq!(w.spec.as_ref().unwrap().replicas, 1);
+        assert_eq!(w.status, None);
+        let out = serde_json::to_value(&w).unwrap();
+        assert_eq!(out["metadata"]["name"], "w1");
+        assert_eq!(out["kind"], "Widget");
+    }
+
+    #[test]
+    fn same_type_branches_merge() {
+        let input = json!({
+            "apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"},
+            "spec": {"size": "Small", "source": {"url": "u", "revision": "r"}, "when": "never", "priority": 2}
+        });
+        let w: Widget = serde_json::from_value(input.clone()).unwrap();
+        let spec = w.spec.as_ref().unwrap();
+        let source = spec.source.as_ref().unwrap();
+        assert_eq!(source.url.as_deref(), Some("u"));
+        assert_eq!(source.image, None);
+        assert_eq!(spec.when.as_deref(), Some("never"));
+        assert_eq!(spec.priority, Some(2));
+        let image: widget::WidgetSpecSource =
+            serde_json::from_value(json!({"image": "i"})).unwrap();
+        assert_eq!(image.image.as_deref(), Some("i"));
+        let out = serde_json::to_value(&w).unwrap();
+        assert_eq!(out["spec"]["source"], input["spec"]["source"]);
     }
 
     #[test]

@@ -345,3 +345,45 @@ fn malformed_yaml_names_document_line_and_column() {
     let missing = read_crds([fixture("does-not-exist.yaml")]).unwrap_err();
     assert!(matches!(missing, CrdError::Io { .. }));
 }
+
+/// A kind whose types module would be named like a resource module of the same group
+/// version (kind `Data`, plural `data`) gets a `_types` suffix; the code still formats.
+#[test]
+fn kind_module_colliding_with_a_plural_module_is_renamed() {
+    let dir = tempfile::tempdir().unwrap();
+    let crd = dir.path().join("data.yaml");
+    std::fs::write(
+        &crd,
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\n\
+         metadata: {name: data.example.com}\nspec:\n  group: example.com\n  scope: Namespaced\n\
+         \x20 names: {kind: Data, plural: data, singular: datum}\n  versions:\n\
+         \x20 - name: v1\n    served: true\n    storage: true\n    schema:\n\
+         \x20     openAPIV3Schema: {type: object, properties: {spec: {type: object, properties: {x: {type: string}}}}}\n",
+    )
+    .unwrap();
+    let files = kinform_codegen::Generator::new()
+        .crd(&crd)
+        .layout(kinform_codegen::Layout::Tree {
+            root_file: "mod.rs".into(),
+        })
+        .render()
+        .unwrap();
+    let paths: Vec<String> = files.iter().map(|f| f.path.display().to_string()).collect();
+    assert!(
+        paths.contains(&"example_com/v1/data.rs".to_owned()),
+        "{paths:?}"
+    );
+    assert!(
+        paths.contains(&"example_com/v1/data_types.rs".to_owned()),
+        "{paths:?}"
+    );
+    let v1 = files
+        .iter()
+        .find(|f| f.path.ends_with("example_com/v1/mod.rs"))
+        .unwrap();
+    assert!(
+        v1.contents.contains("pub use self::data_types::Data;"),
+        "{}",
+        v1.contents
+    );
+}

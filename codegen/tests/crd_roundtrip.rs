@@ -1,20 +1,32 @@
-//! Acceptance: the types generated for every CRD of ../shared/corpus/crds compile with
-//! `-D warnings` (and `missing_docs`) in a separate crate that depends only on the kinform
-//! runtime, and every example manifest of ../shared/corpus/examples survives
-//! deserialize -> serialize through its generated type: the output is the input, except for
-//! properties the schema defaults (and `metadata: {}` on objects written without metadata).
+//! Acceptance of issue 5: the generator's full output for every CRD of ../shared/corpus/crds
+//! (types, typed clients, listers, informers, factory accessors, written by [`Generator`] as a
+//! user's build would) compiles with `-D warnings` (and `missing_docs`) in a separate crate
+//! that depends only on the kinform runtime, and every example manifest of
+//! ../shared/corpus/examples
+//!
+//! - survives deserialize -> serialize through its generated type: the output is the input,
+//!   except for properties the schema defaults (and `metadata: {}` on objects written without
+//!   metadata);
+//! - is created through its generated typed client against a `TestApiServer` with the corpus
+//!   CRDs registered, read back with `get` (equal to what `create` returned and to what was
+//!   sent), and is then listed, equal, by the lister of the informer reached through the
+//!   generated factory accessor (`factory.<group>().<version>().<plural>()`) after
+//!   `wait_for_cache_sync`.
 //!
 //! The test crate lives under the workspace `target/` with its own target dir, so repeated
-//! runs only recompile the generated code.
+//! runs only recompile the generated code when it changed (the generator leaves unchanged
+//! files alone).
 
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use kinform_codegen::emit::types::{TypesConfig, emit_crd_types};
-use kinform_codegen::read::crd::read_crds;
+use kinform_codegen::emit::api_names::{group_names, snake};
+use kinform_codegen::model::Scope;
+use kinform_codegen::model::types::TypeModule;
 use kinform_codegen::read::yaml::parse_stream;
+use kinform_codegen::{Generator, Layout};
 use serde_json::{Value, json};
 
 fn workspace() -> PathBuf {
@@ -34,44 +46,67 @@ fn write_if_changed(path: &Path, content: &str) {
     }
 }
 
-/// Schemas by (apiVersion, kind), read from the raw CRDs (independently of the reader).
-fn schemas() -> BTreeMap<(String, String), Value> {
-    let mut out = BTreeMap::new();
+/// Every CRD of the corpus, as JSON.
+fn crds() -> Vec<Value> {
     let mut files: Vec<PathBuf> = Vec::new();
     for dir in std::fs::read_dir(corpus().join("crds")).unwrap() {
         for f in std::fs::read_dir(dir.unwrap().path()).unwrap() {
             files.push(f.unwrap().path());
         }
     }
+    files.sort();
+    let mut out = Vec::new();
     for f in files {
         let text = std::fs::read_to_string(&f).unwrap();
-        for doc in parse_stream(&f, &text).unwrap() {
-            let Some(crd) = doc.value else { continue };
-            let group = crd["spec"]["group"].as_str().unwrap();
-            let kind = crd["spec"]["names"]["kind"].as_str().unwrap();
-            for v in crd["spec"]["versions"].as_array().unwrap() {
-                let av = format!("{group}/{}", v["name"].as_str().unwrap());
-                out.insert(
-                    (av, kind.to_owned()),
-                    v["schema"]["openAPIV3Schema"].clone(),
-                );
-            }
+        out.extend(
+            parse_stream(&f, &text)
+                .unwrap()
+                .into_iter()
+                .filter_map(|d| d.value),
+        );
+    }
+    out
+}
+
+/// Schemas by (apiVersion, kind), read from the raw CRDs (independently of the reader).
+fn schemas() -> BTreeMap<(String, String), Value> {
+    let mut out = BTreeMap::new();
+    for crd in crds() {
+        let group = crd["spec"]["group"].as_str().unwrap();
+        let kind = crd["spec"]["names"]["kind"].as_str().unwrap();
+        for v in crd["spec"]["versions"].as_array().unwrap() {
+            let av = format!("{group}/{}", v["name"].as_str().unwrap());
+            out.insert(
+                (av, kind.to_owned()),
+                v["schema"]["openAPIV3Schema"].clone(),
+            );
         }
     }
     out
 }
 
-/// The driver crate: generated types + a dispatch from (apiVersion, kind) to the type.
-fn write_test_crate(dir: &Path) {
-    let set = read_crds([corpus().join("crds")]).expect("corpus reads");
-    let code = emit_crd_types(&set.types, &TypesConfig::default()).expect("emits");
+/// The driver crate: the generator's full output (types, clients, listers, informers,
+/// factory accessors) for the whole corpus, as a user's crate would hold it, plus dispatch
+/// functions from (apiVersion, kind) to the generated type, typed client and informer.
+fn write_test_crate(dir: &Path) -> Vec<TypeModule> {
+    let generator = Generator::new()
+        .crd_dir(corpus().join("crds"))
+        .layout(Layout::Tree {
+            root_file: "mod.rs".to_owned(),
+        })
+        .out_dir(dir.join("src/generated"));
+    generator.generate().expect("the corpus generates");
+    let (model, types) = generator.model().unwrap();
+    let group_names = group_names(model.groups.keys().map(String::as_str));
     std::fs::create_dir_all(dir.join("src")).unwrap();
     let runtime = workspace().join("runtime");
     write_if_changed(
         &dir.join("Cargo.toml"),
         &format!(
             "[package]\nname = \"kinform-crd-roundtrip\"\nversion = \"0.0.0\"\nedition = \"2024\"\n\
-             publish = false\n\n[workspace]\n\n[dependencies]\nkinform = {{ path = {:?} }}\n\n\
+             publish = false\n\n[workspace]\n\n[dependencies]\n\
+             kinform = {{ path = {:?}, features = [\"testing\"] }}\n\
+             tokio = {{ version = \"1\", features = [\"rt-multi-thread\", \"macros\"] }}\n\n\
              [profile.dev]\ndebug = false\nincremental = false\n",
             runtime.display().to_string()
         ),
@@ -81,51 +116,230 @@ fn write_test_crate(dir: &Path) {
     {
         write_if_changed(&dir.join("Cargo.lock"), &lock);
     }
-    write_if_changed(&dir.join("src/crds.rs"), &code);
-    let arms: String = set
-        .types
-        .iter()
-        .map(|t| {
-            format!(
-                "        ({:?}, {:?}) => Some(rt::<crds::{}>(value)),\n",
-                format!("{}/{}", t.group, t.version),
-                t.kind,
-                t.rust_path()
-            )
-        })
-        .collect();
+    let mut roundtrip_arms = String::new();
+    let mut create_arms = String::new();
+    let mut informer_arms = String::new();
+    let mut list_arms = String::new();
+    for t in &types {
+        let av = format!("{}/{}", t.group, t.version);
+        let (g, v, plural) = (&group_names[&t.group], snake(&t.version), snake(&t.plural));
+        let ty = format!("generated::{g}::{v}::{}", t.root);
+        let client = match t.scope {
+            Scope::Namespaced => format!("client.{g}_{v}().{plural}(namespace)"),
+            Scope::Cluster => format!("client.{g}_{v}().{plural}()"),
+        };
+        let accessor = format!("factory.{g}().{v}().{plural}()");
+        let key = format!("({av:?}, {:?})", t.kind);
+        roundtrip_arms.push_str(&format!("        {key} => Some(rt::<{ty}>(value)),\n"));
+        create_arms.push_str(&format!(
+            "        {key} => Some(create_get!({ty}, {client}, value, name)),\n"
+        ));
+        informer_arms.push_str(&format!(
+            "        {key} => {{ {accessor}.informer(); true }}\n"
+        ));
+        list_arms.push_str(&format!(
+            "        {key} => Some(listed({accessor}.lister().list_all())),\n"
+        ));
+    }
     let lib = format!(
-        "#![deny(warnings, missing_docs)]\n//! Generated CRD types under test.\n\n\
-         /// The generated types.\n\
-         pub mod crds;\n\n\
-         use kinform::k8s_openapi::serde_json::{{self, Value}};\n\n\
-         /// Round-trips `value` through the generated type of (apiVersion, kind).\n\
-         pub fn roundtrip(api_version: &str, kind: &str, value: Value) -> Option<Result<Value, String>> {{\n\
-         \x20   match (api_version, kind) {{\n{arms}        _ => None,\n    }}\n}}\n\n\
-         fn rt<K: kinform::Resource>(value: Value) -> Result<Value, String> {{\n\
-         \x20   let typed: K = serde_json::from_value(value).map_err(|e| e.to_string())?;\n\
-         \x20   serde_json::to_value(&typed).map_err(|e| e.to_string())\n}}\n"
+        r#"#![deny(warnings, missing_docs)]
+//! Generated CRD code under test, and dispatch from (apiVersion, kind) to it.
+
+/// The generator's output.
+pub mod generated;
+
+use generated::prelude::*;
+use kinform::client::PostParams;
+use kinform::informer::InformerFactory;
+use kinform::k8s_openapi::serde_json::{{self, Value}};
+use kinform::{{Client, HasMetadata}};
+
+/// Round-trips `value` through the generated type of (apiVersion, kind).
+pub fn roundtrip(api_version: &str, kind: &str, value: Value) -> Option<Result<Value, String>> {{
+    match (api_version, kind) {{
+{roundtrip_arms}        _ => None,
+    }}
+}}
+
+fn rt<K: kinform::Resource>(value: Value) -> Result<Value, String> {{
+    let typed: K = serde_json::from_value(value).map_err(|e| e.to_string())?;
+    serde_json::to_value(&typed).map_err(|e| e.to_string())
+}}
+
+/// Deserializes `$value` into `$ty`, names it `$name` when it has no name, creates it through
+/// the generated typed client `$client`, gets it back and checks both answers agree with each
+/// other and with what was sent (metadata aside); evaluates to the object as JSON.
+macro_rules! create_get {{
+    ($ty:ty, $client:expr, $value:expr, $name:expr) => {{{{
+        let result: Result<Value, String> = async {{
+            let mut object: $ty = serde_json::from_value($value).map_err(|e| e.to_string())?;
+            if object.name().is_empty() {{
+                object.metadata_mut().name = Some($name.to_owned());
+            }}
+            let typed = $client;
+            let created = typed
+                .create(&PostParams::default(), &object)
+                .await
+                .map_err(|e| format!("create: {{e}}"))?;
+            let got = typed
+                .get(created.name())
+                .await
+                .map_err(|e| format!("get: {{e}}"))?;
+            if got != created {{
+                return Err(format!("get returned {{got:?}}, create returned {{created:?}}"));
+            }}
+            let (mut sent, mut back) = (to_json(&object)?, to_json(&got)?);
+            sent.as_object_mut().map(|m| m.remove("metadata"));
+            back.as_object_mut().map(|m| m.remove("metadata"));
+            if sent != back {{
+                return Err(format!("the server returned {{back}} for {{sent}}"));
+            }}
+            to_json(&got)
+        }}
+        .await;
+        result
+    }}}};
+}}
+
+fn to_json<T: kinform::k8s_openapi::serde::Serialize>(value: &T) -> Result<Value, String> {{
+    serde_json::to_value(value).map_err(|e| e.to_string())
+}}
+
+/// Creates `value` through the typed client of (apiVersion, kind) in `namespace` (ignored for
+/// cluster-scoped kinds), gets it back; returns the object read back as JSON.
+pub async fn create_get(
+    client: &Client,
+    api_version: &str,
+    kind: &str,
+    namespace: &str,
+    name: &str,
+    value: Value,
+) -> Option<Result<Value, String>> {{
+    let _ = namespace;
+    match (api_version, kind) {{
+{create_arms}        _ => None,
+    }}
+}}
+
+/// Registers the shared informer of (apiVersion, kind) through the factory accessor.
+pub fn informer(factory: &InformerFactory, api_version: &str, kind: &str) -> bool {{
+    match (api_version, kind) {{
+{informer_arms}        _ => false,
+    }}
+}}
+
+/// Every object of (apiVersion, kind) in the factory accessor's lister, as JSON.
+pub fn list(factory: &InformerFactory, api_version: &str, kind: &str) -> Option<Result<Vec<Value>, String>> {{
+    match (api_version, kind) {{
+{list_arms}        _ => None,
+    }}
+}}
+
+fn listed<K: kinform::Resource>(objects: Vec<std::sync::Arc<K>>) -> Result<Vec<Value>, String> {{
+    objects.iter().map(|o| to_json(o.as_ref())).collect()
+}}
+"#
     );
     write_if_changed(&dir.join("src/lib.rs"), &lib);
-    let main = "//! Reads {apiVersion, kind, object} lines, writes {ok}|{err}|{skip} lines.\n\
-        use std::io::BufRead;\n\
-        use kinform::k8s_openapi::serde_json::{self, Value, json};\n\n\
-        fn main() {\n\
-        \x20   for line in std::io::stdin().lock().lines() {\n\
-        \x20       let line = line.expect(\"stdin\");\n\
-        \x20       let req: Value = serde_json::from_str(&line).expect(\"request\");\n\
-        \x20       let av = req[\"apiVersion\"].as_str().unwrap_or_default();\n\
-        \x20       let kind = req[\"kind\"].as_str().unwrap_or_default();\n\
-        \x20       let out = match kinform_crd_roundtrip::roundtrip(av, kind, req[\"object\"].clone()) {\n\
-        \x20           None => json!({\"skip\": true}),\n\
-        \x20           Some(Ok(v)) => json!({\"ok\": v}),\n\
-        \x20           Some(Err(e)) => json!({\"err\": e}),\n\
-        \x20       };\n\
-        \x20       println!(\"{out}\");\n\
-        \x20   }\n\
-        }\n";
-    write_if_changed(&dir.join("src/main.rs"), main);
+    write_if_changed(&dir.join("src/main.rs"), DRIVER_MAIN);
+    types
 }
+
+/// The driver: reads `{apiVersion, kind, object, crd}` request lines (`crd`: a CRD to
+/// register), answers each object line with `{roundtrip: {ok}|{err}|{skip}, server: ...}`.
+/// Round trips first; then every CRD is registered with a `TestApiServer`, every object is
+/// created and read back through its typed client, the informers of the kinds seen start
+/// through the factory accessors and, once synced, every object must be in its lister, equal
+/// to what `get` returned.
+const DRIVER_MAIN: &str = r#"//! Round-trip and client driver (see the acceptance test).
+use std::collections::BTreeSet;
+use std::io::BufRead;
+use std::time::Duration;
+
+use kinform::informer::InformerFactory;
+use kinform::k8s_openapi::serde_json::{self, Value, json};
+use kinform::testing::TestApiServer;
+use kinform::{Client, Config};
+use kinform_crd_roundtrip as driver;
+
+#[tokio::main]
+async fn main() {
+    let mut objects: Vec<Value> = Vec::new();
+    let mut crds: Vec<Value> = Vec::new();
+    for line in std::io::stdin().lock().lines() {
+        let req: Value = serde_json::from_str(&line.expect("stdin")).expect("request");
+        match req.get("crd") {
+            Some(crd) => crds.push(crd.clone()),
+            None => objects.push(req),
+        }
+    }
+    let mut answers: Vec<Value> = objects
+        .iter()
+        .map(|req| {
+            let av = req["apiVersion"].as_str().unwrap_or_default();
+            let kind = req["kind"].as_str().unwrap_or_default();
+            let out = match driver::roundtrip(av, kind, req["object"].clone()) {
+                None => json!({"skip": true}),
+                Some(Ok(v)) => json!({"ok": v}),
+                Some(Err(e)) => json!({"err": e}),
+            };
+            json!({"roundtrip": out})
+        })
+        .collect();
+
+    let server = TestApiServer::start().await.expect("server starts");
+    for crd in crds {
+        server.register_crd(crd).expect("CRD registers");
+    }
+    let client = Client::new(Config::new(server.url().parse().expect("url"))).expect("client");
+    let mut kinds = BTreeSet::new();
+    for (i, req) in objects.iter().enumerate() {
+        if req["server"] != json!(true) {
+            continue;
+        }
+        let av = req["apiVersion"].as_str().unwrap_or_default();
+        let kind = req["kind"].as_str().unwrap_or_default();
+        let object = &req["object"];
+        let namespace = object["metadata"]["namespace"].as_str().unwrap_or("default");
+        server.create_namespace(namespace).expect("namespace");
+        let name = format!("example-{i}");
+        let out = match driver::create_get(&client, av, kind, namespace, &name, object.clone()).await {
+            None => json!({"skip": true}),
+            Some(Ok(v)) => {
+                kinds.insert((av.to_owned(), kind.to_owned()));
+                json!({"ok": v})
+            }
+            Some(Err(e)) => json!({"err": e}),
+        };
+        answers[i]["server"] = out;
+    }
+
+    let factory = InformerFactory::new(client);
+    for (av, kind) in &kinds {
+        assert!(driver::informer(&factory, av, kind), "{av} {kind}: no informer");
+    }
+    factory.start();
+    factory
+        .wait_for_cache_sync(Duration::from_secs(120))
+        .await
+        .expect("caches sync");
+    let mut lists = serde_json::Map::new();
+    for (av, kind) in &kinds {
+        let listed = match driver::list(&factory, av, kind) {
+            None => json!({"err": "no lister"}),
+            Some(Ok(v)) => json!({"ok": v}),
+            Some(Err(e)) => json!({"err": e}),
+        };
+        lists.insert(format!("{av} {kind}"), listed);
+    }
+    factory.shutdown().await;
+    server.shutdown().await;
+    for answer in answers {
+        println!("{answer}");
+    }
+    println!("{}", json!({ "lists": lists }));
+}
+"#;
 
 fn child<'a>(schema: Option<&'a Value>, key: &str) -> Option<&'a Value> {
     let s = schema?;
@@ -205,10 +419,10 @@ fn examples() -> Vec<(String, Value)> {
 }
 
 #[test]
-fn generated_types_compile_and_round_trip_every_example() {
+fn generated_code_compiles_round_trips_and_serves_every_example() {
     let base = workspace().join("target/crd-roundtrip");
     let dir = base.join("crate");
-    write_test_crate(&dir);
+    let types = write_test_crate(&dir);
     let mut build = Command::new(env!("CARGO"));
     build
         .args(["build", "--offline", "--quiet", "--manifest-path"])
@@ -228,13 +442,17 @@ fn generated_types_compile_and_round_trip_every_example() {
     for (name, v) in examples() {
         let av = v["apiVersion"].as_str().unwrap_or_default().to_owned();
         let kind = v["kind"].as_str().unwrap_or_default().to_owned();
+        // Only kinds with their own CRD go to the server.
+        let server = types
+            .iter()
+            .any(|t| format!("{}/{}", t.group, t.version) == av && t.kind == kind);
         // cert-manager's Issuer has no CRD in the corpus; it shares ClusterIssuer's schema.
         let kind = if av == "cert-manager.io/v1" && kind == "Issuer" {
             "ClusterIssuer".to_owned()
         } else {
             kind
         };
-        requests.push((name, av, kind, v));
+        requests.push((name, av, kind, v, server));
     }
     let mut child = Command::new(base.join("target/debug/kinform-crd-roundtrip"))
         .stdin(Stdio::piped())
@@ -242,31 +460,48 @@ fn generated_types_compile_and_round_trip_every_example() {
         .spawn()
         .expect("driver runs");
     let mut stdin = child.stdin.take().unwrap();
-    let input: String = requests
-        .iter()
-        .map(|(_, av, kind, v)| {
-            format!("{}\n", json!({"apiVersion": av, "kind": kind, "object": v}))
-        })
+    let mut input: String = crds()
+        .into_iter()
+        .map(|crd| format!("{}\n", json!({ "crd": crd })))
         .collect();
+    for (_, av, kind, v, server) in &requests {
+        input.push_str(&format!(
+            "{}\n",
+            json!({"apiVersion": av, "kind": kind, "object": v, "server": server})
+        ));
+    }
     let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
     let out = child.wait_with_output().unwrap();
     writer.join().unwrap().unwrap();
-    let lines: Vec<Value> = String::from_utf8(out.stdout)
+    assert!(out.status.success(), "the driver failed");
+    let mut lines: Vec<Value> = String::from_utf8(out.stdout)
         .unwrap()
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
+    let lists = lines.pop().expect("the lists line")["lists"].clone();
     assert_eq!(lines.len(), requests.len());
 
     let mut failures = Vec::new();
     let mut checked = 0;
-    for ((name, av, kind, input), result) in requests.iter().zip(&lines) {
+    let mut served: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+    for ((name, av, kind, input, server), answer) in requests.iter().zip(&lines) {
+        let result = &answer["roundtrip"];
         if result.get("skip").is_some() {
             assert!(
                 !schemas.contains_key(&(av.clone(), kind.clone())),
                 "{name}: {av} {kind} has a CRD but no generated type"
             );
             continue;
+        }
+        if *server {
+            match answer["server"].get("ok") {
+                Some(obj) => served
+                    .entry(format!("{av} {kind}"))
+                    .or_default()
+                    .push(without_managed_fields(obj)),
+                None => failures.push(format!("{name}: through the client: {}", answer["server"])),
+            }
         }
         if let Some(e) = result.get("err") {
             failures.push(format!("{name}: does not deserialize: {e}"));
@@ -289,13 +524,66 @@ fn generated_types_compile_and_round_trip_every_example() {
             failures.push(format!("{name}: {d}"));
         }
     }
+    // Every object must be in the lister of its own version, equal to what `get` returned;
+    // the lister of a version holds every object of the resource, whichever version it was
+    // created through (the server serves all versions of one storage).
+    let served_count: usize = served.values().map(Vec::len).sum();
+    let group_kind = |key: &str| {
+        let (av, kind) = key.split_once(' ').unwrap();
+        format!("{} {kind}", av.split('/').next().unwrap())
+    };
+    for (key, objects) in &served {
+        let listed: Vec<Value> = match lists[key].get("ok").and_then(Value::as_array) {
+            Some(l) => l.iter().map(without_managed_fields).collect(),
+            None => {
+                failures.push(format!("{key}: lister: {}", lists[key]));
+                continue;
+            }
+        };
+        let of_resource: usize = served
+            .iter()
+            .filter(|(k, _)| group_kind(k) == group_kind(key))
+            .map(|(_, o)| o.len())
+            .sum();
+        if listed.len() != of_resource {
+            failures.push(format!(
+                "{key}: the lister holds {} objects, {of_resource} were created",
+                listed.len()
+            ));
+        }
+        for object in objects {
+            let uid = &object["metadata"]["uid"];
+            match listed.iter().find(|l| l["metadata"]["uid"] == *uid) {
+                Some(l) if l == object => {}
+                Some(l) => failures.push(format!(
+                    "{key}: the lister holds {l}, get returned {object}"
+                )),
+                None => failures.push(format!(
+                    "{key}: {} is not in the lister",
+                    object["metadata"]["name"]
+                )),
+            }
+        }
+    }
     assert!(checked >= 30, "only {checked} documents round-tripped");
+    assert!(
+        served_count >= 30,
+        "only {served_count} documents went through the client"
+    );
     assert!(
         failures.is_empty(),
         "{} differences:\n{}",
         failures.len(),
         failures.join("\n")
     );
+}
+
+fn without_managed_fields(v: &Value) -> Value {
+    let mut v = v.clone();
+    if let Some(meta) = v.get_mut("metadata").and_then(Value::as_object_mut) {
+        meta.remove("managedFields");
+    }
+    v
 }
 
 #[test]

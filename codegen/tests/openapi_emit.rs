@@ -100,7 +100,7 @@ fn filters_and_crate_paths() {
     assert_eq!(groups, ["apps/mod.rs", "core/mod.rs"]);
     let root = file(&files, "mod.rs");
     assert!(
-        root.contains("#[cfg(feature = \"apps\")]\npub mod apps;"),
+        root.contains("#[cfg(feature = \"apps\")]\n#[rustfmt::skip]\npub mod apps;"),
         "{root}"
     );
     let pods = file(&files, "core/v1/pods.rs");

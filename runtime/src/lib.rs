@@ -9,6 +9,9 @@
 //! cluster-scoped objects, as client-go's `MetaNamespaceKeyFunc`.
 
 pub mod client;
+pub mod controller;
+#[cfg(feature = "derive")]
+pub mod crd;
 pub mod events;
 pub mod fifo;
 pub mod informer;
@@ -29,6 +32,11 @@ pub use client::{
 };
 pub use resource::{ApiResource, HasMetadata, Resource, Scope};
 pub use selector::{FieldSelector, LabelSelector};
+
+/// `#[derive(CustomResource)]`: the root type, `Resource` impl, CRD, typed client, lister,
+/// informer and factory accessor of a hand-written spec type.
+#[cfg(feature = "derive")]
+pub use kinform_macros::CustomResource;
 
 /// Re-exported so that generated and derived code can name it through `kinform`.
 pub use k8s_openapi;

@@ -193,6 +193,12 @@ async fn kubectl_works_against_the_server() {
         let mut args = vec!["create".to_owned()];
         for (i, d) in docs.iter().enumerate() {
             let file = dir.path().join(format!("{stem}-{i}.json"));
+            // Examples dumped from live clusters carry a resourceVersion, which a create
+            // must not (the server answers 400, as the real one does).
+            let mut d = d.clone();
+            if let Some(m) = d["metadata"].as_object_mut() {
+                m.remove("resourceVersion");
+            }
             std::fs::write(&file, d.to_string()).unwrap();
             args.extend(["-f".to_owned(), file.to_str().unwrap().to_owned()]);
         }

@@ -5,7 +5,7 @@
 //! kinform-gen crd <files or dirs>... --out DIR [options]
 //! kinform-gen openapi <swagger.json | v3 dir>... --out DIR [--group G]... [--version V]...
 //!     [--runtime-crate ::kinform] [--k8s-openapi-crate PATH] [--root-file mod.rs]
-//!     [--feature-per-group] [--check]
+//!     [--feature-per-group] [--root-doc-include ../README.md] [--check]
 //! ```
 //!
 //! `--check` writes nothing and exits with status 1, listing the files of DIR that are out of
@@ -71,6 +71,10 @@ struct Common {
     /// Gate each group behind a Cargo feature named like its module.
     #[arg(long)]
     feature_per_group: bool,
+    /// Root module docs: `#![doc = include_str!(PATH)]` (PATH relative to the root file)
+    /// instead of the generated text.
+    #[arg(long, value_name = "PATH")]
+    root_doc_include: Option<String>,
     /// Write nothing; exit 1 listing the files that are out of date.
     #[arg(long)]
     check: bool,
@@ -101,6 +105,9 @@ fn run(mut generator: Generator, common: Common) -> ExitCode {
     }
     for v in common.versions {
         generator = generator.version(v);
+    }
+    if let Some(path) = common.root_doc_include {
+        generator = generator.root_doc_include(path);
     }
     if let Some(k8s) = common.k8s_openapi_crate {
         generator = generator.k8s_openapi_crate(k8s);

@@ -4,6 +4,10 @@
 //! `client.apps_v1().deployments("ns")` the way client-go's `clientset.AppsV1().Deployments(ns)`).
 //!
 //! Decisions:
+//! - Every method is a thin `#[inline]` wrapper over the runtime's generic `Api<K>`: inline
+//!   items are compiled in the crate that calls them, so a crate of hundreds of clients (the
+//!   built-in API) compiles in about the time it takes to type-check, and users pay only for
+//!   the clients they call.
 //! - A namespaced resource's client takes the namespace; `""` means all namespaces (for list
 //!   and watch), as in client-go.
 //! - `status` uses the runtime's `get_status` / `replace_status` / `patch_status`; other
@@ -95,6 +99,7 @@ pub fn resource_client(ctx: &ResourceCtx<'_>) -> TokenStream {
 
         impl #name {
             #ctor_doc_t
+            #[inline]
             pub fn new(#ctor_args) -> Self {
                 #ctor_body
             }
@@ -124,6 +129,7 @@ fn verb_method(ctx: &ResourceCtx<'_>, verb: Verb) -> Option<TokenStream> {
             let doc = doc_attrs(&doc);
             quote! {
                 #doc
+                #[inline]
                 pub async fn get(&self, name: &str) -> #res_k {
                     self.api.get(name).await
                 }
@@ -135,6 +141,7 @@ fn verb_method(ctx: &ResourceCtx<'_>, verb: Verb) -> Option<TokenStream> {
             let out = p.result(p.object_list(k));
             quote! {
                 #doc
+                #[inline]
                 pub async fn list(&self, params: &#lp) -> #out {
                     self.api.list(params).await
                 }
@@ -146,6 +153,7 @@ fn verb_method(ctx: &ResourceCtx<'_>, verb: Verb) -> Option<TokenStream> {
             let out = p.result(p.watch_stream(k));
             quote! {
                 #doc
+                #[inline]
                 pub async fn watch(&self, params: &#wp) -> #out {
                     self.api.watch(params).await
                 }
@@ -156,6 +164,7 @@ fn verb_method(ctx: &ResourceCtx<'_>, verb: Verb) -> Option<TokenStream> {
             let doc = doc_attrs(&doc);
             quote! {
                 #doc
+                #[inline]
                 pub async fn create(&self, params: &#pp, object: &#k) -> #res_k {
                     self.api.create(params, object).await
                 }
@@ -166,6 +175,7 @@ fn verb_method(ctx: &ResourceCtx<'_>, verb: Verb) -> Option<TokenStream> {
             let doc = doc_attrs(&doc);
             quote! {
                 #doc
+                #[inline]
                 pub async fn replace(&self, name: &str, params: &#pp, object: &#k) -> #res_k {
                     self.api.replace(name, params, object).await
                 }
@@ -176,6 +186,7 @@ fn verb_method(ctx: &ResourceCtx<'_>, verb: Verb) -> Option<TokenStream> {
             let doc = doc_attrs(&doc);
             quote! {
                 #doc
+                #[inline]
                 pub async fn patch<P: #bound>(&self, name: &str, params: &#patch_p, patch: &#patch_ty) -> #res_k {
                     self.api.patch(name, params, patch).await
                 }
@@ -187,6 +198,7 @@ fn verb_method(ctx: &ResourceCtx<'_>, verb: Verb) -> Option<TokenStream> {
             let out = p.result(p.delete_output(k));
             quote! {
                 #doc
+                #[inline]
                 pub async fn delete(&self, name: &str, params: &#dp) -> #out {
                     self.api.delete(name, params).await
                 }
@@ -198,6 +210,7 @@ fn verb_method(ctx: &ResourceCtx<'_>, verb: Verb) -> Option<TokenStream> {
             let out = p.result(p.delete_collection_output(k));
             quote! {
                 #doc
+                #[inline]
                 pub async fn delete_collection(&self, params: &#dp, list: &#lp) -> #out {
                     self.api.delete_collection(params, list).await
                 }
@@ -224,6 +237,7 @@ fn subresource_methods(ctx: &ResourceCtx<'_>, sub: &Subresource) -> Vec<TokenStr
         let query = p.stream_query();
         return vec![quote! {
             #doc
+            #[inline]
             pub async fn #method(&self, name: &str, query: #query) -> #out {
                 self.api.get_subresource_stream(#name, name, query).await
             }
@@ -257,6 +271,7 @@ fn subresource_methods(ctx: &ResourceCtx<'_>, sub: &Subresource) -> Vec<TokenStr
                 };
                 quote! {
                     #doc
+                    #[inline]
                     pub async fn #m(&self, name: &str) -> #res_body { #call }
                 }
             }
@@ -271,6 +286,7 @@ fn subresource_methods(ctx: &ResourceCtx<'_>, sub: &Subresource) -> Vec<TokenStr
                 };
                 quote! {
                     #doc
+                    #[inline]
                     pub async fn #m(&self, name: &str, params: &#pp, object: &#body) -> #res_body { #call }
                 }
             }
@@ -285,6 +301,7 @@ fn subresource_methods(ctx: &ResourceCtx<'_>, sub: &Subresource) -> Vec<TokenStr
                 };
                 quote! {
                     #doc
+                    #[inline]
                     pub async fn #m<P: #bound>(&self, name: &str, params: &#patch_p, patch: &#patch_ty) -> #res_body { #call }
                 }
             }
@@ -294,6 +311,7 @@ fn subresource_methods(ctx: &ResourceCtx<'_>, sub: &Subresource) -> Vec<TokenStr
                 let doc = doc_attrs(&doc);
                 quote! {
                     #doc
+                    #[inline]
                     pub async fn #m(&self, name: &str, params: &#pp, object: &#body) -> #res_body {
                         self.api.create_subresource(#name, name, params, object).await
                     }
@@ -336,6 +354,7 @@ pub fn group_version_clientset(gv: &super::modules::GroupVersionCtx<'_>) -> Toke
                 let doc = doc_attrs(&doc);
                 quote! {
                     #doc
+                    #[inline]
                     pub fn #m(&self, namespace: &str) -> #module::#c {
                         #module::#c::new(self.client.clone(), namespace)
                     }
@@ -346,6 +365,7 @@ pub fn group_version_clientset(gv: &super::modules::GroupVersionCtx<'_>) -> Toke
                 let doc = doc_attrs(&doc);
                 quote! {
                     #doc
+                    #[inline]
                     pub fn #m(&self) -> #module::#c {
                         #module::#c::new(self.client.clone())
                     }
@@ -362,6 +382,7 @@ pub fn group_version_clientset(gv: &super::modules::GroupVersionCtx<'_>) -> Toke
 
         impl #set {
             /// Wraps a runtime client.
+            #[inline]
             pub fn new(client: #client_ty) -> Self {
                 Self { client }
             }
@@ -375,6 +396,7 @@ pub fn group_version_clientset(gv: &super::modules::GroupVersionCtx<'_>) -> Toke
         }
 
         impl #ext for #client_ty {
+            #[inline]
             fn #accessor(&self) -> #set {
                 #set::new(self.clone())
             }

@@ -52,16 +52,19 @@ pub fn resource_informer(ctx: &ResourceCtx<'_>) -> TokenStream {
 
         impl<'a> #informer<'a> {
             /// A handle on `factory`'s informer for this resource.
+            #[inline]
             pub fn new(factory: &'a #factory) -> Self {
                 Self { factory }
             }
 
             /// The shared informer (created on first use, started by the factory).
+            #[inline]
             pub fn informer(&self) -> #shared {
                 self.factory.informer::<#k>()
             }
 
             /// A lister reading the shared informer's cache.
+            #[inline]
             pub fn lister(&self) -> #lister {
                 self.factory.lister::<#k>()
             }
@@ -87,6 +90,7 @@ pub fn group_version_informers(gv: &GroupVersionCtx<'_>) -> TokenStream {
             let doc = doc_attrs(&doc);
             quote! {
                 #doc
+                #[inline]
                 pub fn #m(&self) -> #module::#inf<'a> {
                     #module::#inf::new(self.factory)
                 }
@@ -101,6 +105,7 @@ pub fn group_version_informers(gv: &GroupVersionCtx<'_>) -> TokenStream {
 
         impl<'a> #set<'a> {
             /// Informer handles over `factory`.
+            #[inline]
             pub fn new(factory: &'a #factory) -> Self {
                 Self { factory }
             }
@@ -129,6 +134,7 @@ pub fn group_informers(g: &GroupCtx<'_>) -> TokenStream {
         let doc = doc_attrs(&doc);
         quote! {
             #doc
+            #[inline]
             pub fn #m(&self) -> #m::#inf<'a> {
                 #m::#inf::new(self.factory)
             }
@@ -143,6 +149,7 @@ pub fn group_informers(g: &GroupCtx<'_>) -> TokenStream {
 
         impl<'a> #set<'a> {
             /// Informer handles over `factory`.
+            #[inline]
             pub fn new(factory: &'a #factory) -> Self {
                 Self { factory }
             }
@@ -156,6 +163,7 @@ pub fn group_informers(g: &GroupCtx<'_>) -> TokenStream {
         }
 
         impl #ext for #factory {
+            #[inline]
             fn #accessor(&self) -> #set<'_> {
                 #set::new(self)
             }

@@ -14,9 +14,11 @@
 //! modules inline in one file for `include!(concat!(env!("OUT_DIR"), ...))` from a build
 //! script, as prost-build does (a `mod foo;` inside an included file would resolve relative to
 //! the includer, so a tree cannot be included). With `feature_per_group`, each group module
-//! and its prelude entries sit behind `#[cfg(feature = "<group module name>")]`.
+//! and its prelude entries sit behind `#[cfg(feature = "<group module name>")]`. The root's
+//! out-of-line module declarations carry `#[rustfmt::skip]`, so `cargo fmt` over a crate that
+//! commits the tree does not rewrite the generated files.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use proc_macro2::TokenStream;
@@ -96,6 +98,28 @@ pub struct ResourceCtx<'a> {
     type_base: String,
 }
 
+impl<'a> ResourceCtx<'a> {
+    /// The context of one resource outside a group-version tree (the derive macro): its
+    /// client, lister and informer are named after `type_base` (`FooClient`, ...).
+    pub fn new(
+        res: &'a ResourceDef,
+        group: &'a str,
+        version: &'a str,
+        object: TokenStream,
+        paths: &'a RuntimePaths,
+        type_base: &str,
+    ) -> Self {
+        Self {
+            res,
+            group,
+            version,
+            object,
+            paths,
+            type_base: type_base.to_owned(),
+        }
+    }
+}
+
 impl ResourceCtx<'_> {
     /// `group/version/plural` (`version/plural` for core).
     pub fn gvr(&self) -> String {
@@ -160,11 +184,13 @@ fn type_tokens(t: &RootType, paths: &RuntimePaths) -> TokenStream {
     }
 }
 
-/// The last segment of the object type path, imported by [`object_import`].
+/// The last segment of the object type path, imported by [`object_import`]. An external
+/// (k8s-openapi) name is kept as spelled (`CSIDriver`, `APIService`): the import names it so.
 fn short_object(t: &RootType) -> TokenStream {
-    let (RootType::External(p) | RootType::Generated(p)) = t;
-    let last = p.rsplit("::").next().unwrap_or(p);
-    let i = ident(&camel(last));
+    let i = match t {
+        RootType::External(p) => ident(p.rsplit("::").next().unwrap_or(p)),
+        RootType::Generated(p) => ident(&camel(p.rsplit("::").next().unwrap_or(p))),
+    };
     quote!(#i)
 }
 
@@ -353,14 +379,17 @@ pub fn build_tree(model: &ApiModel, types: &[TypeModule], opts: &EmitOptions) ->
                 doc: format!("`{}`: clientset and shared informers.", v.label()),
                 ..Module::default()
             };
+            let mut taken: BTreeSet<String> =
+                v.resources.iter().map(|r| snake(&r.res.plural)).collect();
             for t in types
                 .iter()
                 .filter(|t| t.group == v.group && t.version == v.version)
             {
-                let (kmod, root_ty) = (ident(&t.module), ident(&t.root));
+                let module = types_module_name(&t.module, &mut taken);
+                let (kmod, root_ty) = (ident(&module), ident(&t.root));
                 vm.items.extend(quote!(pub use self::#kmod::#root_ty;));
                 vm.children.push(Module {
-                    name: t.module.clone(),
+                    name: module,
                     doc: format!("Types of `{}` `{}`.", t.kind, v.label()),
                     items: emit_type_module(t, &opts.types),
                     ..Module::default()
@@ -396,6 +425,24 @@ pub fn build_tree(model: &ApiModel, types: &[TypeModule], opts: &EmitOptions) ->
         ..Module::default()
     });
     root
+}
+
+/// The module of a kind's types: the kind's own module name unless a resource module (a
+/// plural, e.g. a kind `Data` served as `data`) or another kind already took it, then with a
+/// `_types` suffix (and a number, if needed), so the choice is deterministic.
+fn types_module_name(module: &str, taken: &mut BTreeSet<String>) -> String {
+    let mut name = module.to_owned();
+    let mut n = 1;
+    while taken.contains(&name) {
+        name = if n == 1 {
+            format!("{module}_types")
+        } else {
+            format!("{module}_types{n}")
+        };
+        n += 1;
+    }
+    taken.insert(name.clone());
+    name
 }
 
 /// `use <object type path>;` so signatures read `Pod` rather than a full path.
@@ -501,7 +548,15 @@ fn tree_child(
         contents: format_file(&path.display().to_string(), tokens)?,
         path,
     });
-    Ok(quote!(#attrs pub mod #name;))
+    // The files are prettyplease's output; `cargo fmt` must leave them alone, or `--check`
+    // would find every committed file stale after a workspace-wide format. rustfmt does not
+    // descend into a skipped module, so the root's declarations are enough.
+    let skip = if dir.as_os_str().is_empty() {
+        quote!(#[rustfmt::skip])
+    } else {
+        TokenStream::new()
+    };
+    Ok(quote!(#attrs #skip pub mod #name;))
 }
 
 fn inline(m: &Module) -> TokenStream {

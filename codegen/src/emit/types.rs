@@ -4,8 +4,10 @@
 //! non-required fields (skipped when `None`), schema defaults applied on deserialize, string
 //! enums with an `Other(String)` catch-all (an informer must not fail on a value a newer server
 //! adds), k8s-openapi's `IntOrString`/`Quantity`/`Time`/`ByteString`, maps as `BTreeMap`,
-//! preserved unknown fields kept in a flattened map, and a root type that serializes
-//! `apiVersion`/`kind` and implements the runtime's `HasMetadata` and `Resource`.
+//! preserved unknown fields kept in a flattened map, `nullable` properties as
+//! `Option<Option<T>>` (missing, `null` and a value each survive a round trip), and a root
+//! type that serializes `apiVersion`/`kind`, implements the runtime's `HasMetadata` and
+//! `Resource`, and has `Foo::new(name, spec)` as kube-rs' derive gives.
 //!
 //! All paths go through the configurable runtime crate (`::kinform` by default) and its
 //! `k8s_openapi` re-export (serde and serde_json through k8s-openapi's re-exports), so generated
@@ -123,7 +125,7 @@ pub(crate) fn type_tokens(ty: &TypeRef, p: &Paths) -> TokenStream {
 pub fn emit_type_module(module: &TypeModule, cfg: &TypesConfig) -> TokenStream {
     let p = Paths::new(cfg);
     let has_default = types_with_default(module);
-    let mut fns = defaults::DefaultFns::new();
+    let mut fns = defaults::DefaultFns::new(&p);
     let mut out = TokenStream::new();
     for ty in &module.types {
         out.extend(match ty {
@@ -236,6 +238,9 @@ pub(crate) struct FieldPlan {
     pub serde: Vec<TokenStream>,
     /// Whether the Rust type is an `Option` skipped when `None`.
     pub optional: bool,
+    /// Whether it is an `Option<Option<_>>`: a nullable property that may be missing
+    /// (`None`), `null` (`Some(None)`) or set, each written back as read.
+    pub double_option: bool,
     /// The expression of the field in a hand-written `Default` impl, when not
     /// `Default::default()`.
     pub default_expr: Option<TokenStream>,
@@ -254,6 +259,9 @@ pub(crate) fn plan_field(
     if f.rust_name.trim_start_matches("r#") != json_name.as_str() {
         serde.push(quote!(rename = #json_name));
     }
+    if f.nullable && !f.required {
+        return plan_nullable(owner, f, inner, serde, p, fns);
+    }
     let default_kind = defaults::classify(f, has_default, p);
     match default_kind {
         defaults::DefaultKind::None if f.is_optional() => {
@@ -262,6 +270,7 @@ pub(crate) fn plan_field(
                 ty: quote!(Option<#inner>),
                 serde,
                 optional: true,
+                double_option: false,
                 default_expr: None,
             }
         }
@@ -269,6 +278,7 @@ pub(crate) fn plan_field(
             ty: inner,
             serde,
             optional: false,
+            double_option: false,
             default_expr: None,
         },
         defaults::DefaultKind::TypeDefault => {
@@ -277,6 +287,7 @@ pub(crate) fn plan_field(
                 ty: inner,
                 serde,
                 optional: false,
+                double_option: false,
                 default_expr: None,
             }
         }
@@ -288,6 +299,7 @@ pub(crate) fn plan_field(
                 ty: inner,
                 serde,
                 optional: false,
+                double_option: false,
                 default_expr: Some(quote!(#call())),
             }
         }
@@ -306,11 +318,59 @@ pub(crate) fn plan_field(
                 ty: quote!(Option<#inner>),
                 serde,
                 optional: true,
+                double_option: false,
                 default_expr: Some(quote!(#call())),
             }
         }
     }
 }
+
+/// A nullable, non-required property: `Option<Option<T>>`, so an explicit `null` survives a
+/// round trip (`Some(None)` serializes as `null`; a missing property stays missing). serde's
+/// `Option` deserializer maps `null` to `None` before the outer `Option` sees it, so the field
+/// deserializes through [`NULLABLE_FN`], which wraps whatever was there in `Some`.
+fn plan_nullable(
+    owner: &str,
+    f: &Field,
+    inner: TokenStream,
+    mut serde: Vec<TokenStream>,
+    p: &Paths,
+    fns: &mut defaults::DefaultFns,
+) -> FieldPlan {
+    let ty = quote!(Option<Option<#inner>>);
+    let default_expr = f.default.as_ref().map(|default| {
+        // `null` or a value of the type; a default that does not fit leaves the field missing.
+        let json_path = &p.json;
+        let lit = Literal::string(&default.to_string());
+        let name = fns.add(
+            owner,
+            f,
+            ty.clone(),
+            quote!(#json_path::from_str::<Option<#inner>>(#lit).ok()),
+        );
+        let call = ident(&name);
+        serde.push(quote!(default = #name));
+        quote!(#call())
+    });
+    if default_expr.is_none() {
+        serde.push(quote!(default));
+    }
+    fns.need_nullable();
+    serde.push(quote!(
+        deserialize_with = #NULLABLE_FN,
+        skip_serializing_if = "Option::is_none"
+    ));
+    FieldPlan {
+        ty,
+        serde,
+        optional: true,
+        double_option: true,
+        default_expr,
+    }
+}
+
+/// The per-module helper that deserializes nullable properties (see [`plan_nullable`]).
+pub(crate) const NULLABLE_FN: &str = "deserialize_nullable";
 
 fn field_docs(f: &Field) -> TokenStream {
     let mut docs = f.docs.clone().unwrap_or_default();

@@ -8,7 +8,11 @@
 //! resource.Quantity pattern), `x-kubernetes-preserve-unknown-fields` (opaque JSON, or a
 //! flattened remainder beside declared properties), `x-kubernetes-embedded-resource`
 //! (`apiVersion`/`kind`/`metadata` always present), `nullable`, `default`. Validation-only
-//! keywords (`pattern`, `minimum`, CEL rules, `not`) do not change the type.
+//! keywords (`pattern`, `minimum`, CEL rules, `not`) do not change the type, nor does `enum`
+//! on integers, numbers or booleans: such a field keeps its scalar type, which holds every
+//! listed value and any value a newer server adds (only string enums become Rust enums, with
+//! an `Other(String)` catch-all). `oneOf`/`anyOf` branches of the same JSON type merge
+//! (objects into one struct of optional fields), see `Converter::typeless`.
 
 use serde_json::{Map, Value};
 
@@ -525,15 +529,20 @@ impl Converter {
         Ok(TypeRef::Named(name))
     }
 
-    /// A node without `type` and without properties: an untagged union when its
-    /// `oneOf`/`anyOf` branches declare different JSON types, opaque JSON otherwise.
+    /// A node without `type` and without properties, whose `oneOf`/`anyOf` branches say what
+    /// it may be: an untagged union with one variant per JSON type the branches declare, or
+    /// the one type itself when they all declare the same. Branches of the same JSON type are
+    /// merged first: objects into one struct whose properties are the union of theirs, all
+    /// optional (whichever branch a value matches, every member is kept); strings, numbers,
+    /// booleans and arrays into the plain type (formats and enums only narrowed what is
+    /// valid). Opaque JSON when a branch declares no type or objects allow unknown members.
     fn typeless(
         &mut self,
         node: &Node<'_>,
         hint: &str,
         depth: usize,
     ) -> Result<TypeRef, SchemaIssue> {
-        let mut branches: Vec<(&'static str, &Value, String)> = Vec::new();
+        let mut branches: Vec<(&'static str, Vec<&Value>, String)> = Vec::new();
         for key in ["oneOf", "anyOf"] {
             for (i, branch) in node.branches(key)?.iter().enumerate() {
                 let path = format!("{}.{key}[{i}]", node.path);
@@ -550,11 +559,10 @@ impl Converter {
                     "object" => "Object",
                     other => return Err(issue(&path, format!("unknown schema type `{other}`"))),
                 };
-                if branches.iter().any(|(v, _, _)| *v == variant) {
-                    // Two branches of the same JSON type cannot be told apart: keep the JSON.
-                    return Ok(TypeRef::Json);
+                match branches.iter_mut().find(|(v, _, _)| *v == variant) {
+                    Some((_, same, _)) => same.push(branch),
+                    None => branches.push((variant, vec![branch], path)),
                 }
-                branches.push((variant, branch, path));
             }
         }
         if branches.is_empty() {
@@ -566,11 +574,25 @@ impl Converter {
                 .position(|x| *x == v)
         };
         branches.sort_by_key(|(v, _, _)| rank(v));
+        let mut merged: Vec<(&'static str, Value, String)> = Vec::with_capacity(branches.len());
+        for (variant, same, path) in branches {
+            let schema = match same.as_slice() {
+                [one] => (*one).clone(),
+                _ => match merge_same_type(variant, &same, &path)? {
+                    Some(schema) => schema,
+                    None => return Ok(TypeRef::Json),
+                },
+            };
+            merged.push((variant, schema, path));
+        }
+        if let [(_, schema, path)] = merged.as_slice() {
+            return self.convert(schema, path, hint, depth + 1);
+        }
         let name = self.names.alloc(hint);
         let slot = self.reserve_slot();
-        let mut variants = Vec::with_capacity(branches.len());
-        for (variant, branch, path) in branches {
-            let ty = self.convert(branch, &path, &format!("{name}{variant}"), depth + 1)?;
+        let mut variants = Vec::with_capacity(merged.len());
+        for (variant, branch, path) in merged {
+            let ty = self.convert(&branch, &path, &format!("{name}{variant}"), depth + 1)?;
             variants.push(UnionVariant {
                 rust_name: variant.to_owned(),
                 ty,
@@ -583,6 +605,45 @@ impl Converter {
         });
         Ok(TypeRef::Named(name))
     }
+}
+
+/// One schema for several branches of the same JSON type (see [`Converter::typeless`]);
+/// `None` when no lossless merge exists (objects that keep unknown members).
+fn merge_same_type(
+    variant: &str,
+    same: &[&Value],
+    path: &str,
+) -> Result<Option<Value>, SchemaIssue> {
+    let ty = match variant {
+        "Boolean" => "boolean",
+        "Integer" => "integer",
+        "Number" => "number",
+        "String" => "string",
+        "Array" => "array",
+        _ => {
+            let mut props = Map::new();
+            for branch in same {
+                let b = Node::new(branch, path)?;
+                if b.flag("x-kubernetes-preserve-unknown-fields")?
+                    || b.map
+                        .get("additionalProperties")
+                        .is_some_and(|a| a != &Value::Bool(false))
+                    || b.map.contains_key("allOf")
+                    || b.map.contains_key("anyOf")
+                    || b.map.contains_key("oneOf")
+                {
+                    return Ok(None);
+                }
+                for (name, schema) in b.properties()?.into_iter().flatten() {
+                    props.entry(name.clone()).or_insert_with(|| schema.clone());
+                }
+            }
+            return Ok(Some(
+                serde_json::json!({"type": "object", "properties": props}),
+            ));
+        }
+    };
+    Ok(Some(serde_json::json!({ "type": ty })))
 }
 
 /// What a struct stands for: its `metadata` property is an `ObjectMeta` in roots and embedded

@@ -135,7 +135,8 @@ impl<L: ResourceLock> LeaderElector<L> {
     ///
     /// Tries to acquire every `retry_period` (with jitter); once leader, spawns
     /// `on_started_leading` and renews every `retry_period`; if no renewal succeeds within
-    /// `renew_deadline`, or `cancel` fires, it cancels the leading token, calls
+    /// `renew_deadline`, or `cancel` fires, it cancels the leading token, waits (at most one
+    /// lease duration) for the `on_started_leading` work to finish, calls
     /// `on_stopped_leading`, releases the lease when `release_on_cancel` is set, and returns.
     /// An elector is meant to be run once; run a new one to compete again.
     pub async fn run(&self, cancel: CancellationToken) -> RunOutcome {
@@ -144,16 +145,27 @@ impl<L: ResourceLock> LeaderElector<L> {
         }
         self.leading.store(true, Ordering::SeqCst);
         let leading = cancel.child_token();
-        tokio::spawn((self.callbacks.started)(leading.clone()));
+        let work = tokio::spawn((self.callbacks.started)(leading.clone()));
         let outcome = self.renew(&cancel).await;
         leading.cancel();
+        // Unlike client-go, wait for the leading work to stop before reporting and releasing:
+        // releasing at once would let a successor start while this candidate still drains.
+        // Work that ignores its token for a whole lease duration keeps the lease unreleased,
+        // so that it expires on its own instead of being handed over early.
+        let drained = tokio::time::timeout(self.config.lease_duration, work)
+            .await
+            .is_ok();
         self.leading.store(false, Ordering::SeqCst);
         tracing::info!(lock = %self.lock.describe(), identity = self.lock.identity(), ?outcome, "stopped leading");
         if let Some(stopped) = &self.callbacks.stopped {
             stopped();
         }
         if self.config.release_on_cancel {
-            self.release().await;
+            if drained {
+                self.release().await;
+            } else {
+                tracing::warn!(lock = %self.lock.describe(), "the leading work did not stop within the lease duration; not releasing the lease");
+            }
         }
         outcome
     }

@@ -311,3 +311,46 @@ async fn expired_lease_of_a_vanished_holder_is_taken_over() {
     assert_eq!(r.leader_transitions, 5);
     assert!(log.lock().contains(&("a".into(), "new:ghost".into())));
 }
+
+#[tokio::test(start_paused = true)]
+async fn release_waits_for_the_leading_work_to_drain() {
+    let store = Arc::new(Mutex::new(Store::default()));
+    let lock = MemLock {
+        store: store.clone(),
+        identity: "a".into(),
+        read_version: Mutex::new(None),
+        cut: Arc::new(AtomicBool::new(false)),
+    };
+    let drained_at: Arc<Mutex<Option<Instant>>> = Arc::default();
+    let drained = drained_at.clone();
+    let callbacks = LeaderCallbacks::new(move |token: CancellationToken| {
+        let drained = drained.clone();
+        async move {
+            token.cancelled().await;
+            // In-flight work that takes a while to finish after leadership ends.
+            tokio::time::sleep(Duration::from_secs(3)).await;
+            *drained.lock() = Some(Instant::now());
+        }
+    });
+    let config = LeaderElectionConfig::default().release_on_cancel(true);
+    let elector = Arc::new(LeaderElector::new(lock, config, callbacks).unwrap());
+    let cancel = CancellationToken::new();
+    let (e, c) = (elector.clone(), cancel.clone());
+    let task = tokio::spawn(async move { e.run(c).await });
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    assert!(elector.is_leader());
+    cancel.cancel();
+    assert_eq!(task.await.unwrap(), RunOutcome::Cancelled);
+
+    let drained = drained_at.lock().expect("the leading work finished");
+    let s = store.lock();
+    let (released_at, _) = s
+        .history
+        .iter()
+        .find(|(_, r)| r.holder_identity.is_empty())
+        .expect("the lease was released");
+    assert!(
+        *released_at >= drained,
+        "released at {released_at:?} before the work drained at {drained:?}"
+    );
+}

@@ -13,12 +13,15 @@
 //!   (`watch`);
 //! - create/update/patch with optimistic concurrency and status subresources (`write`,
 //!   `patch`), delete with finalizers (`delete`);
-//! - CRD registration (`registry`) and faults switchable at run time ([`Faults`]).
+//! - CRD registration (`registry`) and faults switchable at run time ([`Faults`]);
+//! - garbage collection of dependents through `ownerReferences` (`gc`), as
+//!   kube-controller-manager does in a real cluster.
 //!
 //! Built-ins served from the start: namespaces, pods, configmaps, secrets, services, events
 //! (core and `events.k8s.io`), deployments, replicasets, leases and
-//! customresourcedefinitions. The namespaces `default`, `kube-system` and `kube-public`
-//! exist at start.
+//! customresourcedefinitions; tests register other built-ins with
+//! [`TestApiServer::register_resource`]. The namespaces `default`, `kube-system` and
+//! `kube-public` exist at start.
 //!
 //! Not reproduced (each refused clearly or documented where it matters): protobuf (JSON is
 //! always answered), server-side apply (415), strategic merge list semantics (applied as a
@@ -41,9 +44,11 @@
 //! ```
 
 mod body;
+mod builtin;
 mod delete;
 mod discovery;
 mod faults;
+mod gc;
 mod list;
 mod openapi;
 mod params;
@@ -222,6 +227,9 @@ impl TestApiServerBuilder {
         }
         let faults = Arc::new(Faults::new(storage.clone()));
         let cancel = CancellationToken::new();
+        // Subscribed before serving: the collector sees every change made through the API.
+        let gc_events = storage.subscribe();
+        tokio::spawn(gc::run(storage.clone(), gc_events, cancel.clone()));
         let state = Arc::new(State {
             storage,
             faults: faults.clone(),

@@ -15,6 +15,9 @@
 //! - `timeoutSeconds` ends the stream; so do the faults (event limit, dropped watches) and a
 //!   watcher that falls too far behind (the broadcast lagged), as the real server closes slow
 //!   watchers; the client resumes from its last resourceVersion.
+//! - Deleting the CRD that serves the watched resource ends the watch after the DELETED
+//!   events of its objects, as the real server tears down a removed CRD's storage and closes
+//!   its watches.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -191,6 +194,9 @@ impl Watcher {
 
     async fn deliver(&mut self, tx: &mpsc::Sender<Bytes>, ev: &Arc<Event>) -> Result<(), Ended> {
         self.last_rv = self.last_rv.max(ev.rv);
+        if self.unregistered_by(ev) {
+            return Err(Ended);
+        }
         if *ev.storage != *self.storage || ev.rv <= self.after {
             return Ok(());
         }
@@ -211,6 +217,21 @@ impl Watcher {
         let Some(kind) = kind else { return Ok(()) };
         let line = self.line(kind, &ev.obj, (kind == ev.kind).then_some(&ev.line));
         self.send(tx, line).await
+    }
+
+    /// Whether `ev` deletes a CRD and this watch's resource is no longer served (the CRD
+    /// served it). The registry is only consulted on CRD deletions, off the hot path.
+    fn unregistered_by(&self, ev: &Event) -> bool {
+        ev.kind == EventType::Deleted
+            && *ev.storage == *"apiextensions.k8s.io/customresourcedefinitions"
+            && !self.info.is_crd()
+            && self
+                .state
+                .storage
+                .lock()
+                .registry
+                .get(&self.info.group, &self.info.version, &self.info.plural)
+                .is_none()
     }
 
     fn line(&self, kind: EventType, obj: &Obj, prebuilt: Option<&Bytes>) -> Bytes {

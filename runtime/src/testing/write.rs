@@ -109,6 +109,17 @@ pub(crate) fn create(
 ) -> Result<Arc<Obj>, ApiError> {
     check_type(info, &mut value)?;
     let meta = &mut value["metadata"];
+    // The real server refuses a create that carries a resourceVersion (an object read back
+    // from the server and posted again) with 400, from its storage layer's
+    // `ErrResourceVersionSetOnCreate`.
+    if meta["resourceVersion"]
+        .as_str()
+        .is_some_and(|rv| !rv.is_empty())
+    {
+        return Err(ApiError::bad_request(
+            "resourceVersion can not be set for Create requests",
+        ));
+    }
     if info.namespaced {
         let body_ns = meta["namespace"].as_str().filter(|s| !s.is_empty());
         let ns = match (namespace, body_ns) {

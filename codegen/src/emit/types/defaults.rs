@@ -106,14 +106,39 @@ fn literal(ty: &TypeRef, v: &Value, k8s: &TokenStream) -> Option<TokenStream> {
 pub(crate) struct DefaultFns {
     names: FnNames,
     items: TokenStream,
+    nullable: Option<TokenStream>,
+    serde: TokenStream,
 }
 
 impl DefaultFns {
-    pub(crate) fn new() -> Self {
+    pub(crate) fn new(p: &Paths) -> Self {
+        let mut names = FnNames::snake();
+        names.reserve(super::NULLABLE_FN);
         Self {
-            names: FnNames::snake(),
+            names,
             items: TokenStream::new(),
+            nullable: None,
+            serde: p.serde.clone(),
         }
+    }
+
+    /// Emits the module's nullable-property deserializer (once).
+    pub(crate) fn need_nullable(&mut self) {
+        if self.nullable.is_some() {
+            return;
+        }
+        let serde = &self.serde;
+        let name = ident(super::NULLABLE_FN);
+        self.nullable = Some(quote! {
+            /// Deserializes a nullable property that is present: `null` is `Some(None)`.
+            fn #name<'de, D, T>(deserializer: D) -> Result<Option<Option<T>>, D::Error>
+            where
+                D: #serde::Deserializer<'de>,
+                T: #serde::Deserialize<'de>,
+            {
+                <Option<T> as #serde::Deserialize<'de>>::deserialize(deserializer).map(Some)
+            }
+        });
     }
 
     /// Adds `fn {name}() -> {ty} { {expr} }` and returns its name.
@@ -140,6 +165,8 @@ impl DefaultFns {
     }
 
     pub(crate) fn into_tokens(self) -> TokenStream {
-        self.items
+        let mut items = self.items;
+        items.extend(self.nullable);
+        items
     }
 }

@@ -20,10 +20,13 @@ pub(crate) fn emit_enum(e: &EnumType, p: &Paths) -> TokenStream {
     let serde = &p.serde;
     let other = ident(&e.other_variant);
     let docs = type_docs(e.docs.as_deref(), "A string enum.");
-    let variants = e.variants.iter().map(|v| {
+    // The first listed value is the default (derived, as clippy prefers); an enum without
+    // listed values defaults to the empty string.
+    let variants = e.variants.iter().enumerate().map(|(i, v)| {
         let id = ident(&v.rust_name);
         let doc = format!(" `{}`", v.value.replace('`', "'"));
-        quote!(#[doc = #doc] #id,)
+        let default = (i == 0).then(|| quote!(#[default]));
+        quote!(#[doc = #doc] #default #id,)
     });
     let as_str = e.variants.iter().map(|v| {
         let id = ident(&v.rust_name);
@@ -36,17 +39,21 @@ pub(crate) fn emit_enum(e: &EnumType, p: &Paths) -> TokenStream {
         quote!(#value => Self::#id,)
     });
     let from2 = from.clone();
-    let first = e
-        .variants
-        .first()
-        .map(|v| {
-            let id = ident(&v.rust_name);
-            quote!(Self::#id)
-        })
-        .unwrap_or_else(|| quote!(Self::#other(String::new())));
+    let (derive_default, default_impl) = if e.variants.is_empty() {
+        let default_impl = quote! {
+            impl Default for #name {
+                fn default() -> Self {
+                    Self::#other(String::new())
+                }
+            }
+        };
+        (quote!(), default_impl)
+    } else {
+        (quote!(Default,), quote!())
+    };
     quote! {
         #docs
-        #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[derive(Clone, Debug, #derive_default PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub enum #name {
             #(#variants)*
             /// A value this version of the schema does not list (e.g. from a newer server).
@@ -87,11 +94,7 @@ pub(crate) fn emit_enum(e: &EnumType, p: &Paths) -> TokenStream {
             }
         }
 
-        impl Default for #name {
-            fn default() -> Self {
-                #first
-            }
-        }
+        #default_impl
 
         impl #serde::Serialize for #name {
             fn serialize<S>(&self, serializer: S) -> Result<S::Ok, S::Error>

@@ -9,9 +9,12 @@ use quote::quote;
 
 use crate::emit::naming::ident;
 use crate::model::Scope;
-use crate::model::types::{StructType, TypeModule};
+use crate::model::types::{Field, StructType, TypeModule};
 
-use super::{Paths, defaults::DefaultFns, field_docs, plan_field, type_docs, type_tokens};
+use super::{
+    FieldPlan, Paths, defaults::DefaultFns, field_docs, plan_field, ref_has_default, type_docs,
+    type_tokens,
+};
 
 pub(crate) fn emit_root(
     s: &StructType,
@@ -37,12 +40,14 @@ pub(crate) fn emit_root(
     let mut default_fields = TokenStream::new();
     let mut manual_default = false;
     let mut metadata_field = None;
+    let mut ctor = Constructor::default();
     for f in &s.fields {
         let plan = plan_field(&s.name, f, p, has_default, fns);
         let fname = ident(&f.rust_name);
         if f.json_name == "metadata" {
             metadata_field = Some(fname.clone());
         }
+        ctor.field(f, &plan, &fname, p, has_default);
         let fdocs = field_docs(f);
         let ty = &plan.ty;
         let attrs = &plan.serde;
@@ -92,6 +97,7 @@ pub(crate) fn emit_root(
         default_fields.extend(quote!(#fname: Default::default(),));
     }
     let metadata = metadata_field.unwrap_or_else(|| ident("metadata"));
+    let constructor = ctor.emit(s, &metadata, k8s);
     let can_default = has_default.contains(&s.name);
     let derive_default = if can_default && !manual_default {
         quote!(Default,)
@@ -126,6 +132,7 @@ pub(crate) fn emit_root(
             #fields
         }
         #default_impl
+        #constructor
 
         impl #serde::Serialize for #name {
             fn serialize<S>(&self, serializer: S) -> Result<S::Ok, S::Error>
@@ -157,6 +164,91 @@ pub(crate) fn emit_root(
             const KIND: &'static str = #kind;
             const PLURAL: &'static str = #plural;
             const SCOPE: #rt::Scope = #scope;
+        }
+    }
+}
+
+/// `Foo::new(name, spec, ..)`, as kube-rs' `CustomResource` derive gives: the name, the `spec`
+/// (when the schema has one) and every required field without a default are parameters;
+/// everything else starts empty or at its schema default.
+#[derive(Default)]
+struct Constructor {
+    params: Vec<TokenStream>,
+    inits: TokenStream,
+}
+
+impl Constructor {
+    fn field(
+        &mut self,
+        f: &Field,
+        plan: &FieldPlan,
+        fname: &proc_macro2::Ident,
+        p: &Paths,
+        has_default: &BTreeSet<String>,
+    ) {
+        if f.json_name == "metadata" {
+            return;
+        }
+        let param = |this: &mut Self| {
+            let ty = type_tokens(&f.ty, p);
+            this.params.push(quote!(#fname: #ty));
+        };
+        if f.json_name == "spec" {
+            param(self);
+            self.inits.extend(if plan.optional {
+                if plan.double_option {
+                    quote!(#fname: Some(Some(#fname)),)
+                } else {
+                    quote!(#fname: Some(#fname),)
+                }
+            } else {
+                quote!(#fname,)
+            });
+            return;
+        }
+        if let Some(expr) = &plan.default_expr {
+            self.inits.extend(quote!(#fname: #expr,));
+        } else if plan.optional || ref_has_default(&f.ty, has_default) {
+            self.inits.extend(quote!(#fname: Default::default(),));
+        } else {
+            param(self);
+            self.inits.extend(quote!(#fname,));
+        }
+    }
+
+    fn emit(self, s: &StructType, metadata: &proc_macro2::Ident, k8s: &TokenStream) -> TokenStream {
+        let name = ident(&s.name);
+        let Self { params, inits } = self;
+        // A top-level property named `name` takes the plain name; the object's name moves.
+        let name_param = if s.fields.iter().any(|f| f.rust_name == "name") {
+            ident("object_name")
+        } else {
+            ident("name")
+        };
+        let remainder = s.remainder.as_ref().map(|r| {
+            let f = ident(&r.rust_name);
+            quote!(#f: Default::default(),)
+        });
+        let has_spec = s.fields.iter().any(|f| f.json_name == "spec");
+        let doc = if has_spec {
+            " An object with this name and `spec` (metadata otherwise empty)."
+        } else {
+            " An object with this name (metadata otherwise empty)."
+        };
+        quote! {
+            impl #name {
+                #[doc = #doc]
+                pub fn new(#name_param: &str, #(#params),*) -> Self {
+                    Self {
+                        #metadata: #k8s::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                            name: Some(#name_param.to_owned()),
+                            ..Default::default()
+                        },
+                        #inits
+                        #remainder
+                    }
+                }
+            }
         }
     }
 }

@@ -147,8 +147,13 @@ where
         self.send(req, "object").await
     }
 
-    /// `DELETE` an object: `Left` with the object when its deletion is pending (finalizers,
-    /// graceful deletion), `Right` with the server's Status when it is gone.
+    /// `DELETE` an object: `Left` with the object when the server answers with it, `Right`
+    /// with the server's Status when it answers with one.
+    ///
+    /// The real server (and `TestApiServer`) answers most deletes with the object: its last
+    /// state when it is gone at once, or the object with `deletionTimestamp` set while
+    /// finalizers or graceful deletion hold it. So `Left` does not by itself mean "pending":
+    /// check `metadata.deletion_timestamp`, or get the object again.
     pub async fn delete(&self, name: &str, dp: &DeleteParams) -> Result<DeleteResponse<K>> {
         let uri = self.object_path(name, None);
         let req = self.request(

@@ -140,6 +140,10 @@ fn memchr(s: &[u8]) -> Option<usize> {
 }
 
 /// Decodes a watch body stream into events.
+///
+/// The stream is fused: once it has ended, polling it again answers `None` instead of
+/// panicking (a plain `unfold` panics there), so callers that poll an ended watch once more,
+/// e.g. in a `select!` loop, are safe.
 pub(crate) fn decode_stream<K: DeserializeOwned + Send + 'static>(
     src: BoxStream<'static, Result<Bytes, Error>>,
     origin: Origin,
@@ -173,6 +177,7 @@ pub(crate) fn decode_stream<K: DeserializeOwned + Send + 'static>(
             }
         }
     })
+    .fuse()
     .boxed()
 }
 
@@ -188,6 +193,19 @@ mod tests {
             resource: "v1/configmaps".into(),
         };
         decode_stream::<ConfigMap>(src, origin).collect().await
+    }
+
+    #[tokio::test]
+    async fn polling_an_ended_stream_again_is_none() {
+        let src = stream::iter([Ok(Bytes::from_static(b"not json\n"))]).boxed();
+        let origin = Origin {
+            request: "GET /api/v1/configmaps?watch=true".into(),
+            resource: "v1/configmaps".into(),
+        };
+        let mut s = decode_stream::<ConfigMap>(src, origin);
+        assert!(matches!(s.next().await, Some(Err(Error::Decode { .. }))));
+        assert!(s.next().await.is_none());
+        assert!(s.next().await.is_none());
     }
 
     #[tokio::test]

@@ -1,0 +1,16 @@
+//! Generates the types, clients, listers and informers of every CRD in `crds/` into OUT_DIR,
+//! as a user's build script would (prost-build style).
+
+fn main() {
+    println!("cargo:rerun-if-changed=crds");
+    let out_dir = std::env::var("OUT_DIR").expect("cargo sets OUT_DIR");
+    if let Err(e) = kinform_codegen::Generator::new()
+        .crd_dir("crds")
+        .out_dir(out_dir)
+        .generate()
+    {
+        // A build script reports through its exit status; the error names file and schema path.
+        eprintln!("kinform-gen: {e}");
+        std::process::exit(1);
+    }
+}

@@ -1,0 +1,284 @@
+//! `sample-controller`: Kubernetes' sample-controller on kinform.
+//!
+//! ```text
+//! cargo run -p sample-controller                              # embedded API server demo
+//! cargo run -p sample-controller -- --kubeconfig ~/.kube/config   # a real cluster
+//! ```
+//!
+//! With no `--kubeconfig` and outside a cluster it starts an embedded TestApiServer, installs
+//! the Foo CRD, creates Foos, scales one, deletes one, shows the controller converging and
+//! exits 0 after a summary. With `--kubeconfig` (or in a pod) it runs until SIGINT/SIGTERM.
+
+// `foo` is the resource's real name here, not a placeholder.
+#![allow(clippy::disallowed_names)]
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use clap::Parser;
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::events::v1::Event;
+use kinform::client::{
+    DeleteParams, KubeConfigOptions, Kubeconfig, Patch, PatchParams, PostParams,
+};
+use kinform::controller::{controller_of, shutdown_signal};
+use kinform::informer::InformerFactory;
+use kinform::testing::TestApiServer;
+use kinform::{Api, Client, Config, HasMetadata, ListParams};
+use sample_controller::api::prelude::*;
+use sample_controller::demo::{Observer, Snapshot, foo};
+use sample_controller::runner::{self, Options};
+use sample_controller::{FOO_CRD_YAML, foo_controller, simulator};
+use tokio_util::sync::CancellationToken;
+
+/// Kubernetes' sample-controller, ported to kinform.
+#[derive(Parser, Debug)]
+struct Args {
+    /// Run against this kubeconfig instead of the embedded test server.
+    #[arg(long)]
+    kubeconfig: Option<PathBuf>,
+    /// The kubeconfig context (default: the current one).
+    #[arg(long)]
+    context: Option<String>,
+    /// Concurrent reconciles.
+    #[arg(long, default_value_t = 2)]
+    workers: usize,
+    /// Namespace of the leader-election Lease.
+    #[arg(long, default_value = "default")]
+    lease_namespace: String,
+    /// Identity in the Lease and events (default: $POD_NAME or $HOSTNAME).
+    #[arg(long)]
+    identity: Option<String>,
+}
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+#[tokio::main]
+async fn main() -> Result<(), BoxError> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| "info,kinform=warn".into()),
+        )
+        .init();
+    let args = Args::parse();
+    let identity = args
+        .identity
+        .clone()
+        .or_else(|| std::env::var("POD_NAME").ok())
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .unwrap_or_else(|| format!("sample-controller-{}", std::process::id()));
+    let mut options = Options::new(identity);
+    options.workers = args.workers;
+    options.lease_namespace = args.lease_namespace.clone();
+
+    let real = match &args.kubeconfig {
+        Some(path) => {
+            let opts = KubeConfigOptions {
+                context: args.context.clone(),
+                ..KubeConfigOptions::default()
+            };
+            Some(Config::from_custom_kubeconfig(
+                Kubeconfig::read_from(path)?,
+                &opts,
+            )?)
+        }
+        None => Config::incluster().ok(),
+    };
+    match real {
+        Some(config) => run_for_real(Client::new(config)?, options).await,
+        None => embedded(options).await,
+    }
+}
+
+/// Against a cluster: run until SIGINT/SIGTERM.
+async fn run_for_real(client: Client, options: Options) -> Result<(), BoxError> {
+    let cancel = CancellationToken::new();
+    let signal = cancel.clone();
+    tokio::spawn(async move {
+        shutdown_signal().await;
+        signal.cancel();
+    });
+    let report = runner::run(client, options, cancel).await?;
+    tracing::info!(?report, "sample-controller stopped");
+    Ok(())
+}
+
+/// The embedded demo.
+async fn embedded(options: Options) -> Result<(), BoxError> {
+    let started = Instant::now();
+    let server = TestApiServer::start().await?;
+    server.register_crd_yaml(FOO_CRD_YAML)?;
+    println!(
+        "embedded TestApiServer at {} with the Foo CRD installed",
+        server.url()
+    );
+    let client = Client::new(Config::new(server.url().parse()?))?;
+    let ns = "default";
+
+    // kube-controller-manager's part (Deployment status, garbage collection): simulated.
+    let cancel = CancellationToken::new();
+    let sim_factory = InformerFactory::new(client.clone());
+    let sim = tokio::spawn(simulator::run(
+        sim_factory.clone(),
+        Duration::from_millis(300),
+        cancel.clone().cancelled_owned(),
+    ));
+    let controller = tokio::spawn(runner::run(client.clone(), options, cancel.clone()));
+    let observer = Observer::start(client.clone()).await?;
+    let foos = client.samplecontroller_v1alpha1().foos(ns);
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), ns);
+
+    // A Deployment that belongs to nobody: the Foo naming it must not adopt it.
+    let squatter =
+        foo_controller::new_deployment(&foo(ns, "nobody", "squatter", 1), "squatter", Some(1));
+    let mut squatter = squatter;
+    squatter.metadata.owner_references = None;
+    deployments
+        .create(&PostParams::default(), &squatter)
+        .await?;
+
+    println!(
+        "\n== creating Foos alpha (1 replica), bravo (3), charlie (2) and delta (wants the existing Deployment 'squatter')"
+    );
+    for (name, deployment, replicas) in [
+        ("alpha", "alpha-nginx", 1),
+        ("bravo", "bravo-nginx", 3),
+        ("charlie", "charlie-nginx", 2),
+        ("delta", "squatter", 1),
+    ] {
+        foos.create(&PostParams::default(), &foo(ns, name, deployment, replicas))
+            .await?;
+    }
+    wait(&observer, "all Foos converge", |s| {
+        s.converged() && s.foos.len() == 4 && s.deployments.len() == 4
+    })
+    .await?;
+
+    println!("\n== scaling bravo from 3 to 5 replicas");
+    foos.patch(
+        "bravo",
+        &PatchParams::default(),
+        &Patch::Merge(serde_json::json!({"spec": {"replicas": 5}})),
+    )
+    .await?;
+    wait(&observer, "bravo-nginx reaches 5", |s| {
+        s.converged()
+            && s.deployment(ns, "bravo-nginx")
+                .and_then(|d| d.spec.as_ref()?.replicas)
+                == Some(5)
+    })
+    .await?;
+
+    println!(
+        "\n== deleting charlie (the garbage collector deletes its Deployment through the ownerReference)"
+    );
+    foos.delete("charlie", &DeleteParams::default()).await?;
+    let last = wait(&observer, "charlie-nginx is garbage collected", |s| {
+        s.converged() && s.deployment(ns, "charlie-nginx").is_none()
+    })
+    .await?;
+
+    cancel.cancel();
+    let report = controller.await??;
+    let sim_stats = sim.await?;
+    sim_factory.shutdown().await;
+    let events = Api::<Event>::namespaced(client.clone(), ns)
+        .list(&ListParams::default())
+        .await?;
+    summary(&last, &events.items, &report, started);
+    println!(
+        "simulator (kube-controller-manager stand-in): {} status steps",
+        sim_stats.reconciles
+    );
+    observer.shutdown().await;
+    server.shutdown().await;
+    Ok(())
+}
+
+async fn wait(
+    observer: &Observer,
+    what: &str,
+    done: impl Fn(&Snapshot) -> bool,
+) -> Result<Snapshot, BoxError> {
+    let t = Instant::now();
+    let mut last = String::new();
+    let result = observer
+        .wait_for(Duration::from_secs(60), done, |s| {
+            let line = s.line();
+            if line != last {
+                println!("  [{:>5.2}s] {line}", t.elapsed().as_secs_f64());
+                last = line;
+            }
+        })
+        .await;
+    match result {
+        Ok(s) => {
+            println!("  done: {what} in {:.2}s", t.elapsed().as_secs_f64());
+            Ok(s)
+        }
+        Err(s) => Err(format!("timed out waiting until {what}; last state: {}", s.line()).into()),
+    }
+}
+
+fn summary(s: &Snapshot, events: &[Event], report: &runner::Report, started: Instant) {
+    println!("\n== summary after {:.2}s", started.elapsed().as_secs_f64());
+    println!(
+        "  {:<8} {:<14} {:>8} {:>10}",
+        "FOO", "DEPLOYMENT", "REPLICAS", "AVAILABLE"
+    );
+    for f in &s.foos {
+        let spec = f.spec.clone().unwrap_or_default();
+        println!(
+            "  {:<8} {:<14} {:>8} {:>10}",
+            f.name(),
+            spec.deployment_name.unwrap_or_default(),
+            spec.replicas.map_or("-".into(), |r| r.to_string()),
+            f.status
+                .as_ref()
+                .and_then(|st| st.available_replicas)
+                .map_or("-".into(), |r| r.to_string()),
+        );
+    }
+    println!(
+        "  {:<14} {:>8} {:>10}  OWNER",
+        "DEPLOYMENT", "REPLICAS", "AVAILABLE"
+    );
+    for d in &s.deployments {
+        println!(
+            "  {:<14} {:>8} {:>10}  {}",
+            d.name(),
+            d.spec.as_ref().and_then(|x| x.replicas).unwrap_or(1),
+            d.status
+                .as_ref()
+                .and_then(|x| x.available_replicas)
+                .unwrap_or(0),
+            controller_of(&**d).map_or("(none)".to_owned(), |o| format!("{}/{}", o.kind, o.name)),
+        );
+    }
+    println!("  events:");
+    for e in events {
+        let regarding = e
+            .regarding
+            .as_ref()
+            .and_then(|r| r.name.clone())
+            .unwrap_or_default();
+        let count = e.series.as_ref().map_or(1, |x| x.count);
+        println!(
+            "    {:<8} {:<18} {:<8} x{count:<3} {}",
+            e.type_.clone().unwrap_or_default(),
+            e.reason.clone().unwrap_or_default(),
+            regarding,
+            e.note.clone().unwrap_or_default()
+        );
+    }
+    println!(
+        "  controller: {} reconciles ({} ok, {} errors, {} panics) over {} leadership term(s), election {:?}",
+        report.stats.reconciles,
+        report.stats.successes,
+        report.stats.errors,
+        report.stats.panics,
+        report.terms,
+        report.outcome
+    );
+}

@@ -1,0 +1,264 @@
+//! Expansion: the root type, its serde, `HasMetadata` / `Resource` impls, `new` and `crd`,
+//! then the typed client, lister, informer and factory accessor from kinform-codegen's
+//! resource emitters (through [`DeriveResource::resource_items`]), the same tokens
+//! `kinform-gen` writes into a resource module.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+use kinform_codegen::emit::runtime::RuntimePaths;
+use kinform_codegen::read::derive::DeriveResource;
+
+use crate::attrs::Attrs;
+
+fn opt_str(v: Option<&str>) -> TokenStream {
+    match v {
+        Some(s) => quote!(::core::option::Option::Some(#s)),
+        None => quote!(::core::option::Option::None),
+    }
+}
+
+/// Expands a validated derive.
+pub fn expand(
+    input: &syn::DeriveInput,
+    attrs: &Attrs,
+    res: &DeriveResource,
+) -> syn::Result<TokenStream> {
+    let rt: syn::Path = attrs
+        .crates
+        .kinform
+        .clone()
+        .unwrap_or_else(|| syn::parse_quote!(::kinform));
+    let k8s: TokenStream = match &attrs.crates.k8s_openapi {
+        Some(p) => quote!(#p),
+        None => quote!(#rt::k8s_openapi),
+    };
+    let serde: TokenStream = match &attrs.crates.serde {
+        Some(p) => quote!(#p),
+        None => quote!(#k8s::serde),
+    };
+    let serde_crate = serde.to_string().replace(' ', "");
+    let vis = &input.vis;
+    let spec = &input.ident;
+    let root = format_ident!("{}", res.root);
+    let (group, version, kind) = (&res.group, &res.version, &res.kind);
+    let plural = res.plural();
+    let singular = res.singular();
+    let api_version = format!("{group}/{version}");
+    let meta = quote!(#k8s::apimachinery::pkg::apis::meta::v1::ObjectMeta);
+    let crd_ty = quote!(#k8s::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition);
+    let scope = if res.namespaced {
+        quote!(#rt::Scope::Namespaced)
+    } else {
+        quote!(#rt::Scope::Cluster)
+    };
+    let derives = &attrs.derives;
+    let extra_attrs = &attrs.extra_attrs;
+    let root_doc = attrs.doc.clone().unwrap_or_else(|| {
+        format!("The `{kind}` custom resource of `{api_version}`: metadata, [`{spec}`] and status.")
+    });
+
+    let (status_field, status_init, status_ser, status_wire, status_move, status_schema) =
+        match &attrs.status {
+            Some(st) => (
+                quote! {
+                    /// The status, written by controllers through the status subresource.
+                    pub status: ::core::option::Option<#st>,
+                },
+                quote!(status: ::core::option::Option::None,),
+                quote! {
+                    if let ::core::option::Option::Some(status) = &self.status {
+                        map.serialize_entry("status", status)?;
+                    }
+                },
+                quote! {
+                    #[serde(default)]
+                    status: ::core::option::Option<#st>,
+                },
+                quote!(status: wire.status,),
+                quote!(::core::option::Option::Some(#rt::crd::schema_for::<#st>())),
+            ),
+            None => (
+                quote!(),
+                quote!(),
+                quote!(),
+                quote!(),
+                quote!(),
+                quote!(::core::option::Option::None),
+            ),
+        };
+    let spec_schema = if attrs.schema_disabled.is_some() {
+        quote!(::core::option::Option::None)
+    } else {
+        quote!(::core::option::Option::Some(#rt::crd::schema_for::<#spec>()))
+    };
+
+    let short_names = &res.short_names;
+    let categories = &res.categories;
+    let selectable = &attrs.selectable;
+    let columns = res.printer_columns.iter().map(|c| {
+        let (name, ty, path, prio) = (&c.name, &c.type_, &c.json_path, c.priority);
+        let desc = opt_str(c.description.as_deref());
+        let format = opt_str(c.format.as_deref());
+        quote!(#rt::crd::PrinterColumnDef {
+            name: #name, type_: #ty, json_path: #path, description: #desc, format: #format, priority: #prio,
+        })
+    });
+    let rules = attrs.rules.iter().map(|r| {
+        let rule = &r.rule;
+        let message = opt_str(r.message.as_deref());
+        let mexpr = opt_str(r.message_expression.as_deref());
+        let reason = opt_str(r.reason.as_deref());
+        let field_path = opt_str(r.field_path.as_deref());
+        let old = match r.optional_old_self {
+            Some(b) => quote!(::core::option::Option::Some(#b)),
+            None => quote!(::core::option::Option::None),
+        };
+        quote!(#rt::crd::ValidationRuleDef {
+            rule: #rule, message: #message, message_expression: #mexpr, reason: #reason,
+            field_path: #field_path, optional_old_self: #old,
+        })
+    });
+    let scale = match &res.scale {
+        Some(s) => {
+            let (a, b) = (&s.spec_replicas_path, &s.status_replicas_path);
+            let c = opt_str(s.label_selector_path.as_deref());
+            quote!(::core::option::Option::Some(#rt::crd::ScaleDef {
+                spec_replicas_path: #a, status_replicas_path: #b, label_selector_path: #c,
+            }))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    let labels = attrs.labels.iter().map(|(k, v)| quote!((#k, #v)));
+    let annotations = attrs.annotations.iter().map(|(k, v)| quote!((#k, #v)));
+    let (served, storage) = (res.served, res.storage);
+    let deprecated = res.deprecated.is_some();
+    let warning = opt_str(res.deprecated.as_ref().and_then(|w| w.as_deref()));
+    let description = opt_str(attrs.doc.as_deref());
+    let namespaced = res.namespaced;
+    let has_status = res.has_status;
+
+    let paths = RuntimePaths::new(&quote!(#rt).to_string(), Some(&k8s.to_string()))
+        .map_err(|e| syn::Error::new(proc_macro2::Span::call_site(), e.to_string()))?;
+    let items = res.resource_items(quote!(#root), &paths);
+
+    Ok(quote! {
+        #[doc = #root_doc]
+        #[derive(Clone, Debug, #(#derives),*)]
+        #(#[#extra_attrs])*
+        #vis struct #root {
+            /// Standard object metadata.
+            pub metadata: #meta,
+            /// The desired state.
+            pub spec: #spec,
+            #status_field
+        }
+
+        impl #root {
+            /// A new object named `name` (no namespace, no status).
+            pub fn new(name: &str, spec: #spec) -> Self {
+                Self {
+                    metadata: #meta {
+                        name: ::core::option::Option::Some(::std::string::String::from(name)),
+                        ..::core::default::Default::default()
+                    },
+                    spec,
+                    #status_init
+                }
+            }
+
+            /// The CustomResourceDefinition of this version, with a structural schema
+            /// generated from the spec and status types. Merge several versions with
+            /// `crd::merge_crds`.
+            pub fn crd() -> #crd_ty {
+                #rt::crd::custom_resource_definition(
+                    &#rt::crd::CrdDescription {
+                        group: #group,
+                        version: #version,
+                        kind: #kind,
+                        plural: #plural,
+                        singular: #singular,
+                        namespaced: #namespaced,
+                        short_names: &[#(#short_names),*],
+                        categories: &[#(#categories),*],
+                        served: #served,
+                        storage: #storage,
+                        deprecated: #deprecated,
+                        deprecation_warning: #warning,
+                        printer_columns: &[#(#columns),*],
+                        selectable_fields: &[#(#selectable),*],
+                        status_subresource: #has_status,
+                        scale: #scale,
+                        rules: &[#(#rules),*],
+                        labels: &[#(#labels),*],
+                        annotations: &[#(#annotations),*],
+                        description: #description,
+                    },
+                    #spec_schema,
+                    #status_schema,
+                )
+            }
+        }
+
+        impl #serde::Serialize for #root {
+            fn serialize<S>(&self, serializer: S) -> ::core::result::Result<S::Ok, S::Error>
+            where
+                S: #serde::Serializer,
+            {
+                use #serde::ser::SerializeMap as _;
+                let mut map = serializer.serialize_map(::core::option::Option::None)?;
+                map.serialize_entry("apiVersion", #api_version)?;
+                map.serialize_entry("kind", #kind)?;
+                map.serialize_entry("metadata", &self.metadata)?;
+                map.serialize_entry("spec", &self.spec)?;
+                #status_ser
+                map.end()
+            }
+        }
+
+        const _: () = {
+            #[derive(#serde::Deserialize)]
+            #[serde(crate = #serde_crate)]
+            struct Wire {
+                #[serde(default)]
+                metadata: #meta,
+                spec: #spec,
+                #status_wire
+            }
+
+            impl<'de> #serde::Deserialize<'de> for #root {
+                fn deserialize<D>(deserializer: D) -> ::core::result::Result<Self, D::Error>
+                where
+                    D: #serde::Deserializer<'de>,
+                {
+                    let wire = <Wire as #serde::Deserialize<'de>>::deserialize(deserializer)?;
+                    ::core::result::Result::Ok(#root {
+                        metadata: wire.metadata,
+                        spec: wire.spec,
+                        #status_move
+                    })
+                }
+            }
+        };
+
+        impl #rt::HasMetadata for #root {
+            fn metadata(&self) -> &#meta {
+                &self.metadata
+            }
+            fn metadata_mut(&mut self) -> &mut #meta {
+                &mut self.metadata
+            }
+        }
+
+        impl #rt::Resource for #root {
+            const GROUP: &'static str = #group;
+            const VERSION: &'static str = #version;
+            const API_VERSION: &'static str = #api_version;
+            const KIND: &'static str = #kind;
+            const PLURAL: &'static str = #plural;
+            const SCOPE: #rt::Scope = #scope;
+        }
+
+        #items
+    })
+}

@@ -1,0 +1,164 @@
+//! [`ControllerBuilder`]: one method per concept (the watched types, the workers, the rate
+//! limiter, the metrics), where kube-rs grew `owns`/`owns_with`/`owns_stream`/... variants.
+//! Related objects that are not owned go through [`watches`](ControllerBuilder::watches) with
+//! a mapper; scoping (namespace, selectors) belongs to the [`InformerFactory`].
+
+use std::fmt;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use super::metrics::{ControllerMetricsProvider, Recorder};
+use super::run::Controller;
+use super::watch::{EnqueueMapped, EnqueueSelf, Mapper, Registered, Watch, owner_mapper};
+use crate::informer::InformerFactory;
+use crate::resource::{Resource, object_key};
+use crate::workqueue::{
+    MetricsProvider, QueueConfig, RateLimiter, RateLimitingQueue, default_controller_rate_limiter,
+};
+
+type WatchFn = Box<dyn FnOnce(&InformerFactory, &RateLimitingQueue<String>) -> Box<dyn Watch>>;
+
+/// Configures a [`Controller`] of `K`; [`build`](Self::build) registers the handlers.
+pub struct ControllerBuilder<K> {
+    factory: InformerFactory,
+    name: String,
+    workers: usize,
+    limiter: Option<Box<dyn RateLimiter<String>>>,
+    metrics: Option<Arc<dyn ControllerMetricsProvider>>,
+    watches: Vec<WatchFn>,
+    _kind: PhantomData<fn() -> K>,
+}
+
+impl<K> fmt::Debug for ControllerBuilder<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ControllerBuilder")
+            .field("name", &self.name)
+            .field("workers", &self.workers)
+            .field("watches", &self.watches.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<K: Resource> ControllerBuilder<K> {
+    pub(crate) fn new(factory: &InformerFactory) -> Self {
+        Self {
+            factory: factory.clone(),
+            name: K::PLURAL.to_owned(),
+            workers: 2,
+            limiter: None,
+            metrics: None,
+            watches: Vec::new(),
+            _kind: PhantomData,
+        }
+    }
+
+    /// The controller's name: it names its workqueue (the `name` label of the workqueue
+    /// metrics) and its reconcile metrics (default: the plural of `K`, e.g. `foos`).
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+
+    /// How many keys are reconciled concurrently (default 2, as sample-controller; at least
+    /// 1). A key is never reconciled by two workers at once.
+    pub fn workers(mut self, workers: usize) -> Self {
+        self.workers = workers.max(1);
+        self
+    }
+
+    /// How failed keys are retried (default:
+    /// [`default_controller_rate_limiter`], 5 ms doubling up to 1000 s per key, under an
+    /// overall 10 qps / 100 burst bucket).
+    pub fn rate_limiter(mut self, limiter: impl RateLimiter<String> + 'static) -> Self {
+        self.limiter = Some(Box::new(limiter));
+        self
+    }
+
+    /// Where the reconcile and workqueue metrics go (default: only the queue's process-wide
+    /// default provider, see
+    /// [`set_default_metrics_provider`](crate::workqueue::set_default_metrics_provider)).
+    pub fn metrics(mut self, provider: Arc<dyn ControllerMetricsProvider>) -> Self {
+        self.metrics = Some(provider);
+        self
+    }
+
+    /// Reconciles the owner of every `C` whose controller reference (`ownerReferences` entry
+    /// with `controller: true`) names a `K` (sample-controller's `handleObject`): a change to
+    /// an owned Deployment reconciles its Foo. Resyncs of `C` are not forwarded.
+    pub fn owns<C: Resource>(self) -> Self {
+        self.watch_with::<C>(owner_mapper::<K, C>(), true)
+    }
+
+    /// Reconciles the keys of `K` that `mapper` returns for every change of a `C` (for an
+    /// update, those of the old and of the new state; for a delete, those of the last known
+    /// state). Use [`object_key`](crate::resource::object_key) to build keys.
+    pub fn watches<C: Resource, I>(self, mapper: impl Fn(&C) -> I + Send + Sync + 'static) -> Self
+    where
+        I: IntoIterator<Item = String>,
+    {
+        let mapper: Mapper<C> = Arc::new(move |c: &C| mapper(c).into_iter().collect());
+        self.watch_with::<C>(mapper, false)
+    }
+
+    fn watch_with<C: Resource>(mut self, mapper: Mapper<C>, skip_resync: bool) -> Self {
+        self.watches.push(Box::new(move |factory, queue| {
+            let registration = factory.informer::<C>().add_event_handler(EnqueueMapped {
+                queue: queue.clone(),
+                mapper,
+                skip_resync,
+            });
+            Box::new(Registered {
+                what: C::api_resource().to_string(),
+                registration,
+            })
+        }));
+        self
+    }
+
+    /// Creates the workqueue and registers the handlers on the factory's informers (creating
+    /// them if needed). Nothing runs until [`Controller::run`].
+    ///
+    /// # Panics
+    ///
+    /// Outside a Tokio runtime (the delaying queue spawns its timer task).
+    pub fn build(self) -> Controller<K> {
+        let mut config = QueueConfig::named(self.name.clone());
+        if let Some(p) = &self.metrics {
+            let queue_metrics: Arc<dyn MetricsProvider> = p.clone();
+            config = config.with_metrics_provider(queue_metrics);
+        }
+        let queue = match self.limiter {
+            Some(limiter) => RateLimitingQueue::with_config(limiter, config),
+            None => RateLimitingQueue::with_config(default_controller_rate_limiter(), config),
+        };
+        let primary = self.factory.informer::<K>();
+        let mut watches: Vec<Box<dyn Watch>> = vec![Box::new(Registered {
+            what: K::api_resource().to_string(),
+            registration: primary.add_event_handler(EnqueueSelf {
+                queue: queue.clone(),
+            }),
+        })];
+        for watch in self.watches {
+            watches.push(watch(&self.factory, &queue));
+        }
+        let recorder = Recorder::new(&self.name, self.metrics.as_deref());
+        Controller::assemble(
+            self.name,
+            self.workers,
+            self.factory,
+            queue,
+            primary.lister(),
+            watches,
+            recorder,
+        )
+    }
+}
+
+/// The key of a `K` named `name` in `namespace` (a convenience for
+/// [`watches`](ControllerBuilder::watches) mappers).
+pub fn key_of<K: Resource>(namespace: Option<&str>, name: &str) -> String {
+    match K::SCOPE {
+        crate::resource::Scope::Namespaced => object_key(namespace, name),
+        crate::resource::Scope::Cluster => object_key(None, name),
+    }
+}

@@ -1,0 +1,175 @@
+//! Reconcile metrics: always-on counters ([`ControllerStats`]) and hooks for a metrics
+//! system ([`ControllerMetricsProvider`]).
+//!
+//! The hooks follow the workqueue's [`MetricsProvider`] pattern (one metric object per
+//! controller and measurement, created once) and extend it: a provider of controller metrics
+//! is also the provider of the controller's queue metrics. The measurements are those
+//! controller-runtime exports, with its Prometheus names (see
+//! [`PrometheusControllerMetrics`](super::PrometheusControllerMetrics), feature
+//! `prometheus`):
+//!
+//! | hook | Prometheus name | updated when |
+//! | --- | --- | --- |
+//! | [`new_reconcile_total_metric`](ControllerMetricsProvider::new_reconcile_total_metric) | `controller_runtime_reconcile_total{controller,result}` | after every reconcile; `result` is `success`, `requeue_after` or `error` (a panic is an error) |
+//! | [`new_reconcile_errors_metric`](ControllerMetricsProvider::new_reconcile_errors_metric) | `controller_runtime_reconcile_errors_total{controller}` | a reconcile returned an error or panicked |
+//! | [`new_reconcile_panics_metric`](ControllerMetricsProvider::new_reconcile_panics_metric) | `controller_runtime_reconcile_panics_total{controller}` | a reconcile panicked |
+//! | [`new_reconcile_time_metric`](ControllerMetricsProvider::new_reconcile_time_metric) | `controller_runtime_reconcile_time_seconds{controller}` | after every reconcile: its duration |
+//! | [`new_active_workers_metric`](ControllerMetricsProvider::new_active_workers_metric) | `controller_runtime_active_workers{controller}` | +1 when a worker takes a key, -1 when it is done |
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::workqueue::{CounterMetric, GaugeMetric, HistogramMetric, MetricsProvider};
+
+/// How a reconcile ended (the `result` label of `controller_runtime_reconcile_total`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ReconcileResult {
+    /// `Ok(Action::done())`.
+    Success,
+    /// `Ok(Action::requeue_after(_))`.
+    RequeueAfter,
+    /// `Err(_)` or a panic.
+    Error,
+}
+
+impl ReconcileResult {
+    /// Every result, in label order.
+    pub const ALL: [ReconcileResult; 3] = [Self::Success, Self::RequeueAfter, Self::Error];
+
+    /// The label value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Success => "success",
+            Self::RequeueAfter => "requeue_after",
+            Self::Error => "error",
+        }
+    }
+}
+
+/// Creates the metrics of one controller; also the provider of its queue's metrics.
+///
+/// Each method is called once per controller, with the controller's name.
+pub trait ControllerMetricsProvider: MetricsProvider {
+    /// `controller_runtime_reconcile_total`: reconciles that ended with `result`.
+    fn new_reconcile_total_metric(
+        &self,
+        controller: &str,
+        result: ReconcileResult,
+    ) -> Box<dyn CounterMetric>;
+    /// `controller_runtime_reconcile_errors_total`: reconciles that failed or panicked.
+    fn new_reconcile_errors_metric(&self, controller: &str) -> Box<dyn CounterMetric>;
+    /// `controller_runtime_reconcile_panics_total`: reconciles that panicked.
+    fn new_reconcile_panics_metric(&self, controller: &str) -> Box<dyn CounterMetric>;
+    /// `controller_runtime_reconcile_time_seconds`: reconcile durations.
+    fn new_reconcile_time_metric(&self, controller: &str) -> Box<dyn HistogramMetric>;
+    /// `controller_runtime_active_workers`: workers currently reconciling.
+    fn new_active_workers_metric(&self, controller: &str) -> Box<dyn GaugeMetric>;
+}
+
+/// A snapshot of a controller's counters since it was built.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReconcileStats {
+    /// Reconciles that finished (any result).
+    pub reconciles: u64,
+    /// Reconciles that returned `Action::done()`.
+    pub successes: u64,
+    /// Reconciles that returned `Action::requeue_after(_)`.
+    pub requeues: u64,
+    /// Reconciles that returned an error (panics not included).
+    pub errors: u64,
+    /// Reconciles that panicked.
+    pub panics: u64,
+}
+
+/// The controller's own counters, always kept (cheap atomics).
+#[derive(Debug, Default)]
+pub(crate) struct Counters {
+    reconciles: AtomicU64,
+    successes: AtomicU64,
+    requeues: AtomicU64,
+    errors: AtomicU64,
+    panics: AtomicU64,
+}
+
+impl Counters {
+    pub(crate) fn snapshot(&self) -> ReconcileStats {
+        ReconcileStats {
+            reconciles: self.reconciles.load(Ordering::Relaxed),
+            successes: self.successes.load(Ordering::Relaxed),
+            requeues: self.requeues.load(Ordering::Relaxed),
+            errors: self.errors.load(Ordering::Relaxed),
+            panics: self.panics.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// The metric objects of one controller.
+struct Hooks {
+    totals: [Box<dyn CounterMetric>; 3],
+    errors: Box<dyn CounterMetric>,
+    panics: Box<dyn CounterMetric>,
+    time: Box<dyn HistogramMetric>,
+    active: Box<dyn GaugeMetric>,
+}
+
+/// Counters plus the optional provider's metrics.
+pub(crate) struct Recorder {
+    pub(crate) counters: Counters,
+    hooks: Option<Hooks>,
+}
+
+/// The outcome of one reconcile, for [`Recorder::finished`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    Success,
+    RequeueAfter,
+    Error,
+    Panic,
+}
+
+impl Recorder {
+    pub(crate) fn new(name: &str, provider: Option<&dyn ControllerMetricsProvider>) -> Self {
+        let hooks = provider.map(|p| Hooks {
+            totals: ReconcileResult::ALL.map(|r| p.new_reconcile_total_metric(name, r)),
+            errors: p.new_reconcile_errors_metric(name),
+            panics: p.new_reconcile_panics_metric(name),
+            time: p.new_reconcile_time_metric(name),
+            active: p.new_active_workers_metric(name),
+        });
+        Self {
+            counters: Counters::default(),
+            hooks,
+        }
+    }
+
+    pub(crate) fn started(&self) {
+        if let Some(h) = &self.hooks {
+            h.active.inc();
+        }
+    }
+
+    pub(crate) fn finished(&self, outcome: Outcome, seconds: f64) {
+        let c = &self.counters;
+        c.reconciles.fetch_add(1, Ordering::Relaxed);
+        let (counter, result) = match outcome {
+            Outcome::Success => (&c.successes, ReconcileResult::Success),
+            Outcome::RequeueAfter => (&c.requeues, ReconcileResult::RequeueAfter),
+            Outcome::Error => (&c.errors, ReconcileResult::Error),
+            Outcome::Panic => (&c.panics, ReconcileResult::Error),
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+        let Some(h) = &self.hooks else { return };
+        h.active.dec();
+        h.time.observe(seconds);
+        let index = ReconcileResult::ALL
+            .iter()
+            .position(|r| *r == result)
+            .unwrap_or(0);
+        h.totals[index].inc();
+        if matches!(outcome, Outcome::Error | Outcome::Panic) {
+            h.errors.inc();
+        }
+        if outcome == Outcome::Panic {
+            h.panics.inc();
+        }
+    }
+}

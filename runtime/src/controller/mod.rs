@@ -1,0 +1,73 @@
+//! A small controller runtime: informers, a rate-limited workqueue and N workers, wired the
+//! way Kubernetes' sample-controller and every kube-controller-manager controller wire them
+//! by hand (client-go's "controller pattern").
+//!
+//! - **Keys, not objects, are queued.** Handlers on the informer of `K` put the object's key
+//!   into a [`RateLimitingQueue`](crate::workqueue::RateLimitingQueue); duplicate keys
+//!   collapse and a key is never reconciled by two workers at once (the queue's
+//!   dirty/processing sets). A worker reads the *current* object from the lister: the
+//!   reconcile converges on the latest state, not on each change. A deleted object is
+//!   reconciled too, with `object: None`.
+//! - **Related objects map to keys.** [`owns`](ControllerBuilder::owns) maps an owned object
+//!   to the key of the `K` named by its controller reference (`metav1.GetControllerOf`, as
+//!   sample-controller's `handleObject`); [`watches`](ControllerBuilder::watches) maps any
+//!   other type with a function. One builder method per concept.
+//! - **Outcomes.** `Ok(`[`Action::done()`]`)` forgets the key's failure history
+//!   (`queue.Forget`); `Ok(`[`Action::requeue_after(d)`](Action::requeue_after)`)` forgets and
+//!   adds it back after `d` (`queue.AddAfter`); `Err(e)` logs and requeues it through the rate
+//!   limiter (`queue.AddRateLimited`), so failures back off per key. A panic in the reconcile
+//!   is caught (`catch_unwind` on the future, as client-go's `HandleCrash` would log it, but
+//!   without killing the process) and treated as an error.
+//! - **Start and stop.** [`Controller::run`] starts the factory, waits until every watched
+//!   informer has synced (`cache.WaitForCacheSync`), starts the workers, and on the shutdown
+//!   future (e.g. [`shutdown_signal`]) drains: the queue refuses new keys, in-flight and
+//!   already-queued keys finish (`ShutDownWithDrain`).
+//! - **Metrics.** The queue's workqueue metrics, plus reconcile totals by result, errors,
+//!   panics, durations and active workers with controller-runtime's names
+//!   ([`ControllerMetricsProvider`], Prometheus implementation behind the `prometheus`
+//!   feature), and always-on counters ([`Controller::stats`]).
+//!
+//! ```no_run
+//! # async fn demo(client: kinform::Client) {
+//! use std::time::Duration;
+//! use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
+//! use kinform::controller::{Action, Controller, shutdown_signal};
+//! use kinform::informer::InformerFactory;
+//!
+//! let factory = InformerFactory::new(client);
+//! let controller = Controller::<Deployment>::builder(&factory)
+//!     .owns::<ReplicaSet>()
+//!     .workers(4)
+//!     .build();
+//! controller
+//!     .run(
+//!         |req| async move {
+//!             match req.object {
+//!                 Some(d) => println!("reconcile {} (gen {:?})", req.key, d.metadata.generation),
+//!                 None => println!("{} is gone", req.key),
+//!             }
+//!             Ok::<_, std::convert::Infallible>(Action::requeue_after(Duration::from_secs(300)))
+//!         },
+//!         shutdown_signal(),
+//!     )
+//!     .await;
+//! factory.shutdown().await;
+//! # }
+//! ```
+
+mod action;
+mod builder;
+mod metrics;
+mod owner;
+#[cfg(feature = "prometheus")]
+mod prometheus;
+mod run;
+mod watch;
+
+pub use action::{Action, Request};
+pub use builder::{ControllerBuilder, key_of};
+pub use metrics::{ControllerMetricsProvider, ReconcileResult, ReconcileStats};
+pub use owner::{controller_of, controller_reference, is_controlled_by, owner_key};
+#[cfg(feature = "prometheus")]
+pub use prometheus::PrometheusControllerMetrics;
+pub use run::{Controller, StatsHandle, shutdown_signal};

@@ -1,0 +1,160 @@
+//! Prometheus implementation of the controller metrics (feature `prometheus`).
+//!
+//! Names, labels and help texts are controller-runtime's (`pkg/internal/controller/metrics`),
+//! so existing dashboards work: `controller_runtime_reconcile_total{controller,result}`,
+//! `controller_runtime_reconcile_errors_total{controller}`,
+//! `controller_runtime_reconcile_panics_total{controller}`,
+//! `controller_runtime_reconcile_time_seconds{controller}` and
+//! `controller_runtime_active_workers{controller}`. The queue metrics are the workqueue's
+//! [`PrometheusMetricsProvider`], registered in the same registry.
+
+use prometheus::{CounterVec, GaugeVec, HistogramOpts, HistogramVec, Opts, Registry};
+
+use super::metrics::{ControllerMetricsProvider, ReconcileResult};
+use crate::workqueue::{
+    CounterMetric, GaugeMetric, HistogramMetric, MetricsProvider, PrometheusMetricsProvider,
+    SettableGaugeMetric,
+};
+
+/// Registers controller-runtime's reconcile metrics and client-go's workqueue metrics in a
+/// Prometheus [`Registry`]; give it to [`ControllerBuilder::metrics`](super::ControllerBuilder::metrics).
+/// One value serves any number of controllers (they are told apart by the `controller` and
+/// `name` labels).
+#[derive(Clone, Debug)]
+pub struct PrometheusControllerMetrics {
+    queue: PrometheusMetricsProvider,
+    total: CounterVec,
+    errors: CounterVec,
+    panics: CounterVec,
+    time: HistogramVec,
+    active: GaugeVec,
+}
+
+const LABEL: &str = "controller";
+
+impl PrometheusControllerMetrics {
+    /// Creates the metric families and registers them (and the workqueue's) in `registry`.
+    /// Fails if the registry already holds metrics of these names.
+    pub fn new(registry: &Registry) -> Result<Self, prometheus::Error> {
+        let queue = PrometheusMetricsProvider::new(registry)?;
+        let counter = |name: &str, help: &str| CounterVec::new(Opts::new(name, help), &[LABEL]);
+        let mut buckets = prometheus::DEFAULT_BUCKETS.to_vec();
+        buckets.extend([15.0, 20.0, 25.0, 30.0, 40.0, 50.0, 60.0]);
+        let this = Self {
+            queue,
+            total: CounterVec::new(
+                Opts::new(
+                    "controller_runtime_reconcile_total",
+                    "Total number of reconciliations per controller",
+                ),
+                &[LABEL, "result"],
+            )?,
+            errors: counter(
+                "controller_runtime_reconcile_errors_total",
+                "Total number of reconciliation errors per controller",
+            )?,
+            panics: counter(
+                "controller_runtime_reconcile_panics_total",
+                "Total number of reconciliation panics per controller",
+            )?,
+            time: HistogramVec::new(
+                HistogramOpts::new(
+                    "controller_runtime_reconcile_time_seconds",
+                    "Length of time per reconciliation per controller",
+                )
+                .buckets(buckets),
+                &[LABEL],
+            )?,
+            active: GaugeVec::new(
+                Opts::new(
+                    "controller_runtime_active_workers",
+                    "Number of currently used workers per controller",
+                ),
+                &[LABEL],
+            )?,
+        };
+        registry.register(Box::new(this.total.clone()))?;
+        registry.register(Box::new(this.errors.clone()))?;
+        registry.register(Box::new(this.panics.clone()))?;
+        registry.register(Box::new(this.time.clone()))?;
+        registry.register(Box::new(this.active.clone()))?;
+        Ok(this)
+    }
+}
+
+struct Counter(prometheus::Counter);
+struct Gauge(prometheus::Gauge);
+struct Histogram(prometheus::Histogram);
+
+impl CounterMetric for Counter {
+    fn inc(&self) {
+        self.0.inc();
+    }
+}
+
+impl GaugeMetric for Gauge {
+    fn inc(&self) {
+        self.0.inc();
+    }
+    fn dec(&self) {
+        self.0.dec();
+    }
+}
+
+impl HistogramMetric for Histogram {
+    fn observe(&self, value: f64) {
+        self.0.observe(value);
+    }
+}
+
+impl MetricsProvider for PrometheusControllerMetrics {
+    fn new_depth_metric(&self, name: &str) -> Box<dyn GaugeMetric> {
+        self.queue.new_depth_metric(name)
+    }
+    fn new_adds_metric(&self, name: &str) -> Box<dyn CounterMetric> {
+        self.queue.new_adds_metric(name)
+    }
+    fn new_latency_metric(&self, name: &str) -> Box<dyn HistogramMetric> {
+        self.queue.new_latency_metric(name)
+    }
+    fn new_work_duration_metric(&self, name: &str) -> Box<dyn HistogramMetric> {
+        self.queue.new_work_duration_metric(name)
+    }
+    fn new_unfinished_work_seconds_metric(&self, name: &str) -> Box<dyn SettableGaugeMetric> {
+        self.queue.new_unfinished_work_seconds_metric(name)
+    }
+    fn new_longest_running_processor_seconds_metric(
+        &self,
+        name: &str,
+    ) -> Box<dyn SettableGaugeMetric> {
+        self.queue
+            .new_longest_running_processor_seconds_metric(name)
+    }
+    fn new_retries_metric(&self, name: &str) -> Box<dyn CounterMetric> {
+        self.queue.new_retries_metric(name)
+    }
+}
+
+impl ControllerMetricsProvider for PrometheusControllerMetrics {
+    fn new_reconcile_total_metric(
+        &self,
+        controller: &str,
+        result: ReconcileResult,
+    ) -> Box<dyn CounterMetric> {
+        Box::new(Counter(
+            self.total.with_label_values(&[controller, result.as_str()]),
+        ))
+    }
+    fn new_reconcile_errors_metric(&self, controller: &str) -> Box<dyn CounterMetric> {
+        Box::new(Counter(self.errors.with_label_values(&[controller])))
+    }
+    fn new_reconcile_panics_metric(&self, controller: &str) -> Box<dyn CounterMetric> {
+        Box::new(Counter(self.panics.with_label_values(&[controller])))
+    }
+    fn new_reconcile_time_metric(&self, controller: &str) -> Box<dyn HistogramMetric> {
+        Box::new(Histogram(self.time.with_label_values(&[controller])))
+    }
+    fn new_active_workers_metric(&self, controller: &str) -> Box<dyn GaugeMetric> {
+        Box::new(Gauge(self.active.with_label_values(&[controller])))
+    }
+}

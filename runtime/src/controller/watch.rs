@@ -1,0 +1,113 @@
+//! The informer handlers a controller registers: its own type, owned types and mapped
+//! related types, each turning notifications into keys of the controlled type.
+
+use std::sync::Arc;
+
+use futures_util::future::BoxFuture;
+
+use super::owner::owner_key;
+use crate::fifo::Deleted;
+use crate::informer::{EventHandler, Registration};
+use crate::resource::{HasMetadata, Resource};
+use crate::workqueue::RateLimitingQueue;
+
+/// A registered handler, whatever the type it watches.
+pub(crate) trait Watch: Send + Sync {
+    /// The watched resource, for logs.
+    fn describe(&self) -> &str;
+    /// Whether the handler has received its initial list.
+    fn has_synced(&self) -> bool;
+    /// Waits for [`has_synced`](Self::has_synced).
+    fn wait_for_sync(&self) -> BoxFuture<'_, ()>;
+    /// Unregisters the handler.
+    fn remove(&self);
+}
+
+pub(crate) struct Registered<C> {
+    pub(crate) what: String,
+    pub(crate) registration: Registration<C>,
+}
+
+impl<C: HasMetadata> Watch for Registered<C> {
+    fn describe(&self) -> &str {
+        &self.what
+    }
+    fn has_synced(&self) -> bool {
+        self.registration.has_synced()
+    }
+    fn wait_for_sync(&self) -> BoxFuture<'_, ()> {
+        Box::pin(self.registration.wait_for_sync())
+    }
+    fn remove(&self) {
+        self.registration.remove();
+    }
+}
+
+/// Enqueues the key of every notified object of the controlled type itself, deletions
+/// included (the reconcile then finds no object and cleans up what ownerReferences do not).
+pub(crate) struct EnqueueSelf {
+    pub(crate) queue: RateLimitingQueue<String>,
+}
+
+impl<K: HasMetadata> EventHandler<K> for EnqueueSelf {
+    fn on_add(&self, obj: &Arc<K>, _: bool) {
+        self.queue.add(obj.key());
+    }
+    fn on_update(&self, _: &Arc<K>, new: &Arc<K>) {
+        self.queue.add(new.key());
+    }
+    fn on_delete(&self, deleted: &Deleted<K>) {
+        self.queue.add(deleted.key().to_string());
+    }
+}
+
+/// The keys to enqueue for a related object (a user's mapper, or the owner lookup).
+pub(crate) type Mapper<C> = Arc<dyn Fn(&C) -> Vec<String> + Send + Sync>;
+
+/// Enqueues the keys a related object maps to, for its old and new states on update (so a
+/// change of owner or of the mapped field reaches both sides, as client-go's ReplicaSet
+/// controller does for a changed controller reference) and its last known state on delete.
+pub(crate) struct EnqueueMapped<C> {
+    pub(crate) queue: RateLimitingQueue<String>,
+    pub(crate) mapper: Mapper<C>,
+    /// Skip updates with an unchanged resourceVersion (resyncs): sample-controller's
+    /// `handleObject` does, as a resync of a dependent says nothing new about its owner.
+    pub(crate) skip_resync: bool,
+}
+
+impl<C: HasMetadata> EnqueueMapped<C> {
+    fn enqueue(&self, obj: &C) {
+        for key in (self.mapper)(obj) {
+            self.queue.add(key);
+        }
+    }
+}
+
+impl<C: HasMetadata> EventHandler<C> for EnqueueMapped<C> {
+    fn on_add(&self, obj: &Arc<C>, _: bool) {
+        self.enqueue(obj);
+    }
+    fn on_update(&self, old: &Arc<C>, new: &Arc<C>) {
+        if self.skip_resync && old.resource_version() == new.resource_version() {
+            return;
+        }
+        let old_keys = (self.mapper)(old);
+        let new_keys = (self.mapper)(new);
+        for key in new_keys
+            .iter()
+            .chain(old_keys.iter().filter(|k| !new_keys.contains(k)))
+        {
+            self.queue.add(key.clone());
+        }
+    }
+    fn on_delete(&self, deleted: &Deleted<C>) {
+        if let Some(obj) = deleted.object() {
+            self.enqueue(obj);
+        }
+    }
+}
+
+/// The mapper of [`owns`](super::ControllerBuilder::owns): the controller reference's key.
+pub(crate) fn owner_mapper<K: Resource, C: HasMetadata>() -> Mapper<C> {
+    Arc::new(|obj: &C| owner_key::<K, C>(obj).into_iter().collect())
+}

@@ -1,0 +1,28 @@
+//! CustomResourceDefinitions for `#[derive(CustomResource)]` types.
+//!
+//! Why this module exists: a derived type's `Foo::crd()` runs in the user's program (the
+//! schema comes from `schemars` at run time, as kube-derive's `CustomResourceExt::crd` does),
+//! so the pieces it needs live in the runtime: [`schema_for`] generates a spec/status schema
+//! with schemars and rewrites it into a *structural* schema (the form apiextensions.k8s.io/v1
+//! requires, see Kubernetes' `ValidateStructural`: every node has a type outside
+//! `anyOf`/`oneOf`/`allOf`, no `$ref`, no `additionalProperties` beside `properties`);
+//! [`custom_resource_definition`] assembles one version's CRD from a [`CrdDescription`] the
+//! macro emits; [`merge_crds`] joins the single-version CRDs of several modules into one CRD
+//! with exactly one storage version, as kube-core's `merge_crds` does.
+//!
+//! Available with the `derive` feature. Spec and status types derive `schemars::JsonSchema`
+//! from schemars 1 (the version re-exported here as [`schemars`]).
+
+mod build;
+mod merge;
+mod structural;
+
+pub use build::{
+    CrdDescription, PrinterColumnDef, ScaleDef, ValidationRuleDef, custom_resource_definition,
+};
+pub use merge::{MergeError, merge_crds};
+pub use structural::{schema_for, structural_schema};
+
+/// Re-exported so derived code (and users' `#[schemars(crate = ...)]`) can name it through
+/// `kinform`.
+pub use schemars;

@@ -1,0 +1,177 @@
+//! Garbage collection of dependents: what kube-controller-manager's garbage collector does in
+//! every real cluster, so that deleting an owner deletes the objects whose `ownerReferences`
+//! name it (<https://kubernetes.io/docs/concepts/architecture/garbage-collection/>).
+//! Controllers such as sample-controller rely on it: they set an owner reference and never
+//! delete their dependents themselves.
+//!
+//! A background task follows every committed change. It indexes the owner uids named by
+//! each object's `ownerReferences`; when an object is deleted (its final deletion, after
+//! finalizers), every dependent all of whose owners have been deleted is deleted in turn
+//! (background cascading deletion; the dependent's own finalizers are honoured and its own
+//! dependents follow through the same path). A dependent created or updated later with only
+//! deleted owners (a controller that acted on a stale cache) is deleted as well. Like the real collector it acts shortly after
+//! the owner is gone, not atomically with the owner's delete.
+//!
+//! Differences from a real cluster: only owners whose deletion this server saw count as gone
+//! (objects whose owners never existed, such as preloaded pods, are left alone); the
+//! `Orphan` and `Foreground` propagation policies are not reproduced (dependents are always
+//! deleted in the background); a watch buffer overflow of the task (more than the server's
+//! `watch_buffer` changes at once) loses the index entries of the missed changes.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use serde_json::Value;
+use tokio::sync::broadcast::{Receiver, error::RecvError};
+use tokio_util::sync::CancellationToken;
+
+use super::delete::delete;
+use super::storage::{Event, EventType, Storage};
+
+/// Where a dependent lives: its storage (`group/plural`) and key.
+type Place = (Arc<str>, String);
+
+/// The collector's view of ownership.
+#[derive(Default)]
+struct Index {
+    /// Owner uid -> dependents naming it.
+    dependents: HashMap<String, HashSet<Place>>,
+    /// Dependent -> the owner uids it names.
+    owners: HashMap<Place, Vec<String>>,
+    /// Uids of objects seen deleted.
+    gone: HashSet<String>,
+}
+
+fn owner_uids(value: &Value) -> Vec<String> {
+    value["metadata"]["ownerReferences"]
+        .as_array()
+        .map(|refs| {
+            refs.iter()
+                .filter_map(|r| r["uid"].as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+impl Index {
+    fn forget(&mut self, place: &Place) {
+        for uid in self.owners.remove(place).unwrap_or_default() {
+            if let Some(set) = self.dependents.get_mut(&uid) {
+                set.remove(place);
+                if set.is_empty() {
+                    self.dependents.remove(&uid);
+                }
+            }
+        }
+    }
+
+    fn record(&mut self, place: Place, uids: Vec<String>) {
+        self.forget(&place);
+        if uids.is_empty() {
+            return;
+        }
+        for uid in &uids {
+            self.dependents
+                .entry(uid.clone())
+                .or_default()
+                .insert(place.clone());
+        }
+        self.owners.insert(place, uids);
+    }
+
+    /// Applies one change; returns the dependents to delete.
+    fn apply(&mut self, event: &Event) -> Vec<Place> {
+        let place: Place = (event.storage.clone(), event.obj.key.clone());
+        // Cheap test first: most objects have no owner references.
+        let mentions_owners = |bytes: &[u8]| {
+            bytes
+                .windows(b"ownerReferences".len())
+                .any(|w| w == b"ownerReferences")
+        };
+        match event.kind {
+            EventType::Added | EventType::Modified => {
+                if !mentions_owners(&event.obj.bytes) && !self.owners.contains_key(&place) {
+                    return Vec::new();
+                }
+                let uids = owner_uids(&event.obj.value());
+                // A dependent written after its owners were deleted (a controller acting on
+                // a stale cache) is collected too, as the real collector does.
+                let orphaned = !uids.is_empty() && uids.iter().all(|u| self.gone.contains(u));
+                self.record(place.clone(), uids);
+                if orphaned { vec![place] } else { Vec::new() }
+            }
+            EventType::Deleted => {
+                self.forget(&place);
+                let uid = event.obj.value()["metadata"]["uid"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned();
+                if uid.is_empty() {
+                    return Vec::new();
+                }
+                let candidates: Vec<Place> = self
+                    .dependents
+                    .get(&uid)
+                    .map(|s| s.iter().cloned().collect())
+                    .unwrap_or_default();
+                self.gone.insert(uid);
+                candidates
+                    .into_iter()
+                    .filter(|p| {
+                        self.owners
+                            .get(p)
+                            .is_some_and(|uids| uids.iter().all(|u| self.gone.contains(u)))
+                    })
+                    .collect()
+            }
+        }
+    }
+}
+
+/// Runs the collector until `cancel`. `events` must be subscribed before the server takes
+/// requests.
+pub(crate) async fn run(
+    storage: Arc<Storage>,
+    mut events: Receiver<Arc<Event>>,
+    cancel: CancellationToken,
+) {
+    let mut index = Index::default();
+    loop {
+        let event = tokio::select! {
+            e = events.recv() => e,
+            _ = cancel.cancelled() => return,
+        };
+        let event = match event {
+            Ok(e) => e,
+            Err(RecvError::Lagged(missed)) => {
+                tracing::warn!(
+                    missed,
+                    "TestApiServer garbage collector fell behind; some dependents may not be collected"
+                );
+                continue;
+            }
+            Err(RecvError::Closed) => return,
+        };
+        for (storage_key, key) in index.apply(&event) {
+            collect(&storage, &storage_key, &key);
+        }
+    }
+}
+
+/// Deletes one dependent (its deletion event then cascades to its own dependents).
+fn collect(storage: &Storage, storage_key: &str, key: &str) {
+    let mut inner = storage.lock();
+    let Some(obj) = inner.get(storage_key, key) else {
+        return;
+    };
+    let Some(info) = inner.info_for(storage_key, &obj.api_version) else {
+        return;
+    };
+    let (namespace, name) = (obj.namespace.clone(), obj.name.clone());
+    match delete(&mut inner, &info, &namespace, &name, &Value::Null) {
+        Ok(_) => tracing::debug!(storage = storage_key, key, "garbage collected"),
+        Err(e) => {
+            tracing::warn!(storage = storage_key, key, error = %e, "garbage collection failed")
+        }
+    }
+}
