@@ -176,6 +176,9 @@ macro_rules! create_get {{
             if object.name().is_empty() {{
                 object.metadata_mut().name = Some($name.to_owned());
             }}
+            // Manifests exported from a cluster may carry a resourceVersion, which a create
+            // must not (the API server answers 400), so drop it as a user would.
+            object.metadata_mut().resource_version = None;
             let typed = $client;
             let created = typed
                 .create(&PostParams::default(), &object)
