@@ -11,16 +11,9 @@
 use std::collections::BTreeMap;
 
 use heck::{ToSnakeCase, ToUpperCamelCase};
-use proc_macro2::{Ident, Span};
 
-/// Rust keywords (strict and reserved, 2024 edition) that cannot be plain identifiers.
-const KEYWORDS: &[&str] = &[
-    "abstract", "as", "async", "await", "become", "box", "break", "const", "continue", "crate",
-    "do", "dyn", "else", "enum", "extern", "false", "final", "fn", "for", "gen", "if", "impl",
-    "in", "let", "loop", "macro", "match", "mod", "move", "mut", "override", "priv", "pub", "ref",
-    "return", "self", "Self", "static", "struct", "super", "trait", "true", "try", "type",
-    "typeof", "unsafe", "unsized", "use", "virtual", "where", "while", "yield",
-];
+pub use super::naming::ident;
+use super::naming::is_keyword;
 
 /// A `snake_case` identifier for any string: non-alphanumerics become `_`, a leading digit
 /// gets a `_` prefix, keywords get a `_` suffix.
@@ -36,7 +29,7 @@ pub fn snake(s: &str) -> String {
     if out.starts_with(|c: char| c.is_ascii_digit()) {
         out.insert(0, '_');
     }
-    if KEYWORDS.contains(&out.as_str()) {
+    if is_keyword(&out) {
         out.push('_');
     }
     out
@@ -52,15 +45,10 @@ pub fn camel(s: &str) -> String {
     if out.is_empty() || out.starts_with(|c: char| c.is_ascii_digit()) {
         out.insert(0, 'X');
     }
-    if KEYWORDS.contains(&out.as_str()) {
+    if is_keyword(&out) {
         out.push('_');
     }
     out
-}
-
-/// An identifier token.
-pub fn ident(name: &str) -> Ident {
-    Ident::new(name, Span::call_site())
 }
 
 /// Whether the group is one of Kubernetes' own.
