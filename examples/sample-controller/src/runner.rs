@@ -96,8 +96,9 @@ pub async fn run(
         CONTROLLER_NAME,
         options.identity.clone(),
     );
-    // The elector spawns the leading callback and does not wait for it: each term holds a
-    // permit until its controller has drained, and the run waits for every permit at the end.
+    // The elector waits for the leading work at most one lease duration before it returns;
+    // each term holds a permit until its controller has drained, and the run waits for every
+    // permit at the end, so the report counts all of a term's work however long it drains.
     let terms = Arc::new(Semaphore::new(MAX_TERMS));
     let callbacks = {
         let (client, recorder, totals, workers) = (
