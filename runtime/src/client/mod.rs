@@ -13,6 +13,7 @@
 
 mod api;
 pub mod config;
+pub mod connect;
 mod discovery;
 mod dynamic;
 mod error;
@@ -27,6 +28,10 @@ pub use api::{
     Either, Patch, PatchParams, PostParams, Preconditions, PropagationPolicy, decode_watch_line,
 };
 pub use config::{AuthConfig, Config, ConfigError, KubeConfigOptions, Kubeconfig};
+pub use connect::{
+    AttachParams, AttachedProcess, ConnectError, ExecStatus, Portforwarder, ProxyResponse,
+    TerminalSize,
+};
 pub use discovery::{DiscoveredGroup, DiscoveredResource, DiscoveredVersion, Discovery};
 pub use dynamic::{DynamicObject, PartialObjectMetadata, TypeMeta};
 pub use error::{Error, Result};

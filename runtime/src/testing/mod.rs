@@ -45,6 +45,7 @@
 
 mod body;
 mod builtin;
+mod connect;
 mod delete;
 mod discovery;
 mod faults;
@@ -76,6 +77,7 @@ use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+pub use connect::{ExecContext, ExecResult};
 pub use faults::Faults;
 pub use registry::ResourceInfo;
 pub use status::ApiError;
@@ -131,6 +133,8 @@ pub(crate) struct State {
     pub config: Config,
     pub cancel: CancellationToken,
     pub addr: SocketAddr,
+    /// Exec handlers and port-forward/proxy backends.
+    pub connect: connect::Connect,
 }
 
 /// Configures a [`TestApiServer`].
@@ -238,6 +242,7 @@ impl TestApiServerBuilder {
             },
             cancel: cancel.clone(),
             addr,
+            connect: connect::Connect::default(),
         });
         let task = tokio::spawn(serve(listener, state.clone()));
         Ok(TestApiServer {
@@ -265,7 +270,7 @@ async fn serve(listener: TcpListener, state: Arc<State>) {
             let service =
                 hyper::service::service_fn(move |req| router::handle(svc_state.clone(), req));
             let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
-            let conn = builder.serve_connection(TokioIo::new(stream), service);
+            let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
             tokio::select! {
                 _ = conn => {}
                 _ = state.cancel.cancelled() => {}

@@ -105,6 +105,9 @@ async fn route(state: &Arc<State>, req: Request<Incoming>) -> Result<Response<Bo
         }
         return Ok(json_response(200, to_bytes(&doc)));
     }
+    if let Some(target) = super::connect::target(req.uri().path()) {
+        return super::connect::handle(state, req, target).await;
+    }
     let (group, version, rest) = match segs.as_slice() {
         ["api", "v1", rest @ ..] => ("", "v1", rest),
         ["apis", g, v, rest @ ..] => (*g, *v, rest),

@@ -22,6 +22,9 @@ mod connector;
 mod ratelimit;
 mod retry;
 pub(crate) mod tls;
+mod upgrade;
+
+pub(crate) use upgrade::{UpgradedIo, api_error, stream_body};
 
 use std::fmt;
 use std::sync::Arc;
@@ -52,6 +55,8 @@ pub struct Client {
 
 struct Inner {
     http: HyperClient<Connector, Full<Bytes>>,
+    /// Dials HTTP/1.1-only connections for WebSocket upgrades (see `upgrade`).
+    upgrade_connector: Connector,
     scheme: http::uri::Scheme,
     authority: http::uri::Authority,
     base_path: String,
@@ -111,11 +116,17 @@ impl Client {
             )),
             None => None,
         };
+        let mut http1_tls = (*tls).clone();
+        http1_tls.alpn_protocols = vec![b"http/1.1".to_vec()];
         let connector = Connector {
             tls: Some(tokio_rustls::TlsConnector::from(tls)),
             server_name,
             proxy,
             connect_timeout: config.connect_timeout,
+        };
+        let upgrade_connector = Connector {
+            tls: Some(tokio_rustls::TlsConnector::from(Arc::new(http1_tls))),
+            ..connector.clone()
         };
         let http = HyperClient::builder(TokioExecutor::new())
             .timer(TokioTimer::new())
@@ -140,6 +151,7 @@ impl Client {
         Ok(Self {
             inner: Arc::new(Inner {
                 http,
+                upgrade_connector,
                 scheme,
                 authority,
                 base_path,
