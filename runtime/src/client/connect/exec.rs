@@ -446,7 +446,7 @@ impl Driver {
                 return;
             }
         }
-        let _ = sink.send(Message::Close(None)).await;
+        let _ = sink.send(ws::close_normal()).await;
         let _ = sink.close().await;
     }
 

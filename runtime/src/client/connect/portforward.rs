@@ -250,6 +250,6 @@ where
     for w in writers.iter_mut().flatten() {
         let _ = w.shutdown().await;
     }
-    let _ = sink.send(Message::Close(None)).await;
+    let _ = sink.send(ws::close_normal()).await;
     result
 }

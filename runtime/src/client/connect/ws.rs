@@ -54,6 +54,17 @@ pub(crate) fn frame(channel: u8, data: &[u8]) -> Message {
     Message::Binary(Bytes::from(v))
 }
 
+/// A close frame with the normal closure code (1000): Go's WebSocket peers treat a close
+/// without a code (1005) as an error.
+pub(crate) fn close_normal() -> Message {
+    use tokio_tungstenite::tungstenite::protocol::CloseFrame;
+    use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+    Message::Close(Some(CloseFrame {
+        code: CloseCode::Normal,
+        reason: "".into(),
+    }))
+}
+
 /// What one received message means.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Incoming {

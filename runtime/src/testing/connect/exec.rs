@@ -13,7 +13,6 @@ use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream};
 use tokio::sync::mpsc;
-use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::protocol::Role;
 
 use super::super::State;
@@ -292,7 +291,7 @@ impl Session {
         };
         let bytes = serde_json::to_vec(&status).unwrap_or_default();
         let _ = sink.send(ws::frame(channel::ERROR, &bytes)).await;
-        let _ = sink.send(Message::Close(None)).await;
+        let _ = sink.send(ws::close_normal()).await;
         let _ = sink.close().await;
     }
 

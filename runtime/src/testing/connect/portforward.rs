@@ -166,6 +166,6 @@ async fn session<S>(
             },
         }
     }
-    let _ = sink.send(Message::Close(None)).await;
+    let _ = sink.send(ws::close_normal()).await;
     let _ = sink.close().await;
 }
