@@ -8,8 +8,9 @@
 //! otherwise); client methods `get`, `list`, `watch`, `create`, `replace` (put), `patch`,
 //! `delete`, `delete_collection`; subresource methods `get_<sub>`, `replace_<sub>`,
 //! `patch_<sub>`, `create_<sub>` (post), a byte-stream `<sub>` for a GET answering a string
-//! (`log`); connect subresources named in the client's docs instead (no method); a lister and
-//! an informer exactly when the resource can be listed and watched.
+//! (`log`); for connect subresources `exec`, `attach`, `portforward`, and `proxy` plus
+//! `proxy_get` (their HTTP methods are all served by the one `proxy` call); a lister and an
+//! informer exactly when the resource can be listed and watched.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -31,7 +32,7 @@ struct SpecResource {
     namespaced: bool,
     /// Client method name -> kind of the object it carries (`None` for byte streams).
     methods: BTreeMap<String, Option<String>>,
-    /// Connect subresources (documented, not emitted).
+    /// Connect subresources (each exposed as a method, see [`connect_methods`]).
     connect: BTreeSet<String>,
     list: bool,
     watch: bool,
@@ -87,8 +88,11 @@ fn read_spec() -> BTreeMap<Gvr, SpecResource> {
             res.namespaced |= namespaced;
             let name = match (&sub, action) {
                 (_, "connect") => {
-                    res.connect
-                        .insert(sub.clone().expect("connect on a subresource"));
+                    let sub = sub.clone().expect("connect on a subresource");
+                    for m in connect_methods(&sub) {
+                        res.methods.insert(m, None);
+                    }
+                    res.connect.insert(sub);
                     continue;
                 }
                 (None, _) => {
@@ -134,6 +138,25 @@ fn read_spec() -> BTreeMap<Gvr, SpecResource> {
     }
     out
 }
+
+/// The client methods of a connect subresource.
+fn connect_methods(sub: &str) -> Vec<String> {
+    if sub == "proxy" {
+        vec!["proxy".into(), "proxy_get".into()]
+    } else {
+        vec![sub.to_owned()]
+    }
+}
+
+/// Return types of connect methods: they carry no object kind.
+const CONNECT_TYPES: &[&str] = &[
+    "ByteStream",
+    "AttachedProcess",
+    "Portforwarder",
+    "ProxyResponse",
+    "Vec",
+    "u8",
+];
 
 fn group_module(group: &str) -> &str {
     if group.is_empty() {
@@ -235,7 +258,9 @@ fn read_resource(path: &Path) -> CrateResource {
                         syn::ReturnType::Type(_, t) => generic_arg(t),
                         syn::ReturnType::Default => None,
                     };
-                    let carried = object_arg.or(ret).filter(|k| k != "ByteStream");
+                    let carried = object_arg
+                        .or(ret)
+                        .filter(|k| !CONNECT_TYPES.contains(&k.as_str()));
                     out.methods.insert(name, carried);
                 }
             }
@@ -329,9 +354,17 @@ fn problems() -> Vec<String> {
             problems.push(format!("{gvr}: method {m} is not in the spec"));
         }
         for c in &want.connect {
-            if !have.client_docs.contains(&format!("`{c}`")) {
+            if connect_methods(c)
+                .iter()
+                .any(|m| !have.methods.contains_key(m))
+            {
                 problems.push(format!(
-                    "{gvr}: connect subresource {c} is neither emitted nor documented"
+                    "{gvr}: connect subresource {c} has no client method"
+                ));
+            }
+            if have.client_docs.contains("not generated") {
+                problems.push(format!(
+                    "{gvr}: the client's docs say a subresource is not generated"
                 ));
             }
         }
@@ -393,7 +426,17 @@ fn every_spec_resource_verb_and_subresource_is_exposed() {
     ] {
         assert!(pods.methods.contains_key(m), "spec reader lost pods {m}");
     }
-    assert!(pods.connect.contains("exec"));
+    for c in ["exec", "attach", "portforward", "proxy"] {
+        assert!(pods.connect.contains(c), "spec reader lost pods {c}");
+        assert!(
+            pods.methods.contains_key(c),
+            "pods {c} is not an expected method"
+        );
+    }
+    for plural in ["services", "nodes"] {
+        let r = &spec[&(String::new(), "v1".to_owned(), plural.to_owned())];
+        assert!(r.methods.contains_key("proxy") && r.methods.contains_key("proxy_get"));
+    }
     let problems = problems();
     assert!(
         problems.is_empty(),

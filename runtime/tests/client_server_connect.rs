@@ -386,7 +386,7 @@ async fn proxy_get_and_post_reach_the_backend() {
         .proxy_get("web:8080", "/healthz?verbose=1")
         .await
         .unwrap();
-    assert_eq!(&body[..], b"GET /healthz?verbose=1 ");
+    assert_eq!(body, b"GET /healthz?verbose=1 ");
     let req = http::Request::post("/items")
         .body(b"{\"a\":1}".to_vec())
         .unwrap();
@@ -407,7 +407,7 @@ async fn proxy_to_services_and_nodes() {
     env.server
         .proxy_backend("services", "default", "api", &backend);
     let body = services.proxy_get("api:http", "/v1/things").await.unwrap();
-    assert_eq!(&body[..], b"GET /v1/things ");
+    assert_eq!(body, b"GET /v1/things ");
 
     env.server
         .register_resource(kinform::testing::ResourceInfo::new(
@@ -418,7 +418,7 @@ async fn proxy_to_services_and_nodes() {
     nodes.create(&PostParams::default(), &node).await.unwrap();
     env.server.proxy_backend("nodes", "", "n1", &backend);
     let body = nodes.proxy_get("n1", "/metrics").await.unwrap();
-    assert_eq!(&body[..], b"GET /metrics ");
+    assert_eq!(body, b"GET /metrics ");
 }
 
 #[tokio::test]

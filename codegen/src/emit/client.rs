@@ -16,9 +16,13 @@
 //!   `patch_<sub>`, `create_<sub>`. A `scale` subresource without a body type in the model
 //!   (CRD readers) uses `autoscaling/v1` `Scale`, which is what the API server serves for it.
 //! - `log` (a byte stream) becomes `log(name, query)` over `get_subresource_stream`.
-//! - Connect subresources (`exec`, `attach`, `portforward`, `proxy`) are modelled but not
-//!   emitted: they need a SPDY/WebSocket upgrade or a raw HTTP proxy that the runtime's
-//!   `Api` does not speak. The client's docs list them so their absence is visible.
+//! - Connect subresources become calls of the runtime's connect API (`kinform::client::connect`):
+//!   `exec(name, command, &AttachParams)` and `attach(name, &AttachParams)` returning an
+//!   `AttachedProcess`, `portforward(name, &[ports])` returning a `Portforwarder`, and
+//!   `proxy(name, request)` / `proxy_get(name, path)` for the `proxy` subresource (whatever
+//!   HTTP method the caller's request carries: the spec's GET, POST, PUT, PATCH, DELETE,
+//!   HEAD and OPTIONS on `proxy` and `proxy/{path}`). A connect subresource the runtime does
+//!   not know is reported in the client's docs rather than dropped silently.
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
@@ -28,6 +32,9 @@ use crate::model::{Scope, Subresource, Verb};
 use super::api_names::{ident, snake};
 use super::modules::ResourceCtx;
 use super::output::doc_attrs;
+
+/// Connect subresources the runtime serves (see [`connect_methods`]).
+const KNOWN_CONNECT: &[&str] = &["exec", "attach", "portforward", "proxy"];
 
 /// The typed client of one resource.
 pub fn resource_client(ctx: &ResourceCtx<'_>) -> TokenStream {
@@ -42,16 +49,20 @@ pub fn resource_client(ctx: &ResourceCtx<'_>) -> TokenStream {
         "Typed client of `{gvr}` (kind `{}`): the verbs and subresources the API server serves for it.",
         r.kind
     );
-    let connect: Vec<&str> = r
+    let unknown: Vec<&str> = r
         .subresources
         .values()
-        .filter(|s| s.verbs.contains(&Verb::Connect))
+        .filter(|s| s.verbs.contains(&Verb::Connect) && !KNOWN_CONNECT.contains(&s.name.as_str()))
         .map(|s| s.name.as_str())
         .collect();
-    if !connect.is_empty() {
+    if !unknown.is_empty() {
         doc.push_str(&format!(
-            "\n\nConnect subresources are not generated (they need a streaming upgrade the runtime's `Api` does not provide): {}.",
-            connect.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(", ")
+            "\n\nConnect subresources the runtime has no client for are not generated: {}.",
+            unknown
+                .iter()
+                .map(|c| format!("`{c}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
         ));
     }
     let docs = doc_attrs(&doc);
@@ -225,7 +236,7 @@ fn subresource_methods(ctx: &ResourceCtx<'_>, sub: &Subresource) -> Vec<TokenStr
     let name = sub.name.as_str();
     let s = snake(name);
     if sub.verbs.contains(&Verb::Connect) {
-        return Vec::new();
+        return connect_methods(ctx, name);
     }
     if sub.streams {
         let doc = format!(
@@ -323,6 +334,83 @@ fn subresource_methods(ctx: &ResourceCtx<'_>, sub: &Subresource) -> Vec<TokenStr
         });
     }
     out
+}
+
+/// The methods of a connect subresource, over the runtime's connect API.
+fn connect_methods(ctx: &ResourceCtx<'_>, name: &str) -> Vec<TokenStream> {
+    let p = ctx.paths;
+    let kind = &ctx.res.kind;
+    let ap = p.params("AttachParams");
+    match name {
+        "exec" => {
+            let doc = doc_attrs(&format!(
+                "Runs `command` in the `{kind}` named `name` (`{name}` over a WebSocket), as `kubectl exec`."
+            ));
+            let out = p.result(p.params("AttachedProcess"));
+            vec![quote! {
+                #doc
+                #[inline]
+                pub async fn exec<I, S>(&self, name: &str, command: I, params: &#ap) -> #out
+                where
+                    I: IntoIterator<Item = S>,
+                    S: AsRef<str>,
+                {
+                    self.api.exec(name, command, params).await
+                }
+            }]
+        }
+        "attach" => {
+            let doc = doc_attrs(&format!(
+                "Attaches to the main process of a container of the `{kind}` named `name`, as `kubectl attach`."
+            ));
+            let out = p.result(p.params("AttachedProcess"));
+            vec![quote! {
+                #doc
+                #[inline]
+                pub async fn attach(&self, name: &str, params: &#ap) -> #out {
+                    self.api.attach(name, params).await
+                }
+            }]
+        }
+        "portforward" => {
+            let doc = doc_attrs(&format!(
+                "Forwards `ports` of the `{kind}` named `name` over one WebSocket, as `kubectl port-forward`."
+            ));
+            let out = p.result(p.params("Portforwarder"));
+            vec![quote! {
+                #doc
+                #[inline]
+                pub async fn portforward(&self, name: &str, ports: &[u16]) -> #out {
+                    self.api.portforward(name, ports).await
+                }
+            }]
+        }
+        "proxy" => {
+            let doc = doc_attrs(&format!(
+                "Sends `request` (its path and query are those under `proxy/`) to the `{kind}` named `name` (`name` or `name:port`) through the API server's proxy."
+            ));
+            let get_doc = doc_attrs(&format!(
+                "`GET` through the proxy of the `{kind}` named `name`: the body of a 2xx answer, an API error otherwise."
+            ));
+            let req = p.params("ProxyRequest");
+            let out = p.result(p.params("ProxyResponse"));
+            let get_out = p.result(quote!(::std::vec::Vec<u8>));
+            vec![quote! {
+                #doc
+                #[inline]
+                pub async fn proxy(&self, name: &str, request: #req) -> #out {
+                    self.api.proxy(name, request).await
+                }
+
+                #get_doc
+                #[inline]
+                pub async fn proxy_get(&self, name: &str, path_and_query: &str) -> #get_out {
+                    self.api.proxy_get(name, path_and_query).await
+                }
+            }]
+        }
+        _ => Vec::new(),
+    }
 }
 
 /// The clientset struct of one group version and its `Client` extension trait.

@@ -39,13 +39,16 @@ pub fn format_tokens(tokens: TokenStream) -> Result<String, FormatError> {
 ///
 /// Descriptions are prose, not Rust: lines are de-indented (an indented line would otherwise
 /// become a code block that `cargo test` compiles as a doctest) and bare code fences are
-/// marked `text` for the same reason.
+/// marked `text` for the same reason. A `<` outside code spans and fences is written as
+/// `&lt;` (except in `<http(s)://...>` autolinks): spec prose such as `<driver name>` would
+/// otherwise be read by rustdoc as an unclosed HTML tag (`rustdoc::invalid_html_tags`).
 pub fn doc_attrs(docs: Option<&str>) -> TokenStream {
     let Some(docs) = docs.map(str::trim).filter(|d| !d.is_empty()) else {
         return TokenStream::new();
     };
     let mut out = TokenStream::new();
     let mut in_fence = false;
+    let mut in_code = false;
     for line in docs.lines() {
         let trimmed = line.trim();
         let text = if let Some(rest) = trimmed.strip_prefix("```") {
@@ -59,7 +62,7 @@ pub fn doc_attrs(docs: Option<&str>) -> TokenStream {
         } else if in_fence {
             line.trim_end().to_owned()
         } else {
-            trimmed.to_owned()
+            escape_html(trimmed, &mut in_code)
         };
         let text = if text.is_empty() {
             String::new()
@@ -72,6 +75,32 @@ pub fn doc_attrs(docs: Option<&str>) -> TokenStream {
         out.extend(quote::quote!(#[doc = " ```"]));
     }
     out
+}
+
+/// Escapes `<` outside inline code spans (whose state `in_code` carries across lines) and
+/// autolinks.
+fn escape_html(line: &str, in_code: &mut bool) -> String {
+    let mut out = String::with_capacity(line.len());
+    for (i, c) in line.char_indices() {
+        match c {
+            '`' => {
+                *in_code = !*in_code;
+                out.push(c);
+            }
+            '<' if !*in_code && !is_autolink(&line[i..]) => out.push_str("&lt;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// Whether `rest` starts with an autolink such as `<https://example.com>`.
+fn is_autolink(rest: &str) -> bool {
+    let body = &rest[1..];
+    (body.starts_with("http://") || body.starts_with("https://"))
+        && body
+            .find('>')
+            .is_some_and(|end| !body[..end].contains(char::is_whitespace))
 }
 
 #[cfg(test)]
@@ -102,6 +131,18 @@ mod tests {
         assert!(attrs.contains("\" apiVersion: v1\""), "{attrs}");
         assert!(attrs.contains("\" ```text\""), "{attrs}");
         assert!(doc_attrs(Some("  ")).is_empty());
+    }
+
+    #[test]
+    fn html_like_prose_is_escaped_outside_code() {
+        let attrs = doc_attrs(Some(
+            "The <driver name> label, `a<b>` and <https://k8s.io/x>.\n```\n<kept>\n```",
+        ))
+        .to_string();
+        assert!(attrs.contains("&lt;driver name>"), "{attrs}");
+        assert!(attrs.contains("`a<b>`"), "{attrs}");
+        assert!(attrs.contains("<https://k8s.io/x>"), "{attrs}");
+        assert!(attrs.contains("\" <kept>\""), "{attrs}");
         assert!(doc_attrs(None).is_empty());
     }
 }

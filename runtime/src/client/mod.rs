@@ -7,6 +7,7 @@
 //!   429/503/504 with `Retry-After`), client-go's `rest.RESTClient`.
 //! - [`Api`]: typed verbs on one resource, for generated, derived and untyped
 //!   ([`DynamicObject`], [`PartialObjectMetadata`]) objects; [`Discovery`] of `/api` and `/apis`.
+//! - [`connect`]: exec, attach and port-forward over WebSocket, and the proxy subresource.
 //! - The vocabulary shared with the reflector: [`ListParams`], [`WatchParams`],
 //!   [`ObjectList`], [`WatchEvent`], the typed [`Error`] that keeps the server's `Status`,
 //!   and [`ListerWatcher`] (client-go's `cache.ListerWatcher`), implemented by `Api<K>`.
@@ -29,8 +30,8 @@ pub use api::{
 };
 pub use config::{AuthConfig, Config, ConfigError, KubeConfigOptions, Kubeconfig};
 pub use connect::{
-    AttachParams, AttachedProcess, ConnectError, ExecStatus, Portforwarder, ProxyResponse,
-    TerminalSize,
+    AttachParams, AttachedProcess, ConnectError, ExecStatus, Portforwarder, ProxyRequest,
+    ProxyResponse, TerminalSize,
 };
 pub use discovery::{DiscoveredGroup, DiscoveredResource, DiscoveredVersion, Discovery};
 pub use dynamic::{DynamicObject, PartialObjectMetadata, TypeMeta};

@@ -52,5 +52,5 @@ impl<'a> ApiextensionsV1Informers<'a> {
 }
 /// `apiextensions.k8s.io/v1/customresourcedefinitions` (kind `CustomResourceDefinition`).
 ///
-/// CustomResourceDefinition represents a resource that should be exposed on the API server.  Its name MUST be in the format <.spec.name>.<.spec.group>.
+/// CustomResourceDefinition represents a resource that should be exposed on the API server.  Its name MUST be in the format &lt;.spec.name>.&lt;.spec.group>.
 pub mod customresourcedefinitions;

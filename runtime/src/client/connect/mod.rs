@@ -25,6 +25,10 @@ pub use portforward::Portforwarder;
 pub use proxy::ProxyResponse;
 pub use ws::{PORT_FORWARD_PROTOCOL, V4_PROTOCOL, V5_PROTOCOL};
 
+/// The request of [`Api::proxy`](crate::Api::proxy): method, path and query under `proxy/`,
+/// headers and body.
+pub type ProxyRequest = http::Request<Vec<u8>>;
+
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 
 use crate::client::Api;

@@ -119,7 +119,7 @@ impl<K> Api<K> {
 
     /// `GET` through the proxy; the body of a 2xx answer, an [`Error::Api`] otherwise (what
     /// client-go's `ProxyGet(...).DoRaw` gives).
-    pub async fn proxy_get(&self, name: &str, path_and_query: &str) -> Result<Bytes> {
+    pub async fn proxy_get(&self, name: &str, path_and_query: &str) -> Result<Vec<u8>> {
         let req = http::Request::get(path_and_query)
             .body(Vec::new())
             .map_err(|e| Error::Transport {
@@ -127,11 +127,7 @@ impl<K> Api<K> {
                 message: format!("invalid proxy path: {e}"),
                 source: None,
             })?;
-        self.proxy(name, req)
-            .await?
-            .error_for_status()
-            .await?
-            .bytes()
-            .await
+        let resp = self.proxy(name, req).await?.error_for_status().await?;
+        resp.client.collect_body(resp.response, &resp.request).await
     }
 }
