@@ -81,17 +81,44 @@ pub fn doc_attrs(docs: Option<&str>) -> TokenStream {
 /// autolinks.
 fn escape_html(line: &str, in_code: &mut bool) -> String {
     let mut out = String::with_capacity(line.len());
+    let mut skip_to = 0;
     for (i, c) in line.char_indices() {
+        if i < skip_to {
+            continue;
+        }
         match c {
             '`' => {
                 *in_code = !*in_code;
                 out.push(c);
             }
             '<' if !*in_code && !is_autolink(&line[i..]) => out.push_str("&lt;"),
+            'h' if !*in_code && bare_url_at(line, i) => {
+                // A bare URL becomes an autolink (`rustdoc::bare_urls`); trailing sentence
+                // punctuation stays outside it.
+                let end = line[i..]
+                    .find(char::is_whitespace)
+                    .map_or(line.len(), |n| i + n);
+                let url = line[i..end].trim_end_matches(['.', ',', ';', ':', ')', '"', '\'']);
+                out.push('<');
+                out.push_str(url);
+                out.push('>');
+                skip_to = i + url.len();
+            }
             _ => out.push(c),
         }
     }
     out
+}
+
+/// Whether a bare `http(s)://` URL starts at `i` (not already inside `<...>`, `(...)` or a
+/// word).
+fn bare_url_at(line: &str, i: usize) -> bool {
+    let rest = &line[i..];
+    (rest.starts_with("http://") || rest.starts_with("https://"))
+        && line[..i]
+            .chars()
+            .next_back()
+            .is_none_or(|p| p.is_whitespace() || matches!(p, '"' | '\'' | '('))
 }
 
 /// Whether `rest` starts with an autolink such as `<https://example.com>`.
@@ -142,6 +169,10 @@ mod tests {
         assert!(attrs.contains("&lt;driver name>"), "{attrs}");
         assert!(attrs.contains("`a<b>`"), "{attrs}");
         assert!(attrs.contains("<https://k8s.io/x>"), "{attrs}");
+        let bare =
+            doc_attrs(Some("More info: https://k8s.io/a. See (https://k8s.io/b)")).to_string();
+        assert!(bare.contains("More info: <https://k8s.io/a>."), "{bare}");
+        assert!(bare.contains("(<https://k8s.io/b>)"), "{bare}");
         assert!(attrs.contains("\" <kept>\""), "{attrs}");
         assert!(doc_attrs(None).is_empty());
     }

@@ -270,7 +270,7 @@ pub mod nodes;
 pub mod persistentvolumeclaims;
 /// `v1/persistentvolumes` (kind `PersistentVolume`).
 ///
-/// PersistentVolume (PV) is a storage resource provisioned by an administrator. It is analogous to a node. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes
+/// PersistentVolume (PV) is a storage resource provisioned by an administrator. It is analogous to a node. More info: <https://kubernetes.io/docs/concepts/storage/persistent-volumes>
 pub mod persistentvolumes;
 /// `v1/pods` (kind `Pod`).
 ///

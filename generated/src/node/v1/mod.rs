@@ -46,5 +46,5 @@ impl<'a> NodeV1Informers<'a> {
 }
 /// `node.k8s.io/v1/runtimeclasses` (kind `RuntimeClass`).
 ///
-/// RuntimeClass defines a class of container runtime supported in the cluster. The RuntimeClass is used to determine which container runtime is used to run all containers in a pod. RuntimeClasses are manually defined by a user or cluster provisioner, and referenced in the PodSpec. The Kubelet is responsible for resolving the RuntimeClassName reference before running the pod.  For more details, see https://kubernetes.io/docs/concepts/containers/runtime-class/
+/// RuntimeClass defines a class of container runtime supported in the cluster. The RuntimeClass is used to determine which container runtime is used to run all containers in a pod. RuntimeClasses are manually defined by a user or cluster provisioner, and referenced in the PodSpec. The Kubelet is responsible for resolving the RuntimeClassName reference before running the pod.  For more details, see <https://kubernetes.io/docs/concepts/containers/runtime-class/>
 pub mod runtimeclasses;
