@@ -9,6 +9,7 @@
 
 mod attrs;
 mod expand;
+mod group;
 mod validate;
 
 use proc_macro::TokenStream;
@@ -65,4 +66,55 @@ pub fn derive_custom_resource(input: TokenStream) -> TokenStream {
             .into(),
         None => TokenStream::new(),
     }
+}
+
+/// The group-level accessors of the derived resources in a module, as generated code has them:
+/// `client.example_com_v1().foos("ns")` and `factory.example_com().v1().foos().lister()`.
+///
+/// ```ignore
+/// #[kinform::api_group(group = "example.com")]
+/// pub mod api {
+///     pub mod v1 {
+///         use super::*;
+///         #[derive(CustomResource, Clone, Debug, Serialize, Deserialize, JsonSchema)]
+///         #[kinform(version = "v1", kind = "Foo", namespaced)]
+///         pub struct FooSpec { size: i32 }
+///
+///         #[derive(CustomResource, Clone, Debug, Serialize, Deserialize, JsonSchema)]
+///         #[kinform(version = "v1", kind = "Bar")]
+///         pub struct BarSpec { city: String }
+///     }
+/// }
+///
+/// use api::prelude::*;
+/// let foos = client.example_com_v1().foos("ns");     // FooClient
+/// let bars = factory.example_com().v1().bars().lister();
+/// ```
+///
+/// Goes on an inline module; every `#[derive(CustomResource)]` inside it (at any depth of
+/// inline modules) belongs to the group: its `group` may be left out (the attribute gives
+/// it) or must equal the group. The attribute appends, through kinform-codegen's group
+/// emitters (the same as `kinform-gen`'s for that group):
+/// `<Group>Informers` and `<Group>InformersExt` in the module; per version a module
+/// (`v1`, created or extended) with `<Group><Version>Client`, `<Group><Version>ClientExt`
+/// and `<Group><Version>Informers`, and per resource a module (`foos`) re-exporting its
+/// `FooClient`, `FooLister` and `FooInformer`; and a `prelude` with every extension trait.
+/// Arguments: `group = "..."` (required), `crates(kinform = "...", k8s_openapi = "...")`.
+///
+/// Errors: a derive stating another group, two kinds of one version with the same plural,
+/// a module without derives, or the attribute on anything but an inline module.
+///
+/// Each derive's own `factory.foos()` (`FooInformerExt`) stays: it needs no group
+/// declaration and reaches the same shared informer.
+#[proc_macro_attribute]
+pub fn api_group(args: TokenStream, input: TokenStream) -> TokenStream {
+    let input = proc_macro2::TokenStream::from(input);
+    group::expand(args.into(), input.clone())
+        .unwrap_or_else(|e| {
+            // The module as written stays, so the error is the only one reported.
+            let mut out = e.to_compile_error();
+            out.extend(input);
+            out
+        })
+        .into()
 }

@@ -12,9 +12,12 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use proc_macro2::TokenStream;
 
-use crate::emit::client::resource_client;
-use crate::emit::informer::{has_informer, resource_informer};
-use crate::emit::modules::ResourceCtx;
+use crate::emit::api_names::{group_names, snake};
+use crate::emit::client::{group_version_clientset, resource_client};
+use crate::emit::informer::{
+    group_informers, group_version_informers, has_informer, resource_informer,
+};
+use crate::emit::modules::{GroupCtx, GroupVersionCtx, ResourceCtx};
 use crate::emit::runtime::RuntimePaths;
 use crate::model::{PrinterColumn, ResourceDef, RootType, ScalePaths, Scope, Subresource, Verb};
 
@@ -169,6 +172,153 @@ impl DeriveResource {
         }
         out
     }
+}
+
+/// The group-level items of derived resources of one API group, as `kinform-gen` emits them
+/// for the same group: what `#[kinform::api_group]` adds to the module it annotates.
+#[derive(Clone, Debug)]
+pub struct GroupItems {
+    /// The group's module name in generated code (`example_com`), which is also the
+    /// `InformerFactory` accessor.
+    pub name: String,
+    /// `<Group>Informers` and its `InformerFactory` extension trait (`<Group>InformersExt`);
+    /// they name each version's informer set as `<version>::<Group><Version>Informers`.
+    pub group: TokenStream,
+    /// The versions, in order.
+    pub versions: Vec<VersionItems>,
+    /// Every extension trait, as paths relative to the group-level module
+    /// (`<Group>InformersExt`, `v1::<Group>V1ClientExt`): the generated prelude's entries.
+    pub prelude: Vec<TokenStream>,
+}
+
+/// One version of a [`GroupItems`].
+#[derive(Clone, Debug)]
+pub struct VersionItems {
+    /// The version module's name (`v1`).
+    pub module: String,
+    /// `<Group><Version>Client` + its `Client` extension trait and `<Group><Version>Informers`;
+    /// they name each resource's items as `<plural module>::FooClient` / `FooInformer`.
+    pub items: TokenStream,
+    /// Per resource (in the order given): its module name (the plural, `foos`) and the root
+    /// type's name, whose `FooClient`, `FooLister` and `FooInformer` that module must hold.
+    pub resources: Vec<(String, String)>,
+}
+
+/// Why derived resources cannot form one group.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum GroupError {
+    /// A resource declares another group.
+    #[error("`{kind}` is in group `{found}`, not `{group}`")]
+    WrongGroup {
+        /// The group being built.
+        group: String,
+        /// The resource's kind.
+        kind: String,
+        /// The resource's group.
+        found: String,
+    },
+    /// Two resources of one version have the same plural (one URL, one accessor).
+    #[error(
+        "`{group}/{version}` has two resources named `{plural}` (kinds `{first}` and `{second}`)"
+    )]
+    DuplicateResource {
+        /// Group.
+        group: String,
+        /// Version.
+        version: String,
+        /// The shared plural.
+        plural: String,
+        /// The first kind.
+        first: String,
+        /// The second kind.
+        second: String,
+    },
+}
+
+/// The group-level items of `resources`, all of `group`: client-go's `ExampleComV1()`
+/// clientset accessor and `factory.ExampleCom().V1().Foos()` informer accessors, from the
+/// same emitters as generated code ([`group_version_clientset`], [`group_version_informers`],
+/// [`group_informers`]). Versions are ordered by name as `kinform-gen` orders them; resources
+/// within a version by plural.
+pub fn group_items(
+    group: &str,
+    resources: &[DeriveResource],
+    paths: &RuntimePaths,
+) -> Result<GroupItems, GroupError> {
+    let mut versions: BTreeMap<&str, BTreeMap<String, (&DeriveResource, ResourceDef)>> =
+        BTreeMap::new();
+    for r in resources {
+        if r.group != group {
+            return Err(GroupError::WrongGroup {
+                group: group.to_owned(),
+                kind: r.kind.clone(),
+                found: r.group.clone(),
+            });
+        }
+        let plural = r.plural();
+        let v = versions.entry(&r.version).or_default();
+        if let Some((first, _)) = v.get(&plural) {
+            return Err(GroupError::DuplicateResource {
+                group: group.to_owned(),
+                version: r.version.clone(),
+                plural,
+                first: first.kind.clone(),
+                second: r.kind.clone(),
+            });
+        }
+        v.insert(plural, (r, r.resource_def()));
+    }
+    let name = group_names([group])[group].clone();
+    let gvs: Vec<GroupVersionCtx<'_>> = versions
+        .iter()
+        .map(|(version, res)| GroupVersionCtx {
+            group,
+            version,
+            group_name: name.clone(),
+            resources: res
+                .values()
+                .map(|(d, def)| {
+                    let root = quote::format_ident!("{}", d.root);
+                    ResourceCtx::new(def, group, version, quote::quote!(#root), paths, &d.root)
+                })
+                .collect(),
+            paths,
+        })
+        .collect();
+    let mut prelude = Vec::new();
+    let out_versions = gvs
+        .iter()
+        .zip(versions.values())
+        .map(|(gv, res)| {
+            let mut items = group_version_clientset(gv);
+            items.extend(group_version_informers(gv));
+            let vmod = gv.version_ident();
+            let ext = gv.client_ext_ident();
+            prelude.push(quote::quote!(#vmod::#ext));
+            VersionItems {
+                module: snake(gv.version),
+                items,
+                resources: res
+                    .iter()
+                    .map(|(plural, (d, _))| (snake(plural), d.root.clone()))
+                    .collect(),
+            }
+        })
+        .collect();
+    let g = GroupCtx {
+        group,
+        name: name.clone(),
+        versions: gvs,
+        paths,
+    };
+    let ext = g.informers_ext_ident();
+    prelude.insert(0, quote::quote!(#ext));
+    Ok(GroupItems {
+        group: group_informers(&g),
+        name,
+        versions: out_versions,
+        prelude,
+    })
 }
 
 /// The factory accessor of a derived resource. Generated code reaches an informer through
