@@ -10,6 +10,7 @@
 mod attrs;
 mod expand;
 mod group;
+mod rule_expr;
 mod validate;
 
 use proc_macro::TokenStream;
