@@ -403,6 +403,12 @@ fn parse_key_value(meta: &ParseNestedMeta<'_>, what: &str) -> syn::Result<(Strin
     syn::parenthesized!(content in meta.input);
     if content.peek(LitStr) {
         let k: LitStr = content.parse()?;
+        if content.is_empty() {
+            return Err(syn::Error::new(
+                k.span(),
+                format!("`{what}` takes a key and a value: `{what}(\"key\", \"value\")`"),
+            ));
+        }
         content.parse::<syn::Token![,]>()?;
         let v: LitStr = content.parse()?;
         if content.peek(syn::Token![,]) {

@@ -207,18 +207,41 @@ fn push_tokens(items: &mut Vec<syn::Item>, tokens: TokenStream) -> syn::Result<(
     Ok(())
 }
 
-/// Expands `#[api_group(args)] mod m { ... }`.
-pub fn expand(args: TokenStream, input: TokenStream) -> syn::Result<TokenStream> {
-    let args = parse_args(args)?;
-    let mut m: syn::ItemMod = syn::parse2(input).map_err(|e| {
-        syn::Error::new(
-            e.span(),
-            "#[kinform::api_group] goes on an inline module (`mod api { ... }`) holding the group's #[derive(CustomResource)] types",
-        )
-    })?;
+/// Expands `#[api_group(args)] mod m { ... }`: the module with the group's items, or, on a
+/// mistake, the error beside the module (its derives given the group, so that the mistake is
+/// the only error reported).
+pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
+    let args = match parse_args(args) {
+        Ok(a) => a,
+        Err(e) => return with_error(e, input),
+    };
+    let mut m: syn::ItemMod = match syn::parse2(input.clone()) {
+        Ok(m) => m,
+        Err(e) => {
+            let e = syn::Error::new(
+                e.span(),
+                "#[kinform::api_group] goes on an inline module (`mod api { ... }`) holding the group's #[derive(CustomResource)] types",
+            );
+            return with_error(e, input);
+        }
+    };
+    match expand_module(&args, &mut m) {
+        Ok(()) => quote!(#m),
+        Err(e) => with_error(e, quote!(#m)),
+    }
+}
+
+fn with_error(e: syn::Error, item: TokenStream) -> TokenStream {
+    let mut out = e.to_compile_error();
+    out.extend(item);
+    out
+}
+
+fn expand_module(args: &Args, m: &mut syn::ItemMod) -> syn::Result<()> {
+    let span = m.span();
     let Some((_, items)) = &mut m.content else {
         return Err(syn::Error::new(
-            m.span(),
+            span,
             "#[kinform::api_group] needs the module's contents inline (`mod api { ... }`, not `mod api;`): it reads the derives inside",
         ));
     };
@@ -228,8 +251,9 @@ pub fn expand(args: TokenStream, input: TokenStream) -> syn::Result<TokenStream>
     let group = args.group.value();
     let rt = args
         .kinform
+        .as_ref()
         .map_or_else(|| "::kinform".to_owned(), |p| quote!(#p).to_string());
-    let k8s = args.k8s_openapi.map(|p| quote!(#p).to_string());
+    let k8s = args.k8s_openapi.as_ref().map(|p| quote!(#p).to_string());
     let paths = RuntimePaths::new(&rt, k8s.as_deref())
         .map_err(|e| syn::Error::new(Span::call_site(), e.to_string()))?;
     let resources: Vec<DeriveResource> = found.iter().map(|f| f.res.clone()).collect();
@@ -305,7 +329,7 @@ pub fn expand(args: TokenStream, input: TokenStream) -> syn::Result<TokenStream>
     for p in gi.prelude {
         prelude.push(syn::parse_quote!(pub use super::#p;));
     }
-    Ok(quote!(#m))
+    Ok(())
 }
 
 fn version_mod(res: &DeriveResource) -> syn::Ident {
