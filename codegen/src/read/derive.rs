@@ -199,7 +199,7 @@ pub struct VersionItems {
     /// `<Group><Version>Client` + its `Client` extension trait and `<Group><Version>Informers`;
     /// they name each resource's items as `<plural module>::FooClient` / `FooInformer`.
     pub items: TokenStream,
-    /// Per resource (in the order given): its module name (the plural, `foos`) and the root
+    /// Per resource (by plural, as generated code orders them): its module name (the plural, `foos`) and the root
     /// type's name, whose `FooClient`, `FooLister` and `FooInformer` that module must hold.
     pub resources: Vec<(String, String)>,
 }
@@ -322,10 +322,12 @@ pub fn group_items(
 }
 
 /// The factory accessor of a derived resource. Generated code reaches an informer through
-/// one extension trait per group (`factory.example_com().v1().foos()`); derived types are
-/// declared one at a time, and two of them in one group would each declare that trait, so a
-/// derived resource gets its own trait instead: `FooInformerExt`, adding
-/// `factory.foos()` (the plural, as the generated accessor's last step).
+/// one extension trait per group (`factory.example_com().v1().foos()`); one derive cannot
+/// declare that trait (two derived kinds of a group would each declare it), so each derived
+/// resource also gets its own trait, `FooInformerExt`, adding `factory.foos()` (the plural, as
+/// the generated accessor's last step). It stays beside the group accessor that
+/// `#[kinform::api_group]` adds through [`group_items`]: it needs no group declaration, and
+/// both reach the same shared informer.
 fn factory_accessor(ctx: &ResourceCtx<'_>, paths: &RuntimePaths) -> TokenStream {
     let factory = paths.informer_factory();
     let informer = ctx.informer_ident();
@@ -362,6 +364,97 @@ mod tests {
         assert_eq!(default_plural("Ingress"), "ingresses");
         assert_eq!(default_plural("Box"), "boxes");
         assert_eq!(default_plural("Patch"), "patches");
+    }
+
+    fn derived(group: &str, version: &str, kind: &str, namespaced: bool) -> DeriveResource {
+        DeriveResource {
+            group: group.into(),
+            version: version.into(),
+            kind: kind.into(),
+            root: kind.into(),
+            plural: None,
+            singular: None,
+            namespaced,
+            short_names: vec![],
+            categories: vec![],
+            has_status: false,
+            scale: None,
+            printer_columns: vec![],
+            served: true,
+            storage: true,
+            deprecated: None,
+            docs: None,
+        }
+    }
+
+    #[test]
+    fn group_items_use_generated_names() {
+        let paths = RuntimePaths::new("::kinform", None).expect("valid path");
+        let items = group_items(
+            "example.com",
+            &[
+                derived("example.com", "v1", "Foo", true),
+                derived("example.com", "v1", "Bar", false),
+                derived("example.com", "v1alpha1", "Foo", true),
+            ],
+            &paths,
+        )
+        .unwrap();
+        assert_eq!(items.name, "example_com");
+        let group = items.group.to_string();
+        assert!(group.contains("pub trait ExampleComInformersExt"));
+        assert!(group.contains("fn example_com (& self) -> ExampleComInformers"));
+        assert!(group.contains("v1alpha1 :: ExampleComV1alpha1Informers"));
+        let modules: Vec<&str> = items.versions.iter().map(|v| v.module.as_str()).collect();
+        assert_eq!(modules, ["v1", "v1alpha1"]);
+        let v1 = &items.versions[0];
+        assert_eq!(
+            v1.resources,
+            [
+                ("bars".to_owned(), "Bar".to_owned()),
+                ("foos".to_owned(), "Foo".to_owned())
+            ]
+        );
+        let tokens = v1.items.to_string();
+        assert!(tokens.contains("pub struct ExampleComV1Client"));
+        assert!(tokens.contains("fn example_com_v1 (& self) -> ExampleComV1Client"));
+        // Scope decides the clientset accessor's signature.
+        assert!(tokens.contains("pub fn foos (& self , namespace : & str) -> foos :: FooClient"));
+        assert!(tokens.contains("pub fn bars (& self) -> bars :: BarClient"));
+        assert!(tokens.contains("pub fn foos (& self) -> foos :: FooInformer < 'a >"));
+        let prelude: Vec<String> = items.prelude.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            prelude,
+            [
+                "ExampleComInformersExt",
+                "v1 :: ExampleComV1ClientExt",
+                "v1alpha1 :: ExampleComV1alpha1ClientExt"
+            ]
+        );
+    }
+
+    #[test]
+    fn group_items_reject_other_groups_and_shared_plurals() {
+        let paths = RuntimePaths::new("::kinform", None).expect("valid path");
+        let err = group_items(
+            "example.com",
+            &[derived("other.io", "v1", "Foo", true)],
+            &paths,
+        )
+        .unwrap_err();
+        assert!(matches!(err, GroupError::WrongGroup { ref found, .. } if found == "other.io"));
+        let mut second = derived("example.com", "v1", "Fooo", true);
+        second.plural = Some("foos".into());
+        let err = group_items(
+            "example.com",
+            &[derived("example.com", "v1", "Foo", true), second],
+            &paths,
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "`example.com/v1` has two resources named `foos` (kinds `Foo` and `Fooo`)"
+        );
     }
 
     #[test]
