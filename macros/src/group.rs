@@ -131,7 +131,12 @@ fn collect(
 ) {
     for item in items {
         match item {
-            syn::Item::Struct(s) if derives_custom_resource(&s.attrs) => {
+            // Only kinform's derive: another crate's `CustomResource` (kube-derive's) has no
+            // `#[kinform(...)]` and must not receive one.
+            syn::Item::Struct(s)
+                if derives_custom_resource(&s.attrs)
+                    && s.attrs.iter().any(|a| a.path().is_ident("kinform")) =>
+            {
                 let mut ignored = Errors::default();
                 let attrs = Attrs::parse(&s.attrs, &mut ignored);
                 match &attrs.group {

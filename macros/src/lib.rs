@@ -117,8 +117,8 @@ pub fn derive_custom_resource(input: TokenStream) -> TokenStream {
 /// let bars = factory.example_com().v1().bars().lister();
 /// ```
 ///
-/// Goes on an inline module; every `#[derive(CustomResource)]` inside it (at any depth of
-/// inline modules) belongs to the group: its `group` may be left out (the attribute gives
+/// Goes on an inline module; every `#[derive(CustomResource)]` with `#[kinform(...)]` inside
+/// it (at any depth of inline modules) belongs to the group: its `group` may be left out (the attribute gives
 /// it) or must equal the group. The attribute appends, through kinform-codegen's group
 /// emitters (the same as `kinform-gen`'s for that group):
 /// `<Group>Informers` and `<Group>InformersExt` in the module; per version a module
