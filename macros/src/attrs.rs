@@ -28,6 +28,20 @@ pub struct Crates {
     pub kinform: Option<syn::Path>,
     pub k8s_openapi: Option<syn::Path>,
     pub serde: Option<syn::Path>,
+    pub schemars: Option<syn::Path>,
+    pub std: Option<syn::Path>,
+}
+
+/// Where the CRD's schema comes from (kube-derive's `schema = "..."`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SchemaMode {
+    /// From the spec and status types' `JsonSchema`; the root derives `JsonSchema` too.
+    #[default]
+    Derived,
+    /// From the user's `impl JsonSchema for <Root>`: the whole object schema.
+    Manual,
+    /// None: the spec preserves unknown fields.
+    Disabled,
 }
 
 /// Everything `#[kinform(...)]` may say.
@@ -48,11 +62,11 @@ pub struct Attrs {
     pub selectable: Vec<String>,
     pub rules: Vec<Rule>,
     pub served: Option<(bool, Span)>,
-    pub storage: Option<Span>,
+    pub storage: Option<(bool, Span)>,
     pub deprecated: Option<(Option<String>, Span)>,
     pub derives: Vec<syn::Path>,
     pub extra_attrs: Vec<syn::Meta>,
-    pub schema_disabled: Option<Span>,
+    pub schema: Option<(SchemaMode, Span)>,
     pub doc: Option<String>,
     pub labels: Vec<(String, String)>,
     pub annotations: Vec<(String, String)>,
@@ -162,11 +176,19 @@ impl Attrs {
             "group" => set(&mut self.group, string(meta)?, "group", span),
             "version" => set(&mut self.version, string(meta)?, "version", span),
             "kind" => set(&mut self.kind, string(meta)?, "kind", span),
-            "root" => set(&mut self.root, string(meta)?, "root", span),
+            // `struct` is kube-derive's former name of `root`.
+            "root" | "struct" => set(&mut self.root, string(meta)?, "root", span),
             "plural" => set(&mut self.plural, string(meta)?, "plural", span),
             "singular" => set(&mut self.singular, string(meta)?, "singular", span),
             "namespaced" => set(&mut self.namespaced, span, "namespaced", span),
-            "storage" => set(&mut self.storage, span, "storage", span),
+            "storage" => {
+                let value = if meta.input.peek(syn::Token![=]) {
+                    meta.value()?.parse::<LitBool>()?.value
+                } else {
+                    true
+                };
+                set(&mut self.storage, (value, span), "storage", span)
+            }
             "shortname" => {
                 self.short_names.push(string(meta)?.value());
                 Ok(())
@@ -210,6 +232,21 @@ impl Attrs {
                         "`attr` must be an attribute's contents, e.g. \"allow(deprecated)\"",
                     )
                 })?;
+                // As kube-derive: derives go through `derive = "..."`, and serde / schemars
+                // attributes would fight the generated (de)serialization and schema.
+                let path = attr.path();
+                if path.is_ident("derive") {
+                    return Err(syn::Error::new(
+                        lit.span(),
+                        "`attr` cannot add derives: use `derive = \"Trait\"`",
+                    ));
+                }
+                if path.is_ident("serde") || path.is_ident("schemars") {
+                    return Err(syn::Error::new(
+                        lit.span(),
+                        "`attr` cannot set `serde` or `schemars` attributes: the root type's serialization and schema are generated",
+                    ));
+                }
                 self.extra_attrs.push(attr);
                 Ok(())
             }
@@ -223,18 +260,26 @@ impl Attrs {
             }
             "schema" => {
                 let lit = string(meta)?;
-                match lit.value().as_str() {
-                    "derived" => Ok(()),
-                    "disabled" => set(&mut self.schema_disabled, lit.span(), "schema", span),
-                    _ => Err(syn::Error::new(
-                        lit.span(),
-                        "`schema` is \"derived\" (default) or \"disabled\"",
-                    )),
-                }
+                let mode = match lit.value().as_str() {
+                    "derived" => SchemaMode::Derived,
+                    "manual" => SchemaMode::Manual,
+                    "disabled" => SchemaMode::Disabled,
+                    _ => {
+                        return Err(syn::Error::new(
+                            lit.span(),
+                            "`schema` is \"derived\" (default), \"manual\" or \"disabled\"",
+                        ));
+                    }
+                };
+                set(&mut self.schema, (mode, lit.span()), "schema", span)
             }
             "scale" => {
                 self.once("scale", span)?;
-                self.scale = Some(parse_scale(meta)?);
+                self.scale = Some(if meta.input.peek(syn::Token![=]) {
+                    scale_json(&string(meta)?)?
+                } else {
+                    parse_scale(meta)?
+                });
                 Ok(())
             }
             "printcolumn" => {
@@ -248,14 +293,7 @@ impl Attrs {
             }
             "validation" | "rule" => {
                 let rule = if meta.input.peek(syn::Token![=]) {
-                    Rule {
-                        rule: string(meta)?.value(),
-                        message: None,
-                        message_expression: None,
-                        reason: None,
-                        field_path: None,
-                        optional_old_self: None,
-                    }
+                    crate::rule_expr::rule(&meta.value()?.parse::<syn::Expr>()?)?
                 } else {
                     parse_rule(meta)?
                 };
@@ -263,21 +301,7 @@ impl Attrs {
                 Ok(())
             }
             "label" | "annotation" => {
-                let mut k = None;
-                let mut v = None;
-                parse_nested(meta, |m| match key_of(m).as_str() {
-                    "key" => set(&mut k, string(m)?.value(), "key", m.path.span()),
-                    "value" => set(&mut v, string(m)?.value(), "value", m.path.span()),
-                    other => Err(m.error(format!(
-                        "unknown `{key}` key `{other}`: expected `key` or `value`"
-                    ))),
-                })?;
-                let (Some(k), Some(v)) = (k, v) else {
-                    return Err(syn::Error::new(
-                        span,
-                        format!("`{key}` needs `key = \"...\"` and `value = \"...\"`"),
-                    ));
-                };
+                let (k, v) = parse_key_value(meta, &key)?;
                 if key == "label" {
                     self.labels.push((k, v));
                 } else {
@@ -299,12 +323,29 @@ impl Attrs {
                         "kinform" => set(&mut crates.kinform, path, "kinform", sp),
                         "k8s_openapi" => set(&mut crates.k8s_openapi, path, "k8s_openapi", sp),
                         "serde" => set(&mut crates.serde, path, "serde", sp),
+                        "schemars" => set(&mut crates.schemars, path, "schemars", sp),
+                        "std" => set(&mut crates.std, path, "std", sp),
+                        "kube" | "kube_core" => Err(m.error(format!(
+                            "`{which}` is kube-derive's: kinform's runtime crate is set with `kinform = \"...\"`"
+                        ))),
+                        "serde_json" => Err(m.error(
+                            "kinform's expansion never names serde_json (the runtime builds the CRD), so there is nothing to override: remove `serde_json`",
+                        )),
                         other => Err(m.error(format!(
-                            "unknown crate `{other}`: expected `kinform`, `k8s_openapi` or `serde`"
+                            "unknown crate `{other}`: expected `kinform`, `k8s_openapi`, `serde`, `schemars` or `std`"
                         ))),
                     }
                 })
             }
+            "cel" => Err(meta.error(
+                "`cel` (kube-derive's client-side CEL evaluation) has no kinform counterpart: the API server evaluates the `validation` rules",
+            )),
+            "group_resolver" => Err(meta.error(
+                "`group_resolver` has no kinform counterpart: a kinform resource's group is the constant `Resource::GROUP`",
+            )),
+            "apiextensions" => Err(meta.error(
+                "`apiextensions` is gone from kube-derive too: kinform writes apiextensions.k8s.io/v1 CRDs",
+            )),
             other => Err(meta.error(format!("unknown kinform attribute `{other}`"))),
         }
     }
@@ -336,6 +377,75 @@ fn parse_scale(meta: &ParseNestedMeta<'_>) -> syn::Result<ScalePaths> {
         })?,
         label_selector_path: selector,
     })
+}
+
+/// kube-derive's JSON form: `scale = r#"{"specReplicasPath": "..", "statusReplicasPath": ".."}"#`.
+fn scale_json(lit: &LitStr) -> syn::Result<ScalePaths> {
+    let err = |m: String| syn::Error::new(lit.span(), m);
+    let v: serde_json::Value =
+        serde_json::from_str(&lit.value()).map_err(|e| err(format!("scale JSON: {e}")))?;
+    let text = |k: &str| {
+        v.get(k)
+            .and_then(serde_json::Value::as_str)
+            .map(str::to_owned)
+    };
+    let need = |k: &str| text(k).ok_or_else(|| err(format!("scale JSON needs \"{k}\"")));
+    Ok(ScalePaths {
+        spec_replicas_path: need("specReplicasPath")?,
+        status_replicas_path: need("statusReplicasPath")?,
+        label_selector_path: text("labelSelectorPath"),
+    })
+}
+
+/// `label("key", "value")` (kube-derive's form) or `label(key = "...", value = "...")`.
+fn parse_key_value(meta: &ParseNestedMeta<'_>, what: &str) -> syn::Result<(String, String)> {
+    let content;
+    syn::parenthesized!(content in meta.input);
+    if content.peek(LitStr) {
+        let k: LitStr = content.parse()?;
+        if content.is_empty() {
+            return Err(syn::Error::new(
+                k.span(),
+                format!("`{what}` takes a key and a value: `{what}(\"key\", \"value\")`"),
+            ));
+        }
+        content.parse::<syn::Token![,]>()?;
+        let v: LitStr = content.parse()?;
+        if content.peek(syn::Token![,]) {
+            content.parse::<syn::Token![,]>()?;
+        }
+        if !content.is_empty() {
+            return Err(content.error(format!("`{what}` takes a key and a value")));
+        }
+        return Ok((k.value(), v.value()));
+    }
+    let (mut k, mut v) = (None, None);
+    while !content.is_empty() {
+        let name: syn::Ident = content.parse()?;
+        content.parse::<syn::Token![=]>()?;
+        let lit: LitStr = content.parse()?;
+        match name.to_string().as_str() {
+            "key" => set(&mut k, lit.value(), "key", name.span())?,
+            "value" => set(&mut v, lit.value(), "value", name.span())?,
+            other => {
+                return Err(syn::Error::new(
+                    name.span(),
+                    format!("unknown `{what}` key `{other}`: expected `key` or `value`"),
+                ));
+            }
+        }
+        if content.is_empty() {
+            break;
+        }
+        content.parse::<syn::Token![,]>()?;
+    }
+    match (k, v) {
+        (Some(k), Some(v)) => Ok((k, v)),
+        _ => Err(syn::Error::new(
+            meta.path.span(),
+            format!("`{what}` needs a key and a value: `{what}(\"key\", \"value\")`"),
+        )),
+    }
 }
 
 const COLUMN_TYPES: &[&str] = &["integer", "number", "string", "boolean", "date"];

@@ -9,7 +9,7 @@ use quote::{format_ident, quote};
 use kinform_codegen::emit::runtime::RuntimePaths;
 use kinform_codegen::read::derive::DeriveResource;
 
-use crate::attrs::Attrs;
+use crate::attrs::{Attrs, SchemaMode};
 
 fn opt_str(v: Option<&str>) -> TokenStream {
     match v {
@@ -38,6 +38,12 @@ pub fn expand(
         None => quote!(#k8s::serde),
     };
     let serde_crate = serde.to_string().replace(' ', "");
+    let schemars: TokenStream = match &attrs.crates.schemars {
+        Some(p) => quote!(#p),
+        None => quote!(#rt::crd::schemars),
+    };
+    let schemars_crate = schemars.to_string().replace(' ', "");
+    let mode = attrs.schema.map(|(m, _)| m).unwrap_or_default();
     let vis = &input.vis;
     let spec = &input.ident;
     let root = format_ident!("{}", res.root);
@@ -76,7 +82,11 @@ pub fn expand(
                     status: ::core::option::Option<#st>,
                 },
                 quote!(status: wire.status,),
-                quote!(::core::option::Option::Some(#rt::crd::schema_for::<#st>())),
+                if mode == SchemaMode::Disabled {
+                    quote!(::core::option::Option::Some(#rt::crd::preserve_unknown_object()))
+                } else {
+                    quote!(::core::option::Option::Some(#rt::crd::schema_for::<#st>()))
+                },
             ),
             None => (
                 quote!(),
@@ -87,10 +97,22 @@ pub fn expand(
                 quote!(::core::option::Option::None),
             ),
         };
-    let spec_schema = if attrs.schema_disabled.is_some() {
+    let spec_schema = if mode == SchemaMode::Disabled {
         quote!(::core::option::Option::None)
     } else {
         quote!(::core::option::Option::Some(#rt::crd::schema_for::<#spec>()))
+    };
+    // As kube-derive: in derived mode the root derives `JsonSchema` (metadata skipped: the
+    // API server validates it itself); in manual mode the user implements it, and it is the
+    // CRD's whole object schema.
+    let (schema_derive, schema_attr, metadata_skip) = if mode == SchemaMode::Derived {
+        (
+            quote!(#schemars::JsonSchema,),
+            quote!(#[schemars(crate = #schemars_crate)]),
+            quote!(#[schemars(skip)]),
+        )
+    } else {
+        (quote!(), quote!(), quote!())
     };
 
     let short_names = &res.short_names;
@@ -141,13 +163,62 @@ pub fn expand(
     let paths = RuntimePaths::new(&quote!(#rt).to_string(), Some(&k8s.to_string()))
         .map_err(|e| syn::Error::new(proc_macro2::Span::call_site(), e.to_string()))?;
     let items = res.resource_items(quote!(#root), &paths);
+    let crd_desc = quote! {
+        #rt::crd::CrdDescription {
+            group: #group,
+            version: #version,
+            kind: #kind,
+            plural: #plural,
+            singular: #singular,
+            namespaced: #namespaced,
+            short_names: &[#(#short_names),*],
+            categories: &[#(#categories),*],
+            served: #served,
+            storage: #storage,
+            deprecated: #deprecated,
+            deprecation_warning: #warning,
+            printer_columns: &[#(#columns),*],
+            selectable_fields: &[#(#selectable),*],
+            status_subresource: #has_status,
+            scale: #scale,
+            rules: &[#(#rules),*],
+            labels: &[#(#labels),*],
+            annotations: &[#(#annotations),*],
+            description: #description,
+        }
+    };
+    let crd_body = if mode == SchemaMode::Manual {
+        quote! {
+            #rt::crd::custom_resource_definition_with_root_schema(
+                &#crd_desc,
+                #rt::crd::schema_for::<Self>(),
+            )
+        }
+    } else {
+        quote! {
+            #rt::crd::custom_resource_definition(&#crd_desc, #spec_schema, #status_schema)
+        }
+    };
+    let crd_doc = match mode {
+        SchemaMode::Derived => {
+            "The CustomResourceDefinition of this version, with a structural schema generated from the spec and status types. Merge several versions with `crd::merge_crds`."
+        }
+        SchemaMode::Manual => {
+            "The CustomResourceDefinition of this version, whose schema is this type's own `JsonSchema` implementation made structural. Merge several versions with `crd::merge_crds`."
+        }
+        SchemaMode::Disabled => {
+            "The CustomResourceDefinition of this version, without a schema: spec and status preserve unknown fields. Merge several versions with `crd::merge_crds`."
+        }
+    };
 
-    Ok(quote! {
+    let out = quote! {
         #[doc = #root_doc]
-        #[derive(Clone, Debug, #(#derives),*)]
+        #[derive(Clone, Debug, #schema_derive #(#derives),*)]
+        #schema_attr
         #(#[#extra_attrs])*
         #vis struct #root {
             /// Standard object metadata.
+            #metadata_skip
             pub metadata: #meta,
             /// The desired state.
             pub spec: #spec,
@@ -167,36 +238,9 @@ pub fn expand(
                 }
             }
 
-            /// The CustomResourceDefinition of this version, with a structural schema
-            /// generated from the spec and status types. Merge several versions with
-            /// `crd::merge_crds`.
+            #[doc = #crd_doc]
             pub fn crd() -> #crd_ty {
-                #rt::crd::custom_resource_definition(
-                    &#rt::crd::CrdDescription {
-                        group: #group,
-                        version: #version,
-                        kind: #kind,
-                        plural: #plural,
-                        singular: #singular,
-                        namespaced: #namespaced,
-                        short_names: &[#(#short_names),*],
-                        categories: &[#(#categories),*],
-                        served: #served,
-                        storage: #storage,
-                        deprecated: #deprecated,
-                        deprecation_warning: #warning,
-                        printer_columns: &[#(#columns),*],
-                        selectable_fields: &[#(#selectable),*],
-                        status_subresource: #has_status,
-                        scale: #scale,
-                        rules: &[#(#rules),*],
-                        labels: &[#(#labels),*],
-                        annotations: &[#(#annotations),*],
-                        description: #description,
-                    },
-                    #spec_schema,
-                    #status_schema,
-                )
+                #crd_body
             }
         }
 
@@ -260,5 +304,91 @@ pub fn expand(
         }
 
         #items
+    };
+    Ok(match &attrs.crates.std {
+        Some(std) => rewrite_std(out, &quote!(#std)),
+        None => out,
     })
+}
+
+/// Replaces every absolute `::std` path start in `tokens` by `std` (`crates(std = "...")`),
+/// inside groups too. `a::std` (not at a path start) is left alone.
+fn rewrite_std(tokens: TokenStream, std: &TokenStream) -> TokenStream {
+    use proc_macro2::{Group, Spacing, TokenTree};
+    let tts: Vec<TokenTree> = tokens.into_iter().collect();
+    let mut out = Vec::with_capacity(tts.len());
+    let mut i = 0;
+    while i < tts.len() {
+        if let (Some(TokenTree::Punct(a)), Some(TokenTree::Punct(b)), Some(TokenTree::Ident(id))) =
+            (tts.get(i), tts.get(i + 1), tts.get(i + 2))
+            && a.as_char() == ':'
+            && a.spacing() == Spacing::Joint
+            && b.as_char() == ':'
+            && id == "std"
+            && !(i > 0 && is_path_char(&tts[i - 1]))
+        {
+            out.extend(std.clone());
+            i += 3;
+            continue;
+        }
+        match &tts[i] {
+            TokenTree::Group(g) => {
+                let mut ng = Group::new(g.delimiter(), rewrite_std(g.stream(), std));
+                ng.set_span(g.span());
+                out.push(TokenTree::Group(ng));
+            }
+            tt => out.push(tt.clone()),
+        }
+        i += 1;
+    }
+    out.into_iter().collect()
+}
+
+/// Whether a token before `::` makes it a path continuation (`a::std`); after punctuation
+/// (`-> ::std`, `<::std`, `(::std`) `::std` starts a path.
+fn is_path_char(tt: &proc_macro2::TokenTree) -> bool {
+    matches!(tt, proc_macro2::TokenTree::Ident(_))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn std_paths_are_rewritten_at_path_starts_only() {
+        let ts = quote!(::std::string::String::from(x); a::std::b; fn f() -> ::std::sync::Arc<u8> { ::std::sync::Arc::new(0) });
+        let out = rewrite_std(ts, &quote!(my::std)).to_string();
+        assert_eq!(
+            out,
+            quote!(my::std::string::String::from(x); a::std::b; fn f() -> my::std::sync::Arc<u8> { my::std::sync::Arc::new(0) })
+                .to_string()
+        );
+    }
+
+    #[test]
+    fn expansion_with_std_override_names_no_std() {
+        let input: syn::DeriveInput = syn::parse_quote! {
+            #[kinform(group = "example.com", version = "v1", kind = "Foo", namespaced,
+                      crates(std = "my_std"))]
+            pub struct FooSpec { x: i32 }
+        };
+        let mut errors = crate::attrs::Errors::default();
+        let attrs = Attrs::parse(&input.attrs, &mut errors);
+        let res = crate::validate::validate(&input, &attrs, &mut errors).unwrap();
+        assert!(errors.finish().is_ok());
+        let before = expand(
+            &input,
+            &Attrs::parse(
+                &[syn::parse_quote!(#[kinform(group = "example.com", version = "v1", kind = "Foo")])],
+                &mut crate::attrs::Errors::default(),
+            ),
+            &res,
+        )
+        .unwrap()
+        .to_string();
+        assert!(before.contains(":: std ::"), "the emitters name ::std");
+        let out = expand(&input, &attrs, &res).unwrap().to_string();
+        assert!(!out.contains(":: std ::"), "{out}");
+        assert!(out.contains("my_std :: sync :: Arc"));
+    }
 }

@@ -1,14 +1,58 @@
-//! `#[derive(CustomResource)]` for kinform. Expands through `kinform-codegen`'s emitters so
-//! derived and generated code are the same code.
+//! `#[derive(CustomResource)]` and `#[api_group]` for kinform. Both expand through
+//! `kinform-codegen`'s emitters, so derived and generated code are the same code.
 //!
-//! Use it through `kinform` with the `derive` feature (`kinform::CustomResource`), as serde
-//! users use `serde::Deserialize`. The macro follows serde_derive's shape: [`attrs`] parses
-//! `#[kinform(...)]` into the macro's own AST with spans, [`validate`] checks it as a whole
-//! and turns it into kinform-codegen's derive model, and [`expand`] prints the root type and
-//! calls the codegen resource emitters for the client, lister, informer and factory accessor.
+//! Use them through `kinform` with the `derive` feature (`kinform::CustomResource`,
+//! `kinform::api_group`), as serde users use `serde::Deserialize`. The derive follows
+//! serde_derive's shape: `attrs` parses `#[kinform(...)]` into the macro's own AST with
+//! spans, `validate` checks it as a whole and turns it into kinform-codegen's derive model,
+//! and `expand` prints the root type and calls the codegen resource emitters for the client,
+//! lister, informer and factory accessor. `group` reads the derives of a module and calls the
+//! codegen group emitters (see [`macro@api_group`]).
+//!
+//! # kube-derive's `#[kube(...)]` and kinform's `#[kinform(...)]`
+//!
+//! Every attribute of kube-derive's `CustomResource` (kube 4) and its counterpart. "Same"
+//! means the same key, value forms and meaning.
+//!
+//! | kube-derive | kinform | notes |
+//! |---|---|---|
+//! | `group`, `version`, `kind` | same | `group` may be left out inside [`macro@api_group`], which gives it |
+//! | `namespaced` | same | |
+//! | `root = ".."` (formerly `struct`) | same; `struct` accepted too | |
+//! | `plural`, `singular` | same | checked to be lower-case DNS labels; same default plural rules |
+//! | `shortname`, `category` (repeatable) | same | |
+//! | `doc = ".."` | same | also the schema's root description |
+//! | `status = "Type"` | same | enables the status subresource |
+//! | `scale(spec_replicas_path, status_replicas_path, label_selector_path)` and `scale = r#"json"#` | same, both forms | |
+//! | `printcolumn(name, type_, json_path, description, format, priority)` and `printcolumn = r#"json"#` | same, both forms; `type` accepted for `type_` | type checked against the five CRD column types |
+//! | `selectable = ".spec.x"` (repeatable) | same | |
+//! | `validation = "CEL"` / `validation = Rule::new("..").message(..).reason(..).field_path(..)` | same (the builder is read at compile time, `Message::Expression` included); plus `validation(rule, message, message_expression, reason, field_path, optional_old_self)` | object-level `x-kubernetes-validations` |
+//! | `storage` / `storage = bool` (default true), `served = bool` (default true) | same | an unserved version defaults to `storage = false`; `served = false` with `storage` is an error |
+//! | `deprecated` / `deprecated = "warning"` | same | |
+//! | `derive = "Trait"` (repeatable; `Default` special-cased) | same; `Default` derives normally (metadata and spec default, no status) | `derive = "JsonSchema"` is an error in derived mode (the root derives it already) |
+//! | `attr = ".."` (rejects `derive`, `serde`, `schemars`) | same, same rejections | |
+//! | `annotation("k", "v")`, `label("k", "v")` | same; also `label(key = "k", value = "v")` | on the CRD object |
+//! | `schema = "derived"` | same (default) | spec and status schemas from their `JsonSchema`, made structural; the root derives `JsonSchema` (metadata skipped), as kube-derive's |
+//! | `schema = "manual"` | same | the root does not derive `JsonSchema`; the user's `impl JsonSchema for Root` is the CRD's whole object schema (made structural); `doc` and `validation` still apply to its root |
+//! | `schema = "disabled"` | same key; **differs** | kube-derive leaves `openAPIV3Schema` empty for the user to fill; kinform writes a valid schema whose spec and status preserve unknown fields, so the CRD is accepted as it is and nothing needs `JsonSchema` |
+//! | `crates(k8s_openapi, serde, schemars, std)` | same | `std` rewrites every `::std` path of the expansion |
+//! | `crates(kube, kube_core)` | **differs**: `crates(kinform = "..")` | an error names the kinform key |
+//! | `crates(serde_json)` | **differs**: an error | the expansion never names serde_json (the runtime builds the CRD) |
+//! | `cel` (client-side CEL methods) | **none**: an error explains | kinform has no CEL evaluator; the API server evaluates the rules |
+//! | `group_resolver = path` | **none**: an error explains | kinform's `Resource::GROUP` is a constant, which listers, informers and the group accessors rely on |
+//! | `apiextensions = "v1beta1"` (removed from kube-derive) | **none**: an error explains | only apiextensions.k8s.io/v1 |
+//!
+//! Beyond kube-derive, kinform's derive also emits the typed client (`FooClient`), lister
+//! (`FooLister`), informer handle (`FooInformer`) and `factory.foos()` (`FooInformerExt`);
+//! [`macro@api_group`] adds the generated-code accessors `client.example_com_v1().foos("ns")`
+//! and `factory.example_com().v1().foos()`. Where kube-derive's root derives `Deserialize`,
+//! kinform's root has hand-written `Serialize`/`Deserialize` that write and skip
+//! `apiVersion`/`kind`.
 
 mod attrs;
 mod expand;
+mod group;
+mod rule_expr;
 mod validate;
 
 use proc_macro::TokenStream;
@@ -27,29 +71,12 @@ use proc_macro::TokenStream;
 /// `impl kinform::Resource`, and `FooClient`, `FooLister`, `FooInformer` and
 /// `FooInformerExt` (`factory.foos()`).
 ///
-/// Attributes (`#[kinform(...)]`, kube-derive's `#[kube(...)]` counterparts):
-/// - `group = "..."`, `version = "..."`, `kind = "..."` (required); `root = "..."` (root
-///   type name, default the kind); `namespaced` (default cluster-scoped).
-/// - `plural = "..."`, `singular = "..."`, `shortname = "..."` (repeatable),
-///   `category = "..."` (repeatable).
-/// - `status = "Type"` (status field and subresource);
-///   `scale(spec_replicas_path = "...", status_replicas_path = "...", label_selector_path = "...")`.
-/// - `printcolumn(name, type, json_path, description, format, priority)` or kube-derive's
-///   JSON form `printcolumn = r#"{"name": .., "type": .., "jsonPath": ..}"#` (repeatable);
-///   `selectable = ".spec.field"` (repeatable).
-/// - `validation = "CEL"` or `validation(rule, message, message_expression, reason,
-///   field_path, optional_old_self)` (repeatable; `rule` is an alias): object-level
-///   `x-kubernetes-validations`.
-/// - `served = false`, `storage`, `deprecated` / `deprecated = "warning"`.
-/// - `derive = "Trait"` (repeatable, extra derives on the root type), `attr = "..."`
-///   (repeatable, an attribute on the root type, e.g. `"allow(deprecated)"`), `doc = "..."`,
-///   `schema = "derived" | "disabled"`, `label(key, value)` / `annotation(key, value)`
-///   on the CRD, `crates(kinform = "...", k8s_openapi = "...", serde = "...")`.
+/// Attributes: `#[kinform(...)]`, every one of kube-derive's `#[kube(...)]` with the same
+/// key; the table in the crate documentation lists them with the few differences. Required:
+/// `group` (unless inside [`macro@api_group`]), `version`, `kind`.
 ///
 /// The spec type should be `pub`: the generated client, lister and informer are `pub` and
-/// name the root type, whose visibility is the spec's. `schema = "manual"` (kube-derive's
-/// hand-written root schema) has no counterpart: the schema is always derived from the spec
-/// and status types, or disabled.
+/// name the root type, whose visibility is the spec's.
 #[proc_macro_derive(CustomResource, attributes(kinform))]
 pub fn derive_custom_resource(input: TokenStream) -> TokenStream {
     let input = syn::parse_macro_input!(input as syn::DeriveInput);
@@ -65,4 +92,47 @@ pub fn derive_custom_resource(input: TokenStream) -> TokenStream {
             .into(),
         None => TokenStream::new(),
     }
+}
+
+/// The group-level accessors of the derived resources in a module, as generated code has them:
+/// `client.example_com_v1().foos("ns")` and `factory.example_com().v1().foos().lister()`.
+///
+/// ```ignore
+/// #[kinform::api_group(group = "example.com")]
+/// pub mod api {
+///     pub mod v1 {
+///         use super::*;
+///         #[derive(CustomResource, Clone, Debug, Serialize, Deserialize, JsonSchema)]
+///         #[kinform(version = "v1", kind = "Foo", namespaced)]
+///         pub struct FooSpec { size: i32 }
+///
+///         #[derive(CustomResource, Clone, Debug, Serialize, Deserialize, JsonSchema)]
+///         #[kinform(version = "v1", kind = "Bar")]
+///         pub struct BarSpec { city: String }
+///     }
+/// }
+///
+/// use api::prelude::*;
+/// let foos = client.example_com_v1().foos("ns");     // FooClient
+/// let bars = factory.example_com().v1().bars().lister();
+/// ```
+///
+/// Goes on an inline module; every `#[derive(CustomResource)]` with `#[kinform(...)]` inside
+/// it (at any depth of inline modules) belongs to the group: its `group` may be left out (the attribute gives
+/// it) or must equal the group. The attribute appends, through kinform-codegen's group
+/// emitters (the same as `kinform-gen`'s for that group):
+/// `<Group>Informers` and `<Group>InformersExt` in the module; per version a module
+/// (`v1`, created or extended) with `<Group><Version>Client`, `<Group><Version>ClientExt`
+/// and `<Group><Version>Informers`, and per resource a module (`foos`) re-exporting its
+/// `FooClient`, `FooLister` and `FooInformer`; and a `prelude` with every extension trait.
+/// Arguments: `group = "..."` (required), `crates(kinform = "...", k8s_openapi = "...")`.
+///
+/// Errors: a derive stating another group, two kinds of one version with the same plural,
+/// a module without derives, or the attribute on anything but an inline module.
+///
+/// Each derive's own `factory.foos()` (`FooInformerExt`) stays: it needs no group
+/// declaration and reaches the same shared informer.
+#[proc_macro_attribute]
+pub fn api_group(args: TokenStream, input: TokenStream) -> TokenStream {
+    group::expand(args.into(), input.into()).into()
 }

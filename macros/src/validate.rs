@@ -6,7 +6,7 @@ use syn::spanned::Spanned;
 
 use kinform_codegen::read::derive::DeriveResource;
 
-use crate::attrs::{Attrs, Errors};
+use crate::attrs::{Attrs, Errors, SchemaMode};
 
 fn is_dns_label(s: &str) -> bool {
     !s.is_empty()
@@ -105,11 +105,21 @@ pub fn validate(
             ));
         }
     }
-    if let (Some((false, served)), Some(_)) = (attrs.served, attrs.storage) {
+    if let (Some((false, served)), Some((true, _))) = (attrs.served, attrs.storage) {
         errors.push(syn::Error::new(
             served,
             "conflicting attributes: a version with `served = false` cannot be the `storage` version",
         ));
+    }
+    let mode = attrs.schema.map(|(m, _)| m).unwrap_or_default();
+    for d in &attrs.derives {
+        if mode == SchemaMode::Derived && d.segments.last().is_some_and(|s| s.ident == "JsonSchema")
+        {
+            errors.push(syn::Error::new(
+                d.span(),
+                "the root type derives `JsonSchema` already (schema = \"derived\"); with `schema = \"manual\"` implement it yourself",
+            ));
+        }
     }
     let (group, version, kind) = (
         attrs.group.as_ref()?,
@@ -134,7 +144,11 @@ pub fn validate(
         scale: attrs.scale.clone(),
         printer_columns: attrs.printer_columns.clone(),
         served: attrs.served.is_none_or(|(s, _)| s),
-        storage: attrs.storage.is_some(),
+        // kube-derive's default: every version is the storage version unless it says
+        // `storage = false` (merge_crds then picks one); an unserved version is not.
+        storage: attrs
+            .storage
+            .map_or_else(|| attrs.served.is_none_or(|(s, _)| s), |(s, _)| s),
         deprecated: attrs.deprecated.as_ref().map(|(w, _)| w.clone()),
         docs: attrs.doc.clone(),
     })

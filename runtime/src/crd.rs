@@ -19,6 +19,7 @@ mod structural;
 
 pub use build::{
     CrdDescription, PrinterColumnDef, ScaleDef, ValidationRuleDef, custom_resource_definition,
+    custom_resource_definition_with_root_schema, preserve_unknown_object,
 };
 pub use merge::{MergeError, merge_crds};
 pub use structural::{schema_for, structural_schema};

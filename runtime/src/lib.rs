@@ -38,5 +38,11 @@ pub use selector::{FieldSelector, LabelSelector};
 #[cfg(feature = "derive")]
 pub use kinform_macros::CustomResource;
 
+/// `#[api_group(group = "...")]` on an inline module of derived types: the group accessors
+/// `client.example_com_v1().foos("ns")` and `factory.example_com().v1().foos()`, as generated
+/// code has them.
+#[cfg(feature = "derive")]
+pub use kinform_macros::api_group;
+
 /// Re-exported so that generated and derived code can name it through `kinform`.
 pub use k8s_openapi;

@@ -128,9 +128,7 @@ fn rule_value(r: &ValidationRuleDef<'_>) -> Value {
 }
 
 fn object_schema(desc: &CrdDescription<'_>, spec: Option<Value>, status: Option<Value>) -> Value {
-    let spec = spec.unwrap_or_else(
-        || json!({ "type": "object", "x-kubernetes-preserve-unknown-fields": true }),
-    );
+    let spec = spec.unwrap_or_else(preserve_unknown_object);
     let mut props = Map::new();
     props.insert("apiVersion".into(), json!({ "type": "string" }));
     props.insert("kind".into(), json!({ "type": "string" }));
@@ -178,8 +176,46 @@ pub fn custom_resource_definition(
     spec: Option<Value>,
     status: Option<Value>,
 ) -> CustomResourceDefinition {
-    let schema: JSONSchemaProps = serde_json::from_value(object_schema(desc, spec, status))
-        .unwrap_or_else(|_| JSONSchemaProps {
+    crd_with_schema(desc, object_schema(desc, spec, status))
+}
+
+/// The schema of a value the API server keeps as it is: an object with
+/// `x-kubernetes-preserve-unknown-fields` (a disabled schema's spec and status).
+pub fn preserve_unknown_object() -> Value {
+    json!({ "type": "object", "x-kubernetes-preserve-unknown-fields": true })
+}
+
+/// The CRD of one version whose whole object schema is `root` (`schema = "manual"`: the
+/// user's `impl JsonSchema` for the root type, made structural by [`super::schema_for`]), as
+/// kube-derive's manual mode takes it. What `desc` says about the schema still applies: its
+/// CEL rules are appended to the root's `x-kubernetes-validations`, its description is used
+/// when the schema has none, and the root gets `type: object` when it names no type.
+pub fn custom_resource_definition_with_root_schema(
+    desc: &CrdDescription<'_>,
+    root: Value,
+) -> CustomResourceDefinition {
+    let mut root = match root {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    };
+    root.entry("type").or_insert_with(|| json!("object"));
+    if let Some(d) = desc.description {
+        root.entry("description").or_insert_with(|| json!(d));
+    }
+    if !desc.rules.is_empty() {
+        let rules = root
+            .entry("x-kubernetes-validations")
+            .or_insert_with(|| Value::Array(Vec::new()));
+        if let Value::Array(list) = rules {
+            list.extend(desc.rules.iter().map(rule_value));
+        }
+    }
+    crd_with_schema(desc, Value::Object(root))
+}
+
+fn crd_with_schema(desc: &CrdDescription<'_>, schema: Value) -> CustomResourceDefinition {
+    let schema: JSONSchemaProps =
+        serde_json::from_value(schema).unwrap_or_else(|_| JSONSchemaProps {
             type_: Some("object".into()),
             x_kubernetes_preserve_unknown_fields: Some(true),
             ..JSONSchemaProps::default()
