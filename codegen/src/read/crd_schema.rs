@@ -356,6 +356,7 @@ impl Converter {
         }))
     }
 
+    /// The type of a list item or map value (`items`, `additionalProperties`).
     fn map_value(
         &mut self,
         schema: &Value,
@@ -364,8 +365,16 @@ impl Converter {
         depth: usize,
     ) -> Result<TypeRef, SchemaIssue> {
         let ty = self.convert(schema, path, hint, depth + 1)?;
-        Ok(if Node::new(schema, path)?.flag("nullable")? {
+        let node = Node::new(schema, path)?;
+        // A `null` item or value takes the schema default unless the schema allows `null`
+        // (apiextensions-apiserver `structuraldefaulting.Default`, `isNonNullableNull`).
+        Ok(if node.flag("nullable")? {
             TypeRef::Nullable(Box::new(ty))
+        } else if let Some(default) = node.map.get("default").filter(|d| !d.is_null()) {
+            TypeRef::Defaulted {
+                ty: Box::new(ty),
+                default: default.to_string(),
+            }
         } else {
             ty
         })
