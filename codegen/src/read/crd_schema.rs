@@ -503,10 +503,7 @@ impl Converter {
                 }
                 // `additionalProperties: false` with no properties: only `{}` is valid.
                 Some(Value::Bool(false)) if !preserve && !embedded => {
-                    let name = self.names.alloc(hint);
-                    let s = self.build_struct(&name, node, Vec::new(), StructKind::Plain, depth)?;
-                    self.types.push(TypeDef::Struct(s));
-                    Ok(TypeRef::Named(name))
+                    self.named_struct(hint, node, Vec::new(), StructKind::Plain, depth)
                 }
                 // Preserved, embedded, `additionalProperties: true` or a bare `type: object`:
                 // keep every member (a bare object would otherwise lose its content).
@@ -526,13 +523,25 @@ impl Converter {
             }
             props.sort_by(|a, b| a.json_name.cmp(b.json_name));
         }
-        let name = self.names.alloc(hint);
-        let slot = self.reserve_slot();
         let kind = if embedded {
             StructKind::Embedded
         } else {
             StructKind::Plain
         };
+        self.named_struct(hint, node, props, kind, depth)
+    }
+
+    /// A new struct type named after `hint`, placed before the types its fields create.
+    fn named_struct(
+        &mut self,
+        hint: &str,
+        node: &Node<'_>,
+        props: Vec<Prop<'_>>,
+        kind: StructKind,
+        depth: usize,
+    ) -> Result<TypeRef, SchemaIssue> {
+        let name = self.names.alloc(hint);
+        let slot = self.reserve_slot();
         let s = self.build_struct(&name, node, props, kind, depth)?;
         self.types[slot] = TypeDef::Struct(s);
         Ok(TypeRef::Named(name))
