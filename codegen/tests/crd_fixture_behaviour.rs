@@ -1,27 +1,20 @@
 //! The emitted code of the fixtures, compiled (with `-D warnings`, `missing_docs`, and the
-//! runtime under a custom path) and exercised: enum catch-all, defaults, flattened
-//! remainders, unions, embedded resources, apiVersion/kind on serialize, the Resource impl.
+//! runtime under a custom path) and exercised: enum catch-all, defaults (of properties, list
+//! items and map values), flattened remainders, unions, embedded resources, apiVersion/kind on
+//! serialize, the Resource impl.
 //!
-//! Shares the target dir of `crd_roundtrip`, so dependencies are built once.
+//! A temporary crate (tests/support/temp_crate.rs): its target dir is shared with the other
+//! slow tests, so dependencies are built once.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
 use kinform_codegen::emit::types::{TypesConfig, emit_crd_types};
 use kinform_codegen::read::crd::read_crds;
 
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_owned()
-}
+#[path = "support/temp_crate.rs"]
+mod temp_crate;
 
-fn write_if_changed(path: &Path, content: &str) {
-    if std::fs::read_to_string(path).ok().as_deref() != Some(content) {
-        std::fs::write(path, content).unwrap();
-    }
-}
+use temp_crate::TempCrate;
 
 const BEHAVIOUR: &str = r#"
 #[cfg(test)]
@@ -164,50 +157,144 @@ mod behaviour {
 }
 "#;
 
+/// Structural defaulting of list items and map values (apiextensions-apiserver
+/// `schema/defaulting`): a `null` item or value whose schema is not nullable takes the schema
+/// default, which is itself defaulted; a nullable one stays `null`; the result serializes back
+/// as the server would store it and reads again unchanged.
+const DIAL_DEFAULTS: &str = r#"
+#[cfg(test)]
+mod dial_defaults {
+    use kinform::k8s_openapi::serde_json::{self, json, Value};
+    use crate::dials::example_com::v1::{Dial, dial};
+
+    /// Reads a Dial with this spec, returns its spec as serialized (after checking that the
+    /// serialized form reads back to the same value).
+    fn through(spec: Value) -> Value {
+        let d: Dial = serde_json::from_value(json!({
+            "apiVersion": "example.com/v1", "kind": "Dial", "metadata": {"name": "d"}, "spec": spec
+        }))
+        .unwrap();
+        let out = serde_json::to_value(&d).unwrap();
+        let again: Dial = serde_json::from_value(out.clone()).unwrap();
+        assert_eq!(again, d);
+        out["spec"].clone()
+    }
+
+    #[test]
+    fn null_scalar_items_take_the_default() {
+        let spec = through(json!({"modes": [], "names": ["a", null], "ports": [null, 443]}));
+        assert_eq!(spec["names"], json!(["a", "unnamed"]));
+        assert_eq!(spec["ports"], json!([80, 443]));
+    }
+
+    #[test]
+    fn null_object_items_take_the_default_object_and_its_defaults() {
+        let spec = through(json!({"modes": [], "targets": [null, {"host": "h"}, {}]}));
+        assert_eq!(
+            spec["targets"],
+            json!([{"host": "localhost", "weight": 1}, {"host": "h", "weight": 1}, {"weight": 1}])
+        );
+    }
+
+    #[test]
+    fn null_map_values_take_the_default() {
+        let spec = through(json!({
+            "modes": [],
+            "limits": {"cpu": null, "memory": "5"},
+            "backends": {"a": null, "b": {"port": 1}}
+        }));
+        assert_eq!(spec["limits"], json!({"cpu": "10", "memory": "5"}));
+        assert_eq!(
+            spec["backends"],
+            json!({"a": {"port": 8080, "scheme": "http"}, "b": {"port": 1, "scheme": "http"}})
+        );
+        let spec = through(json!({"modes": [], "labels": {"team": "t", "owner": null, "x": "y"}}));
+        assert_eq!(spec["labels"], json!({"team": "t", "owner": "unset", "x": "y"}));
+    }
+
+    #[test]
+    fn nullable_items_keep_null() {
+        let d: dial::DialSpec =
+            serde_json::from_value(json!({"modes": [], "notes": ["n", null]})).unwrap();
+        assert_eq!(d.notes, Some(vec![Some("n".to_owned()), None]));
+        assert_eq!(serde_json::to_value(&d).unwrap()["notes"], json!(["n", null]));
+    }
+
+    #[test]
+    fn nested_lists_enums_and_nullable_properties() {
+        let spec = through(json!({
+            "modes": [null, "Slow", "Other"], "matrix": [[null, 1.0], [], null]
+        }));
+        assert_eq!(spec["modes"], json!(["Fast", "Slow", "Other"]));
+        assert_eq!(spec["matrix"], json!([[0.5, 1.0], [], [0.5, 2.0]]));
+        // A nullable property: `null` stays `null`, missing stays missing, items default.
+        let spec = through(json!({"modes": [], "aliases": null}));
+        assert_eq!(spec["aliases"], json!(null));
+        let spec = through(json!({"modes": [], "aliases": [null, "b"]}));
+        assert_eq!(spec["aliases"], json!(["alias", "b"]));
+        let spec = through(json!({"modes": []}));
+        assert_eq!(spec, json!({"modes": []}));
+        let d: dial::DialSpec = serde_json::from_value(json!({"modes": [null]})).unwrap();
+        assert_eq!(d.modes, vec![dial::DialSpecModes::Fast]);
+        assert_eq!(d.aliases, None);
+    }
+
+    #[test]
+    fn values_without_nulls_round_trip_unchanged() {
+        let spec = json!({
+            "modes": ["Slow"], "names": ["a"], "ports": [1], "targets": [{"host": "h", "weight": 2}],
+            "limits": {"cpu": "1"}, "backends": {"a": {"port": 1, "scheme": "https"}},
+            "notes": [null], "matrix": [[1.5]], "aliases": ["x"], "labels": {"team": "t", "k": "v"}
+        });
+        assert_eq!(through(spec.clone()), spec);
+    }
+
+    #[test]
+    fn union_branches_default_their_items() {
+        let spec = through(json!({"modes": [], "choice": [null, "c"]}));
+        assert_eq!(spec["choice"], json!(["picked", "c"]));
+        let spec = through(json!({"modes": [], "choice": "s"}));
+        assert_eq!(spec["choice"], json!("s"));
+    }
+
+    #[test]
+    fn an_item_of_the_wrong_type_still_fails() {
+        let err = serde_json::from_value::<dial::DialSpec>(json!({"modes": [], "ports": ["x"]}))
+            .unwrap_err();
+        assert!(err.to_string().contains("invalid type"), "{err}");
+    }
+}
+"#;
+
 #[test]
 fn fixture_types_compile_and_behave() {
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-    let widgets = read_crds([fixtures.join("widgets.yaml")]).unwrap();
-    let gadgets = read_crds([fixtures.join("gadgets.yaml")]).unwrap();
-    let widgets = emit_crd_types(&widgets.types, &TypesConfig::default()).unwrap();
+    let read = |file: &str| read_crds([fixtures.join(file)]).unwrap().types;
+    let default = TypesConfig::default();
     let custom = TypesConfig::with_runtime_crate("crate::rt").unwrap();
-    let gadgets = emit_crd_types(&gadgets.types, &custom).unwrap();
-
-    let base = workspace().join("target/crd-roundtrip");
-    let dir = base.join("fixtures-crate");
-    std::fs::create_dir_all(dir.join("src")).unwrap();
-    write_if_changed(
-        &dir.join("Cargo.toml"),
-        &format!(
-            "[package]\nname = \"kinform-crd-fixtures\"\nversion = \"0.0.0\"\nedition = \"2024\"\n\
-             publish = false\n\n[workspace]\n\n[dependencies]\nkinform = {{ path = {:?} }}\n\n\
-             [profile.dev]\ndebug = false\nincremental = false\n",
-            workspace().join("runtime").display().to_string()
-        ),
+    let krate = TempCrate::new("kinform-crd-fixtures");
+    krate.write(
+        "src/widgets.rs",
+        &emit_crd_types(&read("widgets.yaml"), &default).unwrap(),
     );
-    if !dir.join("Cargo.lock").exists()
-        && let Ok(lock) = std::fs::read_to_string(workspace().join("Cargo.lock"))
-    {
-        write_if_changed(&dir.join("Cargo.lock"), &lock);
-    }
-    write_if_changed(&dir.join("src/widgets.rs"), &widgets);
-    write_if_changed(&dir.join("src/gadgets.rs"), &gadgets);
-    write_if_changed(
-        &dir.join("src/lib.rs"),
+    krate.write(
+        "src/gadgets.rs",
+        &emit_crd_types(&read("gadgets.yaml"), &custom).unwrap(),
+    );
+    krate.write(
+        "src/dials.rs",
+        &emit_crd_types(&read("dials.yaml"), &default).unwrap(),
+    );
+    krate.write(
+        "src/lib.rs",
         &format!(
             "#![deny(warnings, missing_docs)]\n//! Generated fixture types under test.\n\n\
              /// The runtime under a custom path.\npub use kinform as rt;\n\
              /// Widgets, default runtime path.\npub mod widgets;\n\
-             /// Gadgets, runtime at `crate::rt`.\npub mod gadgets;\n{BEHAVIOUR}"
+             /// Gadgets, runtime at `crate::rt`.\npub mod gadgets;\n\
+             /// Dials: defaults of list items and map values.\npub mod dials;\n\
+             {BEHAVIOUR}{DIAL_DEFAULTS}"
         ),
     );
-    let status = Command::new(env!("CARGO"))
-        .args(["test", "--offline", "--quiet", "--manifest-path"])
-        .arg(dir.join("Cargo.toml"))
-        .env("CARGO_TARGET_DIR", base.join("target"))
-        .env("RUSTFLAGS", "-D warnings")
-        .env_remove("CARGO_ENCODED_RUSTFLAGS")
-        .status()
-        .expect("cargo runs");
-    assert!(status.success(), "fixture crate failed: {}", dir.display());
+    krate.cargo("test");
 }

@@ -224,6 +224,52 @@ fn gadget_keyword_properties_and_list_wrapper() {
 }
 
 #[test]
+fn item_and_value_defaults_are_kept_in_the_model() {
+    let set = read("dials.yaml");
+    let m = module(&set, "v1", "Dial");
+    let spec = strukt(m, "DialSpec");
+    let defaulted = |ty: TypeRef, default: &str| TypeRef::Defaulted {
+        ty: Box::new(ty),
+        default: default.to_owned(),
+    };
+    let ty = |j: &str| field(spec, j).ty.clone();
+    let list = |t: TypeRef| TypeRef::List(Box::new(t));
+    assert_eq!(ty("names"), list(defaulted(TypeRef::String, "\"unnamed\"")));
+    assert_eq!(ty("ports"), list(defaulted(TypeRef::I32, "80")));
+    assert_eq!(
+        ty("limits"),
+        TypeRef::Map(Box::new(defaulted(TypeRef::String, "\"10\"")))
+    );
+    assert_eq!(
+        ty("targets"),
+        list(defaulted(
+            TypeRef::Named("DialSpecTargets".into()),
+            r#"{"host":"localhost"}"#
+        ))
+    );
+    // A nullable item keeps `null`: its default never applies.
+    assert_eq!(
+        ty("notes"),
+        list(TypeRef::Nullable(Box::new(TypeRef::String)))
+    );
+    assert_eq!(
+        ty("matrix"),
+        list(defaulted(
+            list(defaulted(TypeRef::F64, "0.5")),
+            "[null,2.0]"
+        ))
+    );
+    let labels = strukt(m, "DialSpecLabels");
+    assert_eq!(
+        labels.remainder.as_ref().unwrap().value,
+        defaulted(TypeRef::String, "\"unset\"")
+    );
+    // Property defaults stay on the field.
+    let targets = strukt(m, "DialSpecTargets");
+    assert_eq!(field(targets, "weight").default, Some(json!(1)));
+}
+
+#[test]
 fn snapshot_widget() {
     let set = read("widgets.yaml");
     let code = emit_crd_types(&set.types, &TypesConfig::default()).unwrap();

@@ -13,9 +13,9 @@
 //!   generated factory accessor (`factory.<group>().<version>().<plural>()`) after
 //!   `wait_for_cache_sync`.
 //!
-//! The test crate lives under the workspace `target/` with its own target dir, so repeated
-//! runs only recompile the generated code when it changed (the generator leaves unchanged
-//! files alone).
+//! The test crate is a temporary crate (tests/support/temp_crate.rs: one target dir shared
+//! with the other slow tests), so repeated runs only recompile the generated code when it
+//! changed (the generator leaves unchanged files alone).
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -29,27 +29,20 @@ use kinform_codegen::read::yaml::parse_stream;
 use kinform_codegen::{Generator, Layout};
 use serde_json::{Value, json};
 
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_owned()
-}
+#[path = "support/temp_crate.rs"]
+mod temp_crate;
+
+use temp_crate::TempCrate;
 
 fn corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus")
 }
 
-fn write_if_changed(path: &Path, content: &str) {
-    if std::fs::read_to_string(path).ok().as_deref() != Some(content) {
-        std::fs::write(path, content).unwrap();
-    }
-}
-
-/// Every CRD of the corpus, as JSON.
-fn crds() -> Vec<Value> {
+/// Every non-empty YAML document of the corpus folder `sub` (one level of project folders,
+/// then files), in path order: (file, document index, value).
+fn corpus_documents(sub: &str) -> Vec<(PathBuf, usize, Value)> {
     let mut files: Vec<PathBuf> = Vec::new();
-    for dir in std::fs::read_dir(corpus().join("crds")).unwrap() {
+    for dir in std::fs::read_dir(corpus().join(sub)).unwrap() {
         for f in std::fs::read_dir(dir.unwrap().path()).unwrap() {
             files.push(f.unwrap().path());
         }
@@ -58,14 +51,21 @@ fn crds() -> Vec<Value> {
     let mut out = Vec::new();
     for f in files {
         let text = std::fs::read_to_string(&f).unwrap();
-        out.extend(
-            parse_stream(&f, &text)
-                .unwrap()
-                .into_iter()
-                .filter_map(|d| d.value),
-        );
+        for doc in parse_stream(&f, &text).unwrap() {
+            if let Some(v) = doc.value {
+                out.push((f.clone(), doc.index, v));
+            }
+        }
     }
     out
+}
+
+/// Every CRD of the corpus, as JSON.
+fn crds() -> Vec<Value> {
+    corpus_documents("crds")
+        .into_iter()
+        .map(|(_, _, v)| v)
+        .collect()
 }
 
 /// Schemas by (apiVersion, kind), read from the raw CRDs (independently of the reader).
@@ -88,34 +88,16 @@ fn schemas() -> BTreeMap<(String, String), Value> {
 /// The driver crate: the generator's full output (types, clients, listers, informers,
 /// factory accessors) for the whole corpus, as a user's crate would hold it, plus dispatch
 /// functions from (apiVersion, kind) to the generated type, typed client and informer.
-fn write_test_crate(dir: &Path) -> Vec<TypeModule> {
+fn write_test_crate(krate: &TempCrate) -> Vec<TypeModule> {
     let generator = Generator::new()
         .crd_dir(corpus().join("crds"))
         .layout(Layout::Tree {
             root_file: "mod.rs".to_owned(),
         })
-        .out_dir(dir.join("src/generated"));
+        .out_dir(krate.dir().join("src/generated"));
     generator.generate().expect("the corpus generates");
     let (model, types) = generator.model().unwrap();
     let group_names = group_names(model.groups.keys().map(String::as_str));
-    std::fs::create_dir_all(dir.join("src")).unwrap();
-    let runtime = workspace().join("runtime");
-    write_if_changed(
-        &dir.join("Cargo.toml"),
-        &format!(
-            "[package]\nname = \"kinform-crd-roundtrip\"\nversion = \"0.0.0\"\nedition = \"2024\"\n\
-             publish = false\n\n[workspace]\n\n[dependencies]\n\
-             kinform = {{ path = {:?}, features = [\"testing\"] }}\n\
-             tokio = {{ version = \"1\", features = [\"rt-multi-thread\", \"macros\"] }}\n\n\
-             [profile.dev]\ndebug = false\nincremental = false\n",
-            runtime.display().to_string()
-        ),
-    );
-    if !dir.join("Cargo.lock").exists()
-        && let Ok(lock) = std::fs::read_to_string(workspace().join("Cargo.lock"))
-    {
-        write_if_changed(&dir.join("Cargo.lock"), &lock);
-    }
     let mut roundtrip_arms = String::new();
     let mut create_arms = String::new();
     let mut informer_arms = String::new();
@@ -243,8 +225,8 @@ fn listed<K: kinform::Resource>(objects: Vec<std::sync::Arc<K>>) -> Result<Vec<V
 }}
 "#
     );
-    write_if_changed(&dir.join("src/lib.rs"), &lib);
-    write_if_changed(&dir.join("src/main.rs"), DRIVER_MAIN);
+    krate.write("src/lib.rs", &lib);
+    krate.write("src/main.rs", DRIVER_MAIN);
     types
 }
 
@@ -397,48 +379,20 @@ fn compare(
 }
 
 fn examples() -> Vec<(String, Value)> {
-    let mut files: Vec<PathBuf> = Vec::new();
-    for dir in std::fs::read_dir(corpus().join("examples")).unwrap() {
-        for f in std::fs::read_dir(dir.unwrap().path()).unwrap() {
-            files.push(f.unwrap().path());
-        }
-    }
-    files.sort();
-    let mut out = Vec::new();
-    for f in files {
-        let text = std::fs::read_to_string(&f).unwrap();
-        for doc in parse_stream(&f, &text).unwrap() {
-            if let Some(v) = doc.value {
-                let name = format!(
-                    "{}#{}",
-                    f.strip_prefix(corpus()).unwrap().display(),
-                    doc.index
-                );
-                out.push((name, v));
-            }
-        }
-    }
-    out
+    corpus_documents("examples")
+        .into_iter()
+        .map(|(f, index, v)| {
+            let name = format!("{}#{index}", f.strip_prefix(corpus()).unwrap().display());
+            (name, v)
+        })
+        .collect()
 }
 
 #[test]
 fn generated_code_compiles_round_trips_and_serves_every_example() {
-    let base = workspace().join("target/crd-roundtrip");
-    let dir = base.join("crate");
-    let types = write_test_crate(&dir);
-    let mut build = Command::new(env!("CARGO"));
-    build
-        .args(["build", "--offline", "--quiet", "--manifest-path"])
-        .arg(dir.join("Cargo.toml"))
-        .env("CARGO_TARGET_DIR", base.join("target"))
-        .env("RUSTFLAGS", "-D warnings")
-        .env_remove("CARGO_ENCODED_RUSTFLAGS");
-    let status = build.status().expect("cargo runs");
-    assert!(
-        status.success(),
-        "the generated crate does not compile: {}",
-        dir.display()
-    );
+    let krate = TempCrate::new("kinform-crd-roundtrip");
+    let types = write_test_crate(&krate);
+    krate.cargo("build");
 
     let schemas = schemas();
     let mut requests = Vec::new();
@@ -457,7 +411,7 @@ fn generated_code_compiles_round_trips_and_serves_every_example() {
         };
         requests.push((name, av, kind, v, server));
     }
-    let mut child = Command::new(base.join("target/debug/kinform-crd-roundtrip"))
+    let mut child = Command::new(krate.binary())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()

@@ -3,13 +3,13 @@
 //! the same JSON through the derived and the generated types, and the generated output
 //! deserializes back into the derived type unchanged.
 //!
-//! The generated crate lives under the workspace `target/` with its own target dir (as
-//! codegen's crd_roundtrip test does), built `--offline`, so repeated runs only recompile
-//! the generated code.
+//! The generated crate is a temporary crate of codegen's tests/support/temp_crate.rs (one
+//! target dir shared with codegen's slow tests), so repeated runs only recompile the
+//! generated code.
 
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 
 use kinform::CustomResource;
@@ -106,21 +106,11 @@ pub struct ZoneSpec {
     pub weights: BTreeMap<String, i32>,
 }
 
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_owned()
-}
-
-fn write_if_changed(path: &Path, content: &str) {
-    if std::fs::read_to_string(path).ok().as_deref() != Some(content) {
-        std::fs::write(path, content).unwrap();
-    }
-}
+#[path = "../../codegen/tests/support/temp_crate.rs"]
+mod temp_crate;
 
 /// The generated crate: types from the derived CRDs' YAML + a driver binary.
-fn write_crate(dir: &Path) {
+fn write_crate(krate: &temp_crate::TempCrate) {
     let yaml = [
         serde_saphyr::to_string(&Widget::crd()).unwrap(),
         serde_saphyr::to_string(&Zone::crd()).unwrap(),
@@ -129,22 +119,7 @@ fn write_crate(dir: &Path) {
     let set = read_crd_str(Path::new("derived.yaml"), &yaml).expect("derived CRDs read");
     assert_eq!(set.types.len(), 2);
     let code = emit_crd_types(&set.types, &TypesConfig::default()).expect("emits");
-    std::fs::create_dir_all(dir.join("src")).unwrap();
-    write_if_changed(
-        &dir.join("Cargo.toml"),
-        &format!(
-            "[package]\nname = \"kinform-derive-roundtrip\"\nversion = \"0.0.0\"\nedition = \"2024\"\n\
-             publish = false\n\n[workspace]\n\n[dependencies]\nkinform = {{ path = {:?} }}\n\n\
-             [profile.dev]\ndebug = false\nincremental = false\n",
-            workspace().join("runtime").display().to_string()
-        ),
-    );
-    if !dir.join("Cargo.lock").exists()
-        && let Ok(lock) = std::fs::read_to_string(workspace().join("Cargo.lock"))
-    {
-        write_if_changed(&dir.join("Cargo.lock"), &lock);
-    }
-    write_if_changed(&dir.join("src/crds.rs"), &code);
+    krate.write("src/crds.rs", &code);
     let arms: String = set
         .types
         .iter()
@@ -181,7 +156,7 @@ fn write_crate(dir: &Path) {
          \x20       println!(\"{{out}}\");\n\
          \x20   }}\n}}\n"
     );
-    write_if_changed(&dir.join("src/main.rs"), &main);
+    krate.write("src/main.rs", &main);
 }
 
 fn examples() -> Vec<Value> {
@@ -245,21 +220,9 @@ fn examples() -> Vec<Value> {
 
 #[test]
 fn derived_and_generated_types_agree() {
-    let base = workspace().join("target/derive-roundtrip");
-    let dir = base.join("crate");
-    write_crate(&dir);
-    let status = Command::new(env!("CARGO"))
-        .args(["build", "--offline", "--quiet", "--manifest-path"])
-        .arg(dir.join("Cargo.toml"))
-        .env("CARGO_TARGET_DIR", base.join("target"))
-        .env_remove("CARGO_ENCODED_RUSTFLAGS")
-        .status()
-        .expect("cargo runs");
-    assert!(
-        status.success(),
-        "the generated crate does not compile: {}",
-        dir.display()
-    );
+    let krate = temp_crate::TempCrate::new("kinform-derive-roundtrip");
+    write_crate(&krate);
+    krate.cargo("build");
 
     let mut examples = examples();
     // `Foo::new(name, spec)` of both types: a request `{kind, new: name, spec}`.
@@ -287,7 +250,7 @@ fn derived_and_generated_types_agree() {
         examples.push(request);
         expected.push(derived);
     }
-    let mut child = Command::new(base.join("target/debug/kinform-derive-roundtrip"))
+    let mut child = Command::new(krate.binary())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()

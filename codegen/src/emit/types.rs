@@ -14,15 +14,17 @@
 //! code needs no other dependency. Output is a pure function of the model: deterministic.
 
 mod defaults;
+mod elements;
 mod enums;
+mod fields;
 mod root;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use proc_macro2::{Literal, TokenStream};
+use proc_macro2::TokenStream;
 use quote::quote;
 
-use crate::model::types::{Field, StructType, TypeDef, TypeModule, TypeRef};
+use crate::model::types::{StructType, TypeDef, TypeModule, TypeRef};
 
 use super::format::{FormatError, doc_attrs, format_file};
 use super::naming::{ident, snake_name};
@@ -86,6 +88,12 @@ impl Paths {
 
 /// The Rust type of a [`TypeRef`].
 pub(crate) fn type_tokens(ty: &TypeRef, p: &Paths) -> TokenStream {
+    rust_type(ty, p, false)
+}
+
+/// The Rust type of a [`TypeRef`]; with `shadow`, each defaulted list item or map value is an
+/// `Option` (what serde reads before the defaults apply, see [`elements`]).
+fn rust_type(ty: &TypeRef, p: &Paths, shadow: bool) -> TokenStream {
     let k8s = &p.k8s;
     match ty {
         TypeRef::String => quote!(String),
@@ -103,16 +111,24 @@ pub(crate) fn type_tokens(ty: &TypeRef, p: &Paths) -> TokenStream {
         }
         TypeRef::ObjectMeta => quote!(#k8s::apimachinery::pkg::apis::meta::v1::ObjectMeta),
         TypeRef::List(inner) => {
-            let inner = type_tokens(inner, p);
+            let inner = rust_type(inner, p, shadow);
             quote!(Vec<#inner>)
         }
         TypeRef::Map(inner) => {
-            let inner = type_tokens(inner, p);
+            let inner = rust_type(inner, p, shadow);
             quote!(::std::collections::BTreeMap<String, #inner>)
         }
         TypeRef::Nullable(inner) => {
-            let inner = type_tokens(inner, p);
+            let inner = rust_type(inner, p, shadow);
             quote!(Option<#inner>)
+        }
+        TypeRef::Defaulted { ty, .. } => {
+            let inner = rust_type(ty, p, shadow);
+            if shadow {
+                quote!(Option<#inner>)
+            } else {
+                inner
+            }
         }
         TypeRef::Named(name) => {
             let name = ident(name);
@@ -134,7 +150,7 @@ pub fn emit_type_module(module: &TypeModule, cfg: &TypesConfig) -> TokenStream {
             }
             TypeDef::Struct(s) => emit_struct(s, &p, &has_default, &mut fns),
             TypeDef::Enum(e) => enums::emit_enum(e, &p),
-            TypeDef::Union(u) => enums::emit_union(u, &p, &has_default),
+            TypeDef::Union(u) => enums::emit_union(u, &p, &has_default, &mut fns),
         });
     }
     out.extend(fns.into_tokens());
@@ -230,161 +246,8 @@ pub(crate) fn ref_has_default(ty: &TypeRef, named: &BTreeSet<String>) -> bool {
     }
 }
 
-/// How a field is declared and (de)serialized.
-pub(crate) struct FieldPlan {
-    /// The field's Rust type.
-    pub ty: TokenStream,
-    /// `#[serde(...)]` arguments.
-    pub serde: Vec<TokenStream>,
-    /// Whether the Rust type is an `Option` skipped when `None`.
-    pub optional: bool,
-    /// Whether it is an `Option<Option<_>>`: a nullable property that may be missing
-    /// (`None`), `null` (`Some(None)`) or set, each written back as read.
-    pub double_option: bool,
-    /// The expression of the field in a hand-written `Default` impl, when not
-    /// `Default::default()`.
-    pub default_expr: Option<TokenStream>,
-}
-
-pub(crate) fn plan_field(
-    owner: &str,
-    f: &Field,
-    p: &Paths,
-    has_default: &BTreeSet<String>,
-    fns: &mut defaults::DefaultFns,
-) -> FieldPlan {
-    let inner = type_tokens(&f.ty, p);
-    let mut serde = Vec::new();
-    let json_name = &f.json_name;
-    if f.rust_name.trim_start_matches("r#") != json_name.as_str() {
-        serde.push(quote!(rename = #json_name));
-    }
-    if f.nullable && !f.required {
-        return plan_nullable(owner, f, inner, serde, p, fns);
-    }
-    let default_kind = defaults::classify(f, has_default, p);
-    match default_kind {
-        defaults::DefaultKind::None if f.is_optional() => {
-            serde.push(quote!(default, skip_serializing_if = "Option::is_none"));
-            FieldPlan {
-                ty: quote!(Option<#inner>),
-                serde,
-                optional: true,
-                double_option: false,
-                default_expr: None,
-            }
-        }
-        defaults::DefaultKind::None => FieldPlan {
-            ty: inner,
-            serde,
-            optional: false,
-            double_option: false,
-            default_expr: None,
-        },
-        defaults::DefaultKind::TypeDefault => {
-            serde.push(quote!(default));
-            FieldPlan {
-                ty: inner,
-                serde,
-                optional: false,
-                double_option: false,
-                default_expr: None,
-            }
-        }
-        defaults::DefaultKind::Literal(expr) => {
-            let name = fns.add(owner, f, inner.clone(), expr);
-            let call = ident(&name);
-            serde.push(quote!(default = #name));
-            FieldPlan {
-                ty: inner,
-                serde,
-                optional: false,
-                double_option: false,
-                default_expr: Some(quote!(#call())),
-            }
-        }
-        defaults::DefaultKind::Parsed(json) => {
-            let json_path = &p.json;
-            let lit = Literal::string(&json);
-            let name = fns.add(
-                owner,
-                f,
-                quote!(Option<#inner>),
-                quote!(#json_path::from_str(#lit).ok()),
-            );
-            let call = ident(&name);
-            serde.push(quote!(default = #name, skip_serializing_if = "Option::is_none"));
-            FieldPlan {
-                ty: quote!(Option<#inner>),
-                serde,
-                optional: true,
-                double_option: false,
-                default_expr: Some(quote!(#call())),
-            }
-        }
-    }
-}
-
-/// A nullable, non-required property: `Option<Option<T>>`, so an explicit `null` survives a
-/// round trip (`Some(None)` serializes as `null`; a missing property stays missing). serde's
-/// `Option` deserializer maps `null` to `None` before the outer `Option` sees it, so the field
-/// deserializes through [`NULLABLE_FN`], which wraps whatever was there in `Some`.
-fn plan_nullable(
-    owner: &str,
-    f: &Field,
-    inner: TokenStream,
-    mut serde: Vec<TokenStream>,
-    p: &Paths,
-    fns: &mut defaults::DefaultFns,
-) -> FieldPlan {
-    let ty = quote!(Option<Option<#inner>>);
-    let default_expr = f.default.as_ref().map(|default| {
-        // `null` or a value of the type; a default that does not fit leaves the field missing.
-        let json_path = &p.json;
-        let lit = Literal::string(&default.to_string());
-        let name = fns.add(
-            owner,
-            f,
-            ty.clone(),
-            quote!(#json_path::from_str::<Option<#inner>>(#lit).ok()),
-        );
-        let call = ident(&name);
-        serde.push(quote!(default = #name));
-        quote!(#call())
-    });
-    if default_expr.is_none() {
-        serde.push(quote!(default));
-    }
-    fns.need_nullable();
-    serde.push(quote!(
-        deserialize_with = #NULLABLE_FN,
-        skip_serializing_if = "Option::is_none"
-    ));
-    FieldPlan {
-        ty,
-        serde,
-        optional: true,
-        double_option: true,
-        default_expr,
-    }
-}
-
 /// The per-module helper that deserializes nullable properties (see [`plan_nullable`]).
 pub(crate) const NULLABLE_FN: &str = "deserialize_nullable";
-
-fn field_docs(f: &Field) -> TokenStream {
-    let mut docs = f.docs.clone().unwrap_or_default();
-    if let Some(default) = &f.default {
-        if !docs.is_empty() {
-            docs.push_str("\n\n");
-        }
-        docs.push_str(&format!("Default: `{default}`."));
-    }
-    if docs.is_empty() {
-        docs = format!("`{}`.", f.json_name);
-    }
-    doc_attrs(Some(&docs))
-}
 
 fn type_docs(docs: Option<&str>, fallback: &str) -> TokenStream {
     match docs.filter(|d| !d.trim().is_empty()) {
@@ -404,74 +267,33 @@ fn emit_struct(
     let serde = &p.serde;
     let serde_crate = &p.serde_crate;
     let docs = type_docs(s.docs.as_deref(), &format!("`{}`.", s.schema_path));
-    let mut fields = TokenStream::new();
-    let mut default_fields = TokenStream::new();
-    let mut manual_default = false;
-    for f in &s.fields {
-        let plan = plan_field(&s.name, f, p, has_default, fns);
-        let fname = ident(&f.rust_name);
-        let fdocs = field_docs(f);
-        let ty = &plan.ty;
-        let attrs = &plan.serde;
-        let serde_attr = if attrs.is_empty() {
-            quote!()
-        } else {
-            quote!(#[serde(#(#attrs),*)])
-        };
-        fields.extend(quote! {
-            #fdocs
-            #serde_attr
-            pub #fname: #ty,
-        });
-        match plan.default_expr {
-            Some(expr) => {
-                manual_default = true;
-                default_fields.extend(quote!(#fname: #expr,));
-            }
-            None => default_fields.extend(quote!(#fname: Default::default(),)),
-        }
-    }
-    if let Some(rem) = &s.remainder {
-        let fname = ident(&rem.rust_name);
-        let vty = type_tokens(&rem.value, p);
-        fields.extend(quote! {
-            /// Properties the schema does not declare, kept as they were read.
-            #[serde(flatten)]
-            pub #fname: ::std::collections::BTreeMap<String, #vty>,
-        });
-        default_fields.extend(quote!(#fname: Default::default(),));
-    }
-    let can_default = has_default.contains(&s.name);
-    let derive_default = if can_default && !manual_default {
-        quote!(Default,)
-    } else {
-        quote!()
-    };
-    let default_impl = if can_default && manual_default {
-        quote! {
-            impl Default for #name {
-                fn default() -> Self {
-                    Self { #default_fields }
-                }
-            }
-        }
-    } else {
-        quote!()
-    };
+    let fields::StructBody {
+        decls,
+        derive_default,
+        default_impl,
+        ..
+    } = fields::struct_body(
+        s,
+        " Properties the schema does not declare, kept as they were read.",
+        p,
+        has_default,
+        fns,
+    );
     quote! {
         #docs
         #[derive(Clone, Debug, #derive_default PartialEq, #serde::Serialize, #serde::Deserialize)]
         #[serde(crate = #serde_crate)]
         pub struct #name {
-            #fields
+            #decls
         }
         #default_impl
     }
 }
 
-/// A `snake_case` name for generated helper functions.
+/// A `snake_case` name for generated helper functions (after their `default_` or
+/// `deserialize_` prefix).
 pub(crate) fn fn_base(owner: &str, field: &str) -> String {
-    format!("default_{}_{}", snake_name(owner), snake_name(field))
+    format!("{}_{}", snake_name(owner), snake_name(field))
 }
 
 pub(crate) use super::naming::NameAllocator as FnNames;

@@ -215,6 +215,15 @@ pub enum TypeRef {
     Map(Box<TypeRef>),
     /// A nullable list item or map value (`Option<_>`, serialized as `null`).
     Nullable(Box<TypeRef>),
+    /// A list item or map value whose (non-nullable) schema has a `default`: the API server
+    /// replaces a `null` there with the default (structural defaulting), and so does the
+    /// generated deserializer. The Rust type is the inner type's.
+    Defaulted {
+        /// Type of the item or value.
+        ty: Box<TypeRef>,
+        /// The schema default as JSON text (keeps `TypeRef` `Eq`, `Ord` and `Hash`).
+        default: String,
+    },
     /// A type of the same module, by Rust name.
     Named(String),
 }

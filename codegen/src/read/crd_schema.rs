@@ -356,6 +356,7 @@ impl Converter {
         }))
     }
 
+    /// The type of a list item or map value (`items`, `additionalProperties`).
     fn map_value(
         &mut self,
         schema: &Value,
@@ -364,8 +365,16 @@ impl Converter {
         depth: usize,
     ) -> Result<TypeRef, SchemaIssue> {
         let ty = self.convert(schema, path, hint, depth + 1)?;
-        Ok(if Node::new(schema, path)?.flag("nullable")? {
+        let node = Node::new(schema, path)?;
+        // A `null` item or value takes the schema default unless the schema allows `null`
+        // (apiextensions-apiserver `structuraldefaulting.Default`, `isNonNullableNull`).
+        Ok(if node.flag("nullable")? {
             TypeRef::Nullable(Box::new(ty))
+        } else if let Some(default) = node.map.get("default").filter(|d| !d.is_null()) {
+            TypeRef::Defaulted {
+                ty: Box::new(ty),
+                default: default.to_string(),
+            }
         } else {
             ty
         })
@@ -494,10 +503,7 @@ impl Converter {
                 }
                 // `additionalProperties: false` with no properties: only `{}` is valid.
                 Some(Value::Bool(false)) if !preserve && !embedded => {
-                    let name = self.names.alloc(hint);
-                    let s = self.build_struct(&name, node, Vec::new(), StructKind::Plain, depth)?;
-                    self.types.push(TypeDef::Struct(s));
-                    Ok(TypeRef::Named(name))
+                    self.named_struct(hint, node, Vec::new(), StructKind::Plain, depth)
                 }
                 // Preserved, embedded, `additionalProperties: true` or a bare `type: object`:
                 // keep every member (a bare object would otherwise lose its content).
@@ -517,13 +523,25 @@ impl Converter {
             }
             props.sort_by(|a, b| a.json_name.cmp(b.json_name));
         }
-        let name = self.names.alloc(hint);
-        let slot = self.reserve_slot();
         let kind = if embedded {
             StructKind::Embedded
         } else {
             StructKind::Plain
         };
+        self.named_struct(hint, node, props, kind, depth)
+    }
+
+    /// A new struct type named after `hint`, placed before the types its fields create.
+    fn named_struct(
+        &mut self,
+        hint: &str,
+        node: &Node<'_>,
+        props: Vec<Prop<'_>>,
+        kind: StructKind,
+        depth: usize,
+    ) -> Result<TypeRef, SchemaIssue> {
+        let name = self.names.alloc(hint);
+        let slot = self.reserve_slot();
         let s = self.build_struct(&name, node, props, kind, depth)?;
         self.types[slot] = TypeDef::Struct(s);
         Ok(TypeRef::Named(name))

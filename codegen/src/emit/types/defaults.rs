@@ -62,7 +62,7 @@ pub(crate) fn classify(f: &Field, has_default: &BTreeSet<String>, p: &Paths) -> 
 }
 
 /// The Rust expression of a scalar default; `k8s` is the k8s-openapi path.
-fn literal(ty: &TypeRef, v: &Value, k8s: &TokenStream) -> Option<TokenStream> {
+pub(crate) fn literal(ty: &TypeRef, v: &Value, k8s: &TokenStream) -> Option<TokenStream> {
     match (ty, v) {
         (TypeRef::String, Value::String(s)) => Some(quote!(String::from(#s))),
         (TypeRef::Bool, Value::Bool(b)) => Some(quote!(#b)),
@@ -149,7 +149,9 @@ impl DefaultFns {
         ty: TokenStream,
         expr: TokenStream,
     ) -> String {
-        let name = self.names.alloc(&fn_base(owner, &f.json_name));
+        let name = self
+            .names
+            .alloc(&format!("default_{}", fn_base(owner, &f.json_name)));
         let id = ident(&name);
         let doc = format!(
             " Schema default of `{owner}.{}`.",
@@ -159,6 +161,32 @@ impl DefaultFns {
             #[doc = #doc]
             fn #id() -> #ty {
                 #expr
+            }
+        });
+        name
+    }
+
+    /// Adds `fn {name}<'de, D>(deserializer: D) -> Result<{ty}, D::Error> { {body} }` (the
+    /// reader of a value holding defaulted items, see `elements`) and returns its name.
+    pub(crate) fn add_deserializer(
+        &mut self,
+        owner: &str,
+        field: &str,
+        ty: &TokenStream,
+        body: TokenStream,
+    ) -> String {
+        let base = format!("deserialize_{}", fn_base(owner, field));
+        let name = self.names.alloc(&base);
+        let id = ident(&name);
+        let serde = &self.serde;
+        let doc = format!(" Reads `{owner}.{field}`, giving `null` items their schema default.");
+        self.items.extend(quote! {
+            #[doc = #doc]
+            fn #id<'de, D>(deserializer: D) -> Result<#ty, D::Error>
+            where
+                D: #serde::Deserializer<'de>,
+            {
+                #body
             }
         });
         name

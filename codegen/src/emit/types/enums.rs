@@ -13,7 +13,8 @@ use quote::quote;
 use crate::emit::naming::ident;
 use crate::model::types::{EnumType, UnionType};
 
-use super::{Paths, ref_has_default, type_docs, type_tokens};
+use super::defaults::DefaultFns;
+use super::{Paths, elements, ref_has_default, type_docs, type_tokens};
 
 pub(crate) fn emit_enum(e: &EnumType, p: &Paths) -> TokenStream {
     let name = ident(&e.name);
@@ -116,17 +117,30 @@ pub(crate) fn emit_enum(e: &EnumType, p: &Paths) -> TokenStream {
     }
 }
 
-pub(crate) fn emit_union(u: &UnionType, p: &Paths, has_default: &BTreeSet<String>) -> TokenStream {
+pub(crate) fn emit_union(
+    u: &UnionType,
+    p: &Paths,
+    has_default: &BTreeSet<String>,
+    fns: &mut DefaultFns,
+) -> TokenStream {
     let name = ident(&u.name);
     let serde = &p.serde;
     let serde_crate = &p.serde_crate;
     let docs = type_docs(u.docs.as_deref(), "One of several JSON types.");
-    let variants = u.variants.iter().map(|v| {
+    let mut variants = TokenStream::new();
+    for v in &u.variants {
         let id = ident(&v.rust_name);
         let ty = type_tokens(&v.ty, p);
         let doc = format!(" The value is a JSON {}.", v.rust_name.to_lowercase());
-        quote!(#[doc = #doc] #id(#ty),)
-    });
+        // A branch holding defaulted items reads through its own deserializer.
+        let with = elements::has_defaulted(&v.ty).then(|| {
+            let place = format!("{}.{}", u.name, v.rust_name);
+            let body = elements::deserializer_body(&v.ty, false, &place, p);
+            let f = fns.add_deserializer(&u.name, &v.rust_name, &ty, body);
+            quote!(#[serde(deserialize_with = #f)])
+        });
+        variants.extend(quote!(#[doc = #doc] #with #id(#ty),));
+    }
     let default_impl = u
         .variants
         .iter()
@@ -146,7 +160,7 @@ pub(crate) fn emit_union(u: &UnionType, p: &Paths, has_default: &BTreeSet<String
         #[derive(Clone, Debug, PartialEq, #serde::Serialize, #serde::Deserialize)]
         #[serde(crate = #serde_crate, untagged)]
         pub enum #name {
-            #(#variants)*
+            #variants
         }
         #default_impl
     }

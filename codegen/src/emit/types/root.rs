@@ -11,10 +11,9 @@ use crate::emit::naming::ident;
 use crate::model::Scope;
 use crate::model::types::{Field, StructType, TypeModule};
 
-use super::{
-    FieldPlan, Paths, defaults::DefaultFns, field_docs, plan_field, ref_has_default, type_docs,
-    type_tokens,
-};
+use super::defaults::DefaultFns;
+use super::fields::{FieldPlan, PlannedField, StructBody, struct_body};
+use super::{Paths, ref_has_default, type_docs, type_tokens};
 
 pub(crate) fn emit_root(
     s: &StructType,
@@ -35,32 +34,26 @@ pub(crate) fn emit_root(
             module.kind, module.group, module.version
         ),
     );
-    let mut fields = TokenStream::new();
+    let body = struct_body(
+        s,
+        " Top-level properties the schema does not declare, kept as they were read.",
+        p,
+        has_default,
+        fns,
+    );
     let mut ser = TokenStream::new();
-    let mut default_fields = TokenStream::new();
-    let mut manual_default = false;
     let mut metadata_field = None;
     let mut ctor = Constructor::default();
-    for f in &s.fields {
-        let plan = plan_field(&s.name, f, p, has_default, fns);
-        let fname = ident(&f.rust_name);
+    for PlannedField {
+        field: f,
+        ident: fname,
+        plan,
+    } in &body.fields
+    {
         if f.json_name == "metadata" {
             metadata_field = Some(fname.clone());
         }
-        ctor.field(f, &plan, &fname, p, has_default);
-        let fdocs = field_docs(f);
-        let ty = &plan.ty;
-        let attrs = &plan.serde;
-        let serde_attr = if attrs.is_empty() {
-            quote!()
-        } else {
-            quote!(#[serde(#(#attrs),*)])
-        };
-        fields.extend(quote! {
-            #fdocs
-            #serde_attr
-            pub #fname: #ty,
-        });
+        ctor.field(f, plan, fname, p, has_default);
         let json = Literal::string(&f.json_name);
         ser.extend(if plan.optional {
             quote! {
@@ -71,22 +64,9 @@ pub(crate) fn emit_root(
         } else {
             quote!(map.serialize_entry(#json, &self.#fname)?;)
         });
-        match plan.default_expr {
-            Some(expr) => {
-                manual_default = true;
-                default_fields.extend(quote!(#fname: #expr,));
-            }
-            None => default_fields.extend(quote!(#fname: Default::default(),)),
-        }
     }
     if let Some(rem) = &s.remainder {
         let fname = ident(&rem.rust_name);
-        let vty = type_tokens(&rem.value, p);
-        fields.extend(quote! {
-            /// Top-level properties the schema does not declare, kept as they were read.
-            #[serde(flatten)]
-            pub #fname: ::std::collections::BTreeMap<String, #vty>,
-        });
         ser.extend(quote! {
             for (key, value) in &self.#fname {
                 if key != "apiVersion" && key != "kind" {
@@ -94,25 +74,15 @@ pub(crate) fn emit_root(
                 }
             }
         });
-        default_fields.extend(quote!(#fname: Default::default(),));
     }
     let metadata = metadata_field.unwrap_or_else(|| ident("metadata"));
     let constructor = ctor.emit(s, &metadata, k8s);
-    let can_default = has_default.contains(&s.name);
-    let derive_default = if can_default && !manual_default {
-        quote!(Default,)
-    } else {
-        quote!()
-    };
-    let default_impl = (can_default && manual_default).then(|| {
-        quote! {
-            impl Default for #name {
-                fn default() -> Self {
-                    Self { #default_fields }
-                }
-            }
-        }
-    });
+    let StructBody {
+        decls,
+        derive_default,
+        default_impl,
+        ..
+    } = body;
     let api_version = if module.group.is_empty() {
         module.version.clone()
     } else {
@@ -129,7 +99,7 @@ pub(crate) fn emit_root(
         #[derive(Clone, Debug, #derive_default PartialEq, #serde::Deserialize)]
         #[serde(crate = #serde_crate)]
         pub struct #name {
-            #fields
+            #decls
         }
         #default_impl
         #constructor

@@ -1,0 +1,130 @@
+//! Defaults of list items and map values, applied on deserialize as the API server's
+//! structural defaulting does (apiextensions-apiserver `schema/defaulting.Default`): a `null`
+//! list item, or a `null` value of an `additionalProperties` map, whose schema has a `default`
+//! and is not `nullable`, becomes that default. A nullable item keeps its `null`; an item
+//! that is an object takes its own properties' defaults through its struct as usual.
+//!
+//! A value holding such items ([`TypeRef::Defaulted`] anywhere inside it) is read through a
+//! generated function: serde first reads a *shadow* of the type, in which each defaulted
+//! item is an `Option`, then every `None` is replaced by the default. A scalar default is a
+//! Rust literal; any other default is parsed from its JSON (and, like the server, defaulted in
+//! turn by its own type); a default that does not fit the Rust type is a deserialize error
+//! naming the schema place, never a panic. Serialization is untouched: the Rust type is the
+//! item's own type.
+
+use proc_macro2::{Literal, TokenStream};
+use quote::quote;
+use serde_json::Value;
+
+use crate::emit::naming::ident;
+use crate::model::types::TypeRef;
+
+use super::{Paths, defaults, rust_type, type_tokens};
+
+/// Whether `ty` contains a defaulted item or value (and so needs [`deserializer`]).
+pub(crate) fn has_defaulted(ty: &TypeRef) -> bool {
+    match ty {
+        TypeRef::Defaulted { .. } => true,
+        TypeRef::List(inner) | TypeRef::Map(inner) | TypeRef::Nullable(inner) => {
+            has_defaulted(inner)
+        }
+        _ => false,
+    }
+}
+
+/// The body of `fn<'de, D: Deserializer<'de>>(deserializer: D) -> Result<T, D::Error>` reading
+/// a `ty` (wrapped in `Some` with `some`); `place` names the schema place in error messages.
+pub(crate) fn deserializer_body(ty: &TypeRef, some: bool, place: &str, p: &Paths) -> TokenStream {
+    let serde = &p.serde;
+    let shadow = rust_type(ty, p, true);
+    let convert = convert(ty, quote!(value), place, p);
+    let result = if some {
+        quote! {
+            let value: Result<_, D::Error> = #convert;
+            value.map(Some)
+        }
+    } else {
+        convert
+    };
+    quote! {
+        let value = <#shadow as #serde::Deserialize<'de>>::deserialize(deserializer)?;
+        #result
+    }
+}
+
+/// An expression turning `value` (of the [`shadow`] type) into `Result<ty, D::Error>`.
+fn convert(ty: &TypeRef, value: TokenStream, place: &str, p: &Paths) -> TokenStream {
+    if !has_defaulted(ty) {
+        return quote!(Ok(#value));
+    }
+    match ty {
+        TypeRef::Defaulted { ty, default } => {
+            let item = convert(ty, quote!(item), place, p);
+            let default = default_expr(ty, default, place, p);
+            quote! {
+                match #value {
+                    Some(item) => #item,
+                    None => #default,
+                }
+            }
+        }
+        TypeRef::List(inner) => {
+            let item = convert(inner, quote!(item), &format!("{place}[]"), p);
+            quote! {
+                #value
+                    .into_iter()
+                    .map(|item| #item)
+                    .collect::<Result<Vec<_>, D::Error>>()
+            }
+        }
+        TypeRef::Map(inner) => {
+            let item = convert(inner, quote!(item), &format!("{place}.*"), p);
+            quote! {
+                #value
+                    .into_iter()
+                    .map(|(key, item)| #item.map(|item| (key, item)))
+                    .collect::<Result<::std::collections::BTreeMap<_, _>, D::Error>>()
+            }
+        }
+        TypeRef::Nullable(inner) => {
+            let item = convert(inner, quote!(item), place, p);
+            quote!(#value.map(|item| #item).transpose())
+        }
+        // `has_defaulted` is false for every other type.
+        _ => quote!(Ok(#value)),
+    }
+}
+
+/// `Result<ty, D::Error>` holding the default: a literal for scalars, else parsed from JSON.
+fn default_expr(ty: &TypeRef, default: &str, place: &str, p: &Paths) -> TokenStream {
+    let scalar = serde_json::from_str::<Value>(default)
+        .ok()
+        .and_then(|v| defaults::literal(ty, &v, &p.k8s));
+    if let Some(expr) = scalar {
+        return quote!(Ok(#expr));
+    }
+    let (serde, json) = (&p.serde, &p.json);
+    let rust = type_tokens(ty, p);
+    let lit = Literal::string(default);
+    let message = format!("the schema default {default} of `{place}`");
+    let parse = if has_defaulted(ty) {
+        // The default's own items take their defaults too, as the server defaults a
+        // defaulted value again.
+        let inner = deserializer_body(ty, false, place, p);
+        let read = ident("read_default");
+        quote! {{
+            fn #read<'de, D>(deserializer: D) -> Result<#rust, D::Error>
+            where
+                D: #serde::Deserializer<'de>,
+            {
+                #inner
+            }
+            #read(&mut #json::Deserializer::from_str(#lit))
+        }}
+    } else {
+        quote!(#json::from_str::<#rust>(#lit))
+    };
+    quote! {
+        #parse.map_err(|e| <D::Error as #serde::de::Error>::custom(format_args!("{}: {}", #message, e)))
+    }
+}
