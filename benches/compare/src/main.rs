@@ -1,7 +1,8 @@
 //! kinform vs kube-rs: time to synced, watch events per second and RSS per cached object,
 //! measured in one run against one TestApiServer preloaded with realistic pods.
 //!
-//! `kinform-compare [PODS] [EVENTS]` (defaults 10000 and 20000) is the orchestrator: it
+//! `kinform-compare [PODS] [EVENTS] [watch]` (defaults 10000 and 20000; `watch` runs only the
+//! watch scenarios) is the orchestrator: it
 //! starts the server as a child process (`server PODS`), then runs every scenario as its own
 //! child process (`client SCENARIO URL [EVENTS]`), so each library's RSS is read from a
 //! fresh process (`/proc/self/status`: `VmRSS`, `VmHWM`, and a 2 ms `VmRSS` sampler for the
@@ -90,7 +91,8 @@ fn main() {
         _ => {
             let pods: usize = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(10_000);
             let events: u64 = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(20_000);
-            orchestrate(pods, events);
+            let watch_only = args.get(3).is_some_and(|a| a == "watch");
+            orchestrate(pods, events, watch_only);
         }
     }
 }
@@ -210,7 +212,7 @@ fn mb(b: u64) -> f64 {
     b as f64 / 1e6
 }
 
-fn orchestrate(pods: usize, events: u64) {
+fn orchestrate(pods: usize, events: u64, watch_only: bool) {
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     println!(
         "kinform-compare: {pods} pods, {events} watch events; load average {}",
@@ -223,13 +225,26 @@ fn orchestrate(pods: usize, events: u64) {
         .expect("URL line")
         .to_owned();
 
+    if !watch_only {
+        sync_table(&mut server, &url, pods);
+    }
+    watch_table(&mut server, &url, events);
+    println!("\nscenarios:");
+    for (n, d) in SYNC.iter().chain(WATCH) {
+        println!("- {n}: {d}");
+    }
+    let _ = writeln!(server.stdin, "quit");
+    let _ = server.child.wait();
+}
+
+fn sync_table(server: &mut Proc, url: &str, pods: usize) {
     println!(
         "\n| sync scenario ({pods} pods) | sync s | x floor | x kube | steady RSS/obj | x kube | live heap/obj | x kube | peak sync / steady RSS | peak relist / steady RSS |"
     );
     println!("|---|---|---|---|---|---|---|---|---|---|");
     let mut results = Vec::new();
     for (name, _) in SYNC {
-        let (f, _) = run_client(&mut server, name, &url, 0);
+        let (f, _) = run_client(server, name, url, 0);
         results.push((*name, f));
     }
     let floor = results[0].1.sync_secs;
@@ -268,29 +283,28 @@ fn orchestrate(pods: usize, events: u64) {
             f.relist_secs,
         );
     }
+}
 
+fn watch_table(server: &mut Proc, url: &str, events: u64) {
     println!(
-        "\n| watch scenario ({events} ConfigMap ADDED events) | events/s | x floor | x kube | server create s |"
+        "\n| watch scenario ({events} ConfigMap ADDED events) | events/s | x floor | x kube | client CPU µs/event | x kube | server create s |"
     );
-    println!("|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|");
     let mut w = Vec::new();
     for (name, _) in WATCH {
-        let (f, s) = run_client(&mut server, name, &url, events);
-        w.push((*name, f.events as f64 / f.events_secs.max(1e-9), s));
+        let (f, s) = run_client(server, name, url, events);
+        let cpu = f.events_cpu_secs * 1e6 / f.events.max(1) as f64;
+        w.push((*name, f.events as f64 / f.events_secs.max(1e-9), cpu, s));
     }
     let floor_rate = w[2].1;
     let kube_rate = w[1].1;
-    for (name, rate, s) in &w {
+    let kube_cpu = w[1].2;
+    for (name, rate, cpu, s) in &w {
         println!(
-            "| {name} | {rate:.0} | {:.3} | {:.2} | {s:.3} |",
+            "| {name} | {rate:.0} | {:.3} | {:.2} | {cpu:.2} | {:.2} | {s:.3} |",
             rate / floor_rate,
-            rate / kube_rate
+            rate / kube_rate,
+            cpu / kube_cpu
         );
     }
-    println!("\nscenarios:");
-    for (n, d) in SYNC.iter().chain(WATCH) {
-        println!("- {n}: {d}");
-    }
-    let _ = writeln!(server.stdin, "quit");
-    let _ = server.child.wait();
 }

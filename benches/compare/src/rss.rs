@@ -19,6 +19,18 @@ pub fn status() -> (u64, u64) {
     (field("VmRSS:"), field("VmHWM:"))
 }
 
+/// CPU time (user + system) this process has used, in seconds (`/proc/self/stat`, clock
+/// ticks of 10 ms).
+pub fn cpu_secs() -> f64 {
+    let text = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // Fields after the command name (which is in parentheses and may contain spaces).
+    let rest = text.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+    // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name.
+    (ticks(11) + ticks(12)) as f64 / 100.0
+}
+
 /// The current `VmRSS` in bytes.
 pub fn rss() -> u64 {
     status().0

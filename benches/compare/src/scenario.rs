@@ -22,6 +22,9 @@ pub struct Figures {
     pub relist_secs: f64,
     pub events: u64,
     pub events_secs: f64,
+    /// CPU time of the client process from just before the burst is served to the last
+    /// event (all its threads, including the 2 ms RSS sampler).
+    pub events_cpu_secs: f64,
 }
 
 /// A handler's calls: how many, and the first and last instants.
@@ -123,6 +126,9 @@ pub async fn watch_burst(counter: &Arc<Counter>, n: u64, namespace: &str) -> Fig
     settle().await;
     println!("READY_WATCH {n} {namespace}");
     let start = Instant::now();
+    // The client idles while the server holds the re-watch: start counting CPU just before.
+    tokio::time::sleep(crate::server::HOLD - Duration::from_millis(100)).await;
+    let cpu_before = crate::rss::cpu_secs();
     while counter.get() < n {
         assert!(
             start.elapsed() < Duration::from_secs(300),
@@ -135,6 +141,7 @@ pub async fn watch_burst(counter: &Arc<Counter>, n: u64, namespace: &str) -> Fig
     Figures {
         events: n,
         events_secs: (counter.last_instant() - served).as_secs_f64(),
+        events_cpu_secs: crate::rss::cpu_secs() - cpu_before,
         ..Figures::default()
     }
 }

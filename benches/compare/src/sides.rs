@@ -195,6 +195,7 @@ pub async fn floor_watch(url: &str, n: usize) -> Figures {
         .map(|o| format!("{{\"type\":\"ADDED\",\"object\":{}}}\n", o.get()))
         .collect();
     let start = Instant::now();
+    let cpu = crate::rss::cpu_secs();
     for l in &lines {
         let e: WatchLine = serde_json::from_str(l).expect("line");
         std::hint::black_box(e.object);
@@ -202,6 +203,7 @@ pub async fn floor_watch(url: &str, n: usize) -> Figures {
     Figures {
         events: lines.len() as u64,
         events_secs: start.elapsed().as_secs_f64(),
+        events_cpu_secs: crate::rss::cpu_secs() - cpu,
         ..Figures::default()
     }
 }

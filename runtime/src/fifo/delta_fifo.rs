@@ -9,7 +9,7 @@ use tokio::sync::Notify;
 use super::delta::{Delta, Deltas};
 use super::known::KnownObjects;
 use super::state::State;
-use crate::reflector::{ReflectorSink, SinkClosed};
+use crate::reflector::{ReflectorSink, SinkClosed, SinkOp};
 use crate::resource::HasMetadata;
 use crate::store::ObjectKey;
 
@@ -183,6 +183,28 @@ impl<K: HasMetadata> DeltaFifo<K> {
         Ok(batch)
     }
 
+    /// Like [`DeltaFifo::pop_batch`] for a consumer that never fails: waits for the first key,
+    /// then hands the deltas of up to `max` queued keys (at least one), in queue order, to one
+    /// call of `process`, under the FIFO lock (so the consumer can apply them all under one
+    /// lock of its own). If `process` panics, those deltas are dropped.
+    pub async fn pop_many<R>(
+        &self,
+        max: usize,
+        process: impl FnOnce(&[Deltas<K>]) -> R,
+    ) -> Result<R, FifoClosed> {
+        let mut state = self.lock_non_empty().await?;
+        let count = max.max(1).min(state.len());
+        let mut batch = Vec::with_capacity(count);
+        for _ in 0..count {
+            batch.push(state.pop_front().expect("count <= len"));
+        }
+        let result = process(&batch);
+        for deltas in batch {
+            state.recycle(deltas);
+        }
+        Ok(result)
+    }
+
     /// Whether the first Replace's population has been popped, or an Add, Update or Delete
     /// came before any Replace (client-go's `HasSynced`).
     pub fn has_synced(&self) -> bool {
@@ -254,6 +276,25 @@ impl<K: HasMetadata> ReflectorSink<K> for DeltaFifo<K> {
 
     fn resync(&self) -> Result<(), SinkClosed> {
         let new = self.lock_open()?.resync(self.known());
+        self.wake(new);
+        Ok(())
+    }
+
+    /// The writes of a batch of watch events under one lock, with one wake-up: exactly what
+    /// calling `add`/`update`/`delete`/`replace` in order does, without the per-event lock
+    /// and consumer wake-up.
+    fn apply_batch(&self, ops: Vec<SinkOp<K>>) -> Result<(), SinkClosed> {
+        let mut state = self.lock_open()?;
+        let mut new = 0;
+        for op in ops {
+            new += match op {
+                SinkOp::Add(o) => usize::from(state.add(Delta::Added(o))),
+                SinkOp::Update(o) => usize::from(state.add(Delta::Updated(o))),
+                SinkOp::Delete(o) => usize::from(state.delete(o, self.known())),
+                SinkOp::Replace { items, .. } => state.replace(items, self.known()),
+            };
+        }
+        drop(state);
         self.wake(new);
         Ok(())
     }

@@ -16,7 +16,9 @@
 //! Keys are handed out in the order in which they first became pending; a key's own
 //! notifications keep their order.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
+
+use hashbrown::HashMap;
 
 use super::handler::Notification;
 

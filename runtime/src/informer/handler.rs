@@ -119,6 +119,22 @@ pub enum Notification<K> {
     Delete(Deleted<K>),
 }
 
+impl<K> Clone for Notification<K> {
+    fn clone(&self) -> Self {
+        match self {
+            Notification::Add { obj, initial } => Notification::Add {
+                obj: Arc::clone(obj),
+                initial: *initial,
+            },
+            Notification::Update { old, new } => Notification::Update {
+                old: Arc::clone(old),
+                new: Arc::clone(new),
+            },
+            Notification::Delete(d) => Notification::Delete(d.clone()),
+        }
+    }
+}
+
 impl<K> Notification<K> {
     /// Whether this is an add of the initial list.
     pub fn is_initial_add(&self) -> bool {

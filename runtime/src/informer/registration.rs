@@ -58,6 +58,21 @@ impl<K: Send + Sync + 'static> HandlerSlot<K> {
         self.wake.notify_one();
     }
 
+    /// Queues notifications in order under one lock and wakes the delivery task once.
+    pub fn push_many(&self, items: impl IntoIterator<Item = (String, Notification<K>)>) {
+        let mut pushed = false;
+        {
+            let mut buffer = self.buffer.lock();
+            for (key, n) in items {
+                buffer.push(key, n);
+                pushed = true;
+            }
+        }
+        if pushed {
+            self.wake.notify_one();
+        }
+    }
+
     /// Whether this handler's resync is due at `now`; if so, schedules the next one.
     pub fn resync_due(&self, now: Instant) -> bool {
         let Some(period) = self.resync_period else {

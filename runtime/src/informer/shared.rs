@@ -1,7 +1,6 @@
 //! `SharedIndexInformer<K>`: one reflector, DeltaFIFO and indexed store, any number of
 //! handlers (client-go's `sharedIndexInformer` and `sharedProcessor`).
 
-use std::convert::Infallible;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
@@ -21,16 +20,16 @@ use crate::fifo::{Delta, DeltaFifo, Deltas, KnownObjects};
 use crate::lister::Lister;
 use crate::reflector::{
     MetricsSnapshot, Reflector, ReflectorConfig, ReflectorMetrics, ReflectorSink, ShouldResync,
-    SinkClosed, Transform, WatchErrorHook,
+    SinkClosed, SinkOp, Transform, WatchErrorHook,
 };
 use crate::resource::HasMetadata;
-use crate::store::{IndexFn, ObjectKey, Store, StoreError};
+use crate::store::{IndexFn, Store, StoreError};
 
 /// The smallest resync period a handler gets (client-go's `minimumResyncPeriod`).
 pub const MINIMUM_RESYNC_PERIOD: Duration = Duration::from_secs(1);
 
 /// Keys popped from the FIFO per lock acquisition.
-const POP_BATCH: usize = 128;
+const POP_BATCH: usize = 512;
 
 /// A setting that can only change before the informer first starts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
@@ -69,6 +68,15 @@ impl<K, L: crate::client::ListerWatcher<K>> crate::client::ListerWatcher<K> for 
     {
         self.0.watch(params)
     }
+    fn watch_batches(
+        &self,
+        params: &crate::client::WatchParams,
+    ) -> impl Future<Output = Result<crate::client::WatchBatchStream<K>, crate::client::Error>> + Send
+    where
+        K: Send + 'static,
+    {
+        self.0.watch_batches(params)
+    }
 }
 
 /// The FIFO as the reflector's sink, noticing when a Replace completes the sync.
@@ -94,6 +102,14 @@ impl<K: HasMetadata> ReflectorSink<K> for InformerSink<K> {
     }
     fn resync(&self) -> Result<(), SinkClosed> {
         self.fifo.resync()
+    }
+    fn apply_batch(&self, ops: Vec<SinkOp<K>>) -> Result<(), SinkClosed> {
+        let replaced = ops.iter().any(|op| matches!(op, SinkOp::Replace { .. }));
+        self.fifo.apply_batch(ops)?;
+        if replaced {
+            (self.after_replace)();
+        }
+        Ok(())
     }
 }
 
@@ -448,62 +464,92 @@ impl<K: HasMetadata> Inner<K> {
         any
     }
 
-    /// client-go's `HandleDeltas`: apply each delta to the store, then notify. Runs under the
-    /// FIFO lock and the handlers' read lock; handlers themselves run on their own tasks.
-    fn handle_deltas(&self, deltas: &Deltas<K>) {
+    /// client-go's `HandleDeltas` for a batch of keys: apply every delta to the store under
+    /// one store lock, then hand the notifications to each handler's buffer under one buffer
+    /// lock with one wake-up. Runs under the FIFO lock and the handlers' read lock; handlers
+    /// themselves run on their own tasks. The store holds the whole batch before any handler
+    /// is told; each handler receives the notifications in delta order.
+    fn handle_batch(&self, batch: &[Deltas<K>]) {
         let handlers = self.handlers.read();
-        let initial = deltas.is_in_initial_list();
-        for delta in deltas {
-            match delta {
-                Delta::Deleted(d) => {
-                    drop(self.store.delete_key(d.key()));
-                    let key = d.key().to_key();
-                    distribute(&handlers, key, false, || Notification::Delete(d.clone()));
-                }
-                Delta::Added(obj)
-                | Delta::Updated(obj)
-                | Delta::Replaced(obj)
-                | Delta::Sync(obj) => {
-                    let old = self.store.get_key(ObjectKey::of(&**obj));
-                    self.store.add(Arc::clone(obj));
-                    let key = obj.key();
-                    match old {
-                        Some(old) => {
-                            // An unchanged resourceVersion is a resync: only handlers whose
-                            // resync is due hear about it.
-                            let sync = old.resource_version() == obj.resource_version();
-                            distribute(&handlers, key, sync, || Notification::Update {
-                                old: Arc::clone(&old),
-                                new: Arc::clone(obj),
-                            });
-                        }
-                        None => distribute(&handlers, key, false, || Notification::Add {
-                            obj: Arc::clone(obj),
-                            initial,
-                        }),
-                    }
+        let mut out: Vec<Outgoing<K>> = Vec::new();
+        let mut garbage: Vec<Arc<K>> = Vec::new();
+        self.store.write_with(|store| {
+            for deltas in batch {
+                let initial = deltas.is_in_initial_list();
+                for delta in deltas {
+                    out.push(apply_delta(store, delta, initial, &mut garbage));
                 }
             }
+        });
+        drop(garbage);
+        let Some((last, others)) = handlers.split_last() else {
+            return;
+        };
+        for h in others {
+            h.push_many(
+                out.iter()
+                    .filter(|o| !o.sync || wants_sync(h))
+                    .map(|o| (o.key.clone(), o.n.clone())),
+            );
         }
+        let sync_ok = wants_sync(last);
+        last.push_many(
+            out.into_iter()
+                .filter(|o| !o.sync || sync_ok)
+                .map(|o| (o.key, o.n)),
+        );
     }
 }
 
-fn distribute<K: Send + Sync + 'static>(
-    handlers: &[Arc<HandlerSlot<K>>],
+/// A notification for the handlers: all of them, or only those whose resync is due when
+/// `sync` (an unchanged resourceVersion).
+struct Outgoing<K> {
     key: String,
     sync: bool,
-    make: impl Fn() -> Notification<K>,
-) {
-    let targets = handlers.iter().filter(|h| !sync || wants_sync(h));
-    let mut targets = targets.peekable();
-    let mut key = Some(key);
-    while let Some(h) = targets.next() {
-        let k = if targets.peek().is_some() {
-            key.clone().unwrap_or_default()
-        } else {
-            key.take().unwrap_or_default()
-        };
-        h.push(k, make());
+    n: Notification<K>,
+}
+
+/// Applies one delta to the locked store and says what to tell the handlers. Objects that
+/// leave the store go to `garbage` (dropped after the lock is released).
+fn apply_delta<K: HasMetadata>(
+    store: &mut crate::store::StoreInner<K>,
+    delta: &Delta<K>,
+    initial: bool,
+    garbage: &mut Vec<Arc<K>>,
+) -> Outgoing<K> {
+    match delta {
+        Delta::Deleted(d) => {
+            garbage.extend(store.remove(d.key()));
+            Outgoing {
+                key: d.key().to_key(),
+                sync: false,
+                n: Notification::Delete(d.clone()),
+            }
+        }
+        Delta::Added(obj) | Delta::Updated(obj) | Delta::Replaced(obj) | Delta::Sync(obj) => {
+            let (_, old) = store.upsert(Arc::clone(obj));
+            let key = obj.key();
+            match old {
+                // An unchanged resourceVersion is a resync: only handlers whose resync is
+                // due hear about it.
+                Some(old) => Outgoing {
+                    key,
+                    sync: old.resource_version() == obj.resource_version(),
+                    n: Notification::Update {
+                        old,
+                        new: Arc::clone(obj),
+                    },
+                },
+                None => Outgoing {
+                    key,
+                    sync: false,
+                    n: Notification::Add {
+                        obj: Arc::clone(obj),
+                        initial,
+                    },
+                },
+            }
+        }
     }
 }
 
@@ -511,11 +557,10 @@ fn distribute<K: Send + Sync + 'static>(
 async fn process<K: HasMetadata>(inner: Weak<Inner<K>>, fifo: DeltaFifo<K>) {
     loop {
         let popped = fifo
-            .pop_batch(POP_BATCH, |deltas| {
+            .pop_many(POP_BATCH, |batch| {
                 if let Some(inner) = inner.upgrade() {
-                    inner.handle_deltas(deltas);
+                    inner.handle_batch(batch);
                 }
-                Ok::<(), Infallible>(())
             })
             .await;
         if popped.is_err() {

@@ -1,5 +1,11 @@
 //! The driver that performs the state machine's requests against a [`ListerWatcher`] and
 //! writes its outputs to a [`ReflectorSink`].
+//!
+//! Watches are read in batches ([`ListerWatcher::watch_batches`]): every event of a batch
+//! still goes through [`Machine::step`] on its own (resourceVersion, ERROR and bookmark
+//! rules per event), but the sink writes of one batch are handed to the sink together
+//! ([`ReflectorSink::apply_batch`]), so the DeltaFIFO takes its lock and wakes the informer
+//! once per batch instead of once per event.
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -15,7 +21,7 @@ use super::error::ReflectorError;
 use super::metrics::ReflectorMetrics;
 use super::sink::{ReflectorSink, SinkClosed};
 use super::state::{Command, Input, Machine, SinkOp, State};
-use crate::client::{ListerWatcher, WatchEvent, WatchStream};
+use crate::client::{Error, ListerWatcher, WatchBatchStream, WatchEvent};
 use crate::resource::HasMetadata;
 
 /// Called with every error the reflector recovers from (client-go's `WatchErrorHandler`).
@@ -28,6 +34,28 @@ pub type ShouldResync = Arc<dyn Fn() -> bool + Send + Sync>;
 /// Rewrites each object once, after decoding and before it reaches the sink (client-go's
 /// `TransformFunc`; e.g. drop `managedFields`).
 pub type Transform<K> = Arc<dyn Fn(&mut K) + Send + Sync>;
+
+/// The open watch: its stream of batches and the undelivered rest of the current batch.
+struct OpenWatch<K> {
+    stream: Option<WatchBatchStream<K>>,
+    pending: std::vec::IntoIter<Result<WatchEvent<K>, Error>>,
+}
+
+impl<K> Default for OpenWatch<K> {
+    fn default() -> Self {
+        Self {
+            stream: None,
+            pending: Vec::new().into_iter(),
+        }
+    }
+}
+
+fn event_input<K>(item: Result<WatchEvent<K>, Error>) -> Input<K> {
+    match item {
+        Ok(event) => Input::Event(event),
+        Err(e) => Input::StreamError(e),
+    }
+}
 
 /// Lists and watches one collection into a sink until cancelled or the sink closes
 /// (client-go's `Reflector.Run`).
@@ -147,9 +175,15 @@ where
             None => Machine::new(self.config.clone(), self.metrics.clone()),
         };
         let mut state: State<K> = machine.initial_state();
-        let mut stream: Option<WatchStream<K>> = None;
+        let mut watch = OpenWatch::default();
+        // Sink writes of the current batch of watch events, applied as one batch when the
+        // batch is used up (or before any other write, or when the watch ends).
+        let mut ops: Vec<SinkOp<K>> = Vec::new();
         loop {
-            let mut input = self.perform(&state, &mut stream).await;
+            let mut input = match (state.command(), watch.pending.next()) {
+                (Command::NextEvent, Some(item)) => event_input(item),
+                _ => self.perform(&state, &mut watch).await,
+            };
             if let Some(transform) = &self.transform {
                 match &mut input {
                     Input::Listed(Ok(page)) => page.items.iter_mut().for_each(|o| transform(o)),
@@ -161,40 +195,69 @@ where
             }
             let (out, next) = machine.step(state, input, Instant::now());
             if !next.reads_stream() {
-                stream = None;
+                // The rest of a batch after the event that ended the watch is dropped, as
+                // the rest of the stream is.
+                watch = OpenWatch::default();
             }
             if let Some(error) = &out.error {
                 (self.error_hook)(error);
             }
-            if let Some(op) = out.op {
-                self.apply(op)?;
+            match out.op {
+                Some(op @ (SinkOp::Add(_) | SinkOp::Update(_) | SinkOp::Delete(_))) => {
+                    ops.push(op);
+                }
+                Some(op) => {
+                    self.flush(&mut ops)?;
+                    self.apply(op)?;
+                }
+                None => {}
+            }
+            if watch.pending.as_slice().is_empty() {
+                self.flush(&mut ops)?;
             }
             state = next;
         }
     }
 
-    async fn perform(&self, state: &State<K>, stream: &mut Option<WatchStream<K>>) -> Input<K> {
+    fn flush(&self, ops: &mut Vec<SinkOp<K>>) -> Result<(), SinkClosed> {
+        match ops.len() {
+            0 => Ok(()),
+            1 => self.apply(ops.pop().expect("one op")),
+            _ => self.sink.apply_batch(std::mem::take(ops)),
+        }
+    }
+
+    async fn perform(&self, state: &State<K>, watch: &mut OpenWatch<K>) -> Input<K> {
         match state.command() {
             Command::List(params) => Input::Listed(self.lister_watcher.list(params).await),
             Command::Watch(params) => {
                 let sent_at = Instant::now();
-                let result = match self.lister_watcher.watch(params).await {
+                let result = match self.lister_watcher.watch_batches(params).await {
                     Ok(s) => {
-                        *stream = Some(s);
+                        *watch = OpenWatch {
+                            stream: Some(s),
+                            pending: Vec::new().into_iter(),
+                        };
                         Ok(())
                     }
                     Err(e) => Err(e),
                 };
                 Input::WatchOpened { result, sent_at }
             }
-            Command::NextEvent => match stream.as_mut() {
-                None => Input::StreamEnded,
-                Some(s) => match s.next().await {
-                    Some(Ok(event)) => Input::Event(event),
-                    Some(Err(e)) => Input::StreamError(e),
-                    None => Input::StreamEnded,
-                },
-            },
+            Command::NextEvent => {
+                let Some(stream) = watch.stream.as_mut() else {
+                    return Input::StreamEnded;
+                };
+                loop {
+                    let Some(batch) = stream.next().await else {
+                        return Input::StreamEnded;
+                    };
+                    watch.pending = batch.into_iter();
+                    if let Some(item) = watch.pending.next() {
+                        return event_input(item);
+                    }
+                }
+            }
             Command::Sleep(delay) => {
                 tokio::time::sleep(delay).await;
                 Input::Woke

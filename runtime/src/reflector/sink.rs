@@ -3,6 +3,8 @@
 
 use std::sync::Arc;
 
+use super::state::SinkOp;
+
 /// The sink was closed; the reflector stops.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("the reflector's sink is closed")]
@@ -20,4 +22,23 @@ pub trait ReflectorSink<K>: Send + Sync + 'static {
     fn replace(&self, list: Vec<Arc<K>>, resource_version: String) -> Result<(), SinkClosed>;
     /// A periodic resync of everything known.
     fn resync(&self) -> Result<(), SinkClosed>;
+
+    /// Several writes, in order, as one operation: the reflector hands over the sink writes
+    /// of a batch of watch events this way, so that a sink can apply them under one lock and
+    /// wake its consumer once. The result must equal performing them one by one in order
+    /// (the default does exactly that).
+    fn apply_batch(&self, ops: Vec<SinkOp<K>>) -> Result<(), SinkClosed> {
+        for op in ops {
+            match op {
+                SinkOp::Add(o) => self.add(o)?,
+                SinkOp::Update(o) => self.update(o)?,
+                SinkOp::Delete(o) => self.delete(o)?,
+                SinkOp::Replace {
+                    items,
+                    resource_version,
+                } => self.replace(items, resource_version)?,
+            }
+        }
+        Ok(())
+    }
 }

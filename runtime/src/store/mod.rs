@@ -48,6 +48,7 @@ use parking_lot::RwLock;
 
 pub use self::error::StoreError;
 use self::inner::Inner;
+pub(crate) use self::inner::Inner as StoreInner;
 pub(crate) use self::inner::hash_key;
 pub use self::key::ObjectKey;
 use crate::reflector::{ReflectorSink, SinkClosed};
@@ -243,6 +244,13 @@ impl<K: HasMetadata> Store<K> {
     pub fn replace(&self, objs: Vec<Arc<K>>, resource_version: String) {
         let garbage = self.inner.write().replace(objs, resource_version);
         drop(garbage);
+    }
+
+    /// Runs `f` with the write lock held: the informer applies a whole batch of popped deltas
+    /// in one lock acquisition. Objects `f` removes or replaces should be dropped after it
+    /// returns (outside the lock).
+    pub(crate) fn write_with<R>(&self, f: impl FnOnce(&mut Inner<K>) -> R) -> R {
+        f(&mut self.inner.write())
     }
 
     /// The resource version of the last [`Store::replace`] (client-go's

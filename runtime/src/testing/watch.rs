@@ -22,7 +22,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use http::Response;
 use serde_json::json;
 use tokio::sync::{broadcast, mpsc};
@@ -103,6 +103,9 @@ pub(crate) fn watch(
     ))
 }
 
+/// Size from which a chunk of initial or backlog lines is sent.
+const WRITE_CHUNK: usize = 64 * 1024;
+
 /// Why a watch stream ended.
 struct Ended;
 
@@ -141,19 +144,24 @@ impl Watcher {
                 return Err(Ended);
             }
         };
+        // The initial state and the backlog are written in chunks of many lines.
+        let mut chunk = BytesMut::new();
         for obj in initial {
             if self.selected(&obj) {
                 let line = self.line(EventType::Added, &obj, None);
-                self.send(tx, line).await?;
+                self.buffer(tx, &mut chunk, &line).await?;
             }
         }
         if initial_end {
             let b = self.bookmark(start_rv, true);
-            self.send(tx, b).await?;
+            self.buffer(tx, &mut chunk, &b).await?;
         }
         for ev in backlog {
-            self.deliver(tx, &ev).await?;
+            if let Some(line) = self.render(&ev)? {
+                self.buffer(tx, &mut chunk, &line).await?;
+            }
         }
+        self.flush(tx, &mut chunk).await?;
         let timeout = self.opts.timeout_seconds.map(Duration::from_secs);
         let deadline = tokio::time::sleep(timeout.unwrap_or(Duration::from_secs(86400 * 365)));
         tokio::pin!(deadline);
@@ -176,6 +184,31 @@ impl Watcher {
         }
     }
 
+    /// Adds `line` to `chunk`, sending the chunk once it is large (or the event limit is
+    /// reached: the lines up to the limit are sent, then the watch ends).
+    async fn buffer(
+        &mut self,
+        tx: &mpsc::Sender<Bytes>,
+        chunk: &mut BytesMut,
+        line: &[u8],
+    ) -> Result<(), Ended> {
+        chunk.extend_from_slice(line);
+        self.sent += 1;
+        let limited =
+            matches!(self.state.faults.watch_event_limit(), Some(limit) if self.sent >= limit);
+        if limited || chunk.len() >= WRITE_CHUNK {
+            self.flush(tx, chunk).await?;
+        }
+        if limited { Err(Ended) } else { Ok(()) }
+    }
+
+    async fn flush(&mut self, tx: &mpsc::Sender<Bytes>, chunk: &mut BytesMut) -> Result<(), Ended> {
+        if chunk.is_empty() {
+            return Ok(());
+        }
+        tx.send(chunk.split().freeze()).await.map_err(|_| Ended)
+    }
+
     async fn send(&mut self, tx: &mpsc::Sender<Bytes>, line: Bytes) -> Result<(), Ended> {
         tx.send(line).await.map_err(|_| Ended)?;
         self.sent += 1;
@@ -193,12 +226,20 @@ impl Watcher {
     }
 
     async fn deliver(&mut self, tx: &mpsc::Sender<Bytes>, ev: &Arc<Event>) -> Result<(), Ended> {
+        match self.render(ev)? {
+            Some(line) => self.send(tx, line).await,
+            None => Ok(()),
+        }
+    }
+
+    /// The line this watch sends for `ev`, if any; `Err` when `ev` ends the watch.
+    fn render(&mut self, ev: &Arc<Event>) -> Result<Option<Bytes>, Ended> {
         self.last_rv = self.last_rv.max(ev.rv);
         if self.unregistered_by(ev) {
             return Err(Ended);
         }
         if *ev.storage != *self.storage || ev.rv <= self.after {
-            return Ok(());
+            return Ok(None);
         }
         let now = self.selected(&ev.obj);
         let kind = match ev.kind {
@@ -214,9 +255,12 @@ impl Watcher {
                 }
             }
         };
-        let Some(kind) = kind else { return Ok(()) };
-        let line = self.line(kind, &ev.obj, (kind == ev.kind).then_some(&ev.line));
-        self.send(tx, line).await
+        let Some(kind) = kind else { return Ok(None) };
+        Ok(Some(self.line(
+            kind,
+            &ev.obj,
+            (kind == ev.kind).then_some(&ev.line),
+        )))
     }
 
     /// Whether `ev` deletes a CRD and this watch's resource is no longer served (the CRD

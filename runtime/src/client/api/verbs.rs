@@ -8,9 +8,10 @@ use serde::{Deserialize, Serialize};
 use super::Api;
 use super::params::{DeleteParams, DeleteResponse, Either, Patch, PatchParams, PostParams};
 use super::query::Query;
-use super::watch::{Origin, decode_stream};
+use super::watch::{Origin, decode_batches, decode_stream};
 use crate::client::{
-    Error, ListParams, ListerWatcher, ObjectList, Result, WatchParams, WatchStream,
+    Error, ListParams, ListerWatcher, ObjectList, Result, WatchBatchStream, WatchParams,
+    WatchStream,
 };
 use crate::resource::HasMetadata;
 
@@ -69,6 +70,25 @@ where
     /// `WATCH`: events are decoded as their bytes arrive; the stream ends when the server
     /// closes the watch (after `timeoutSeconds`, for one).
     pub async fn watch(&self, wp: &WatchParams) -> Result<WatchStream<K>> {
+        let (body, origin) = self.open_watch(wp).await?;
+        Ok(decode_stream(body, origin))
+    }
+
+    /// `WATCH`, with the events in batches: each item holds every event decoded from the
+    /// response chunks received so far (see [`WatchBatchStream`]); the reflector reads its
+    /// watches this way to apply each batch under one lock.
+    pub async fn watch_batches(&self, wp: &WatchParams) -> Result<WatchBatchStream<K>> {
+        let (body, origin) = self.open_watch(wp).await?;
+        Ok(decode_batches(body, origin))
+    }
+
+    async fn open_watch(
+        &self,
+        wp: &WatchParams,
+    ) -> Result<(
+        futures_util::stream::BoxStream<'static, Result<bytes::Bytes>>,
+        Origin,
+    )> {
         let mut q = Query::default();
         q.watch(wp);
         let uri = format!("{}{}", self.collection(None), q.as_str());
@@ -78,7 +98,7 @@ where
         };
         let req = self.request(Method::GET, uri, Vec::new(), None, false)?;
         let body = self.client.request_stream(req).await?;
-        Ok(decode_stream(body, origin))
+        Ok((body, origin))
     }
 
     /// `POST` a new object. With an all-namespaces `Api` of a namespaced resource the object's
@@ -226,5 +246,9 @@ where
 
     async fn watch(&self, params: &WatchParams) -> Result<WatchStream<K>> {
         Api::watch(self, params).await
+    }
+
+    async fn watch_batches(&self, params: &WatchParams) -> Result<WatchBatchStream<K>> {
+        Api::watch_batches(self, params).await
     }
 }
