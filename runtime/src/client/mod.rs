@@ -30,7 +30,7 @@ pub use config::{AuthConfig, Config, ConfigError, KubeConfigOptions, Kubeconfig}
 pub use discovery::{DiscoveredGroup, DiscoveredResource, DiscoveredVersion, Discovery};
 pub use dynamic::{DynamicObject, PartialObjectMetadata, TypeMeta};
 pub use error::{Error, Result};
-pub use lister_watcher::{ListerWatcher, WatchStream};
+pub use lister_watcher::{CachedLookup, ListHints, ListerWatcher, WatchStream};
 pub use params::{ListParams, ResourceVersionMatch, WatchParams};
 pub use secret::Secret;
 pub use transport::Client;

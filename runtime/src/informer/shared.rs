@@ -69,6 +69,16 @@ impl<K, L: crate::client::ListerWatcher<K>> crate::client::ListerWatcher<K> for 
     {
         self.0.watch(params)
     }
+    fn list_shared(
+        &self,
+        params: &crate::client::ListParams,
+        hints: &crate::client::ListHints<K>,
+    ) -> impl Future<Output = Result<crate::client::ObjectList<Arc<K>>, crate::client::Error>> + Send
+    where
+        K: Send,
+    {
+        self.0.list_shared(params, hints)
+    }
 }
 
 /// The FIFO as the reflector's sink, noticing when a Replace completes the sync.
@@ -94,6 +104,9 @@ impl<K: HasMetadata> ReflectorSink<K> for InformerSink<K> {
     }
     fn resync(&self) -> Result<(), SinkClosed> {
         self.fifo.resync()
+    }
+    fn cached(&self, key: ObjectKey<'_>, resource_version: &str) -> Option<Arc<K>> {
+        ReflectorSink::cached(&self.fifo, key, resource_version)
     }
 }
 
@@ -199,9 +212,13 @@ impl<K: HasMetadata> SharedIndexInformer<K> {
     }
 
     /// Sets the transform applied to every object before it is stored (client-go's
-    /// `SetTransform`); only before the first start.
+    /// `SetTransform`); only before the first start. It also turns off
+    /// [`ReflectorConfig::skip_managed_fields`] (the new transform may not drop them).
     pub fn set_transform(&self, transform: Option<Transform<K>>) -> Result<(), AlreadyStarted> {
-        self.before_start(|i| *i.transform.lock() = transform)
+        self.before_start(|i| {
+            *i.transform.lock() = transform;
+            i.config.lock().skip_managed_fields = false;
+        })
     }
 
     /// Sets the hook told about every list/watch error (client-go's

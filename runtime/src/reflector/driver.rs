@@ -15,7 +15,7 @@ use super::error::ReflectorError;
 use super::metrics::ReflectorMetrics;
 use super::sink::{ReflectorSink, SinkClosed};
 use super::state::{Command, Input, Machine, SinkOp, State};
-use crate::client::{ListerWatcher, WatchEvent, WatchStream};
+use crate::client::{ListHints, ListerWatcher, WatchEvent, WatchStream};
 use crate::resource::HasMetadata;
 
 /// Called with every error the reflector recovers from (client-go's `WatchErrorHandler`).
@@ -148,8 +148,9 @@ where
         };
         let mut state: State<K> = machine.initial_state();
         let mut stream: Option<WatchStream<K>> = None;
+        let hints = self.list_hints();
         loop {
-            let mut input = self.perform(&state, &mut stream).await;
+            let mut input = self.perform(&state, &mut stream, &hints).await;
             if let Some(transform) = &self.transform {
                 match &mut input {
                     Input::Listed(Ok(page)) => page.items.iter_mut().for_each(|o| transform(o)),
@@ -173,9 +174,27 @@ where
         }
     }
 
-    async fn perform(&self, state: &State<K>, stream: &mut Option<WatchStream<K>>) -> Input<K> {
+    /// What list decoding may skip or reuse: the transform (applied while decoding), whether
+    /// managedFields is dropped anyway, and the sink's objects at their resourceVersions.
+    fn list_hints(&self) -> ListHints<K> {
+        let sink = Arc::clone(&self.sink);
+        ListHints {
+            skip_managed_fields: self.config.skip_managed_fields,
+            transform: self.transform.clone(),
+            cached: Some(Arc::new(move |key, rv: &str| sink.cached(key, rv))),
+        }
+    }
+
+    async fn perform(
+        &self,
+        state: &State<K>,
+        stream: &mut Option<WatchStream<K>>,
+        hints: &ListHints<K>,
+    ) -> Input<K> {
         match state.command() {
-            Command::List(params) => Input::Listed(self.lister_watcher.list(params).await),
+            Command::List(params) => {
+                Input::ListedShared(self.lister_watcher.list_shared(params, hints).await)
+            }
             Command::Watch(params) => {
                 let sent_at = Instant::now();
                 let result = match self.lister_watcher.watch(params).await {

@@ -3,6 +3,8 @@
 
 use std::sync::Arc;
 
+use crate::store::ObjectKey;
+
 /// The sink was closed; the reflector stops.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("the reflector's sink is closed")]
@@ -20,4 +22,11 @@ pub trait ReflectorSink<K>: Send + Sync + 'static {
     fn replace(&self, list: Vec<Arc<K>>, resource_version: String) -> Result<(), SinkClosed>;
     /// A periodic resync of everything known.
     fn resync(&self) -> Result<(), SinkClosed>;
+    /// The object the sink holds under `key` if its resourceVersion is `resource_version`
+    /// (the reflector's list decoder then reuses it instead of decoding the listed item
+    /// again). The default knows nothing.
+    fn cached(&self, key: ObjectKey<'_>, resource_version: &str) -> Option<Arc<K>> {
+        let _ = (key, resource_version);
+        None
+    }
 }
