@@ -196,8 +196,13 @@ where
     Ok(out)
 }
 
-/// serde_json's `from_slice` with every vector sized exactly (see the `hinted` module).
-fn decode_exact<K: DeserializeOwned>(src: &[u8], tape: &mut Tape) -> serde_json::Result<K> {
+/// serde_json's `from_slice` with every vector sized exactly (see the `hinted` module); `tape`
+/// is scratch space reused across calls. Meant for any object that will be cached (watch
+/// events too).
+pub(crate) fn decode_exact<K: DeserializeOwned>(
+    src: &[u8],
+    tape: &mut Tape,
+) -> serde_json::Result<K> {
     if tape.record(src, 0).is_err() {
         return serde_json::from_slice(src);
     }
