@@ -9,11 +9,20 @@ struct Counting;
 
 static LIVE: AtomicUsize = AtomicUsize::new(0);
 static BASE: AtomicU64 = AtomicU64::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+/// Raises the recorded peak to `now` (a plain load first: most allocations do not set a
+/// new peak, so they add no write to a shared cache line).
+fn peak(now: usize) {
+    if now > PEAK.load(Ordering::Relaxed) {
+        PEAK.fetch_max(now, Ordering::Relaxed);
+    }
+}
 
 // SAFETY: every call is forwarded to `System` unchanged; only a counter is added.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        LIVE.fetch_add(layout.size(), Ordering::Relaxed);
+        peak(LIVE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size());
         unsafe { System.alloc(layout) }
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
@@ -21,11 +30,11 @@ unsafe impl GlobalAlloc for Counting {
         unsafe { System.dealloc(ptr, layout) }
     }
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        LIVE.fetch_add(layout.size(), Ordering::Relaxed);
+        peak(LIVE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size());
         unsafe { System.alloc_zeroed(layout) }
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        LIVE.fetch_add(new_size, Ordering::Relaxed);
+        peak(LIVE.fetch_add(new_size, Ordering::Relaxed) + new_size);
         LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
         unsafe { System.realloc(ptr, layout, new_size) }
     }
@@ -47,4 +56,11 @@ pub fn mark_base() {
 /// The recorded base.
 pub fn base() -> u64 {
     BASE.load(Ordering::Relaxed)
+}
+
+/// The highest live bytes since the last call (exact: tracked on every allocation), then
+/// resets the peak to the current live bytes.
+pub fn take_peak() -> u64 {
+    let p = PEAK.swap(LIVE.load(Ordering::Relaxed), Ordering::Relaxed);
+    p.max(LIVE.load(Ordering::Relaxed)) as u64
 }

@@ -51,6 +51,10 @@ const SYNC: &[(&str, &str)] = &[
         "kinform informer, streaming list, managedFields kept",
     ),
     (
+        "kinform-paged-keep-mf",
+        "kinform informer, paged LIST (500), managedFields kept",
+    ),
+    (
         "kube",
         "kube-rs watcher + reflector store, paged LIST (500) (its default)",
     ),
@@ -102,6 +106,7 @@ fn client(scenario: &str, url: &str, events: u64) -> Figures {
     let rt = runtime();
     let base = rss::rss();
     heap::mark_base();
+    let _ = heap::take_peak();
     let _ = sampler.take_peak();
     rt.block_on(async {
         use scenario::{sync_and_relist as sync, watch_burst as burst};
@@ -129,6 +134,14 @@ fn client(scenario: &str, url: &str, events: u64) -> Figures {
                     base,
                     &sampler,
                     &Kinform::<Pod>::new(url, None, ListMode::Auto, true),
+                )
+                .await
+            }
+            "kinform-paged-keep-mf" => {
+                sync(
+                    base,
+                    &sampler,
+                    &Kinform::<Pod>::new(url, None, ListMode::Paged, true),
                 )
                 .await
             }
@@ -239,9 +252,9 @@ fn orchestrate(pods: usize, events: u64, watch_only: bool) {
 
 fn sync_table(server: &mut Proc, url: &str, pods: usize) {
     println!(
-        "\n| sync scenario ({pods} pods) | sync s | x floor | x kube | steady RSS/obj | x kube | live heap/obj | x kube | peak sync / steady RSS | peak relist / steady RSS |"
+        "\n| sync scenario ({pods} pods) | sync s | x floor | x kube | steady RSS/obj | x kube | live heap/obj | x kube | peak sync / steady RSS | peak relist / steady RSS | peak sync / steady heap | peak relist / steady heap |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     let mut results = Vec::new();
     for (name, _) in SYNC {
         let (f, _) = run_client(server, name, url, 0);
@@ -259,15 +272,17 @@ fn sync_table(server: &mut Proc, url: &str, pods: usize) {
     for (name, f) in &results {
         if *name == "floor-sync" {
             println!(
-                "| {name} | {:.3} | 1.00 | {:.2} | - | - | - | - | - | - |",
+                "| {name} | {:.3} | 1.00 | {:.2} | - | - | - | - | - | - | - | - |",
                 f.sync_secs,
                 f.sync_secs / kube_secs
             );
             continue;
         }
         let steady = f.rss_steady.saturating_sub(f.rss_base).max(1) as f64;
+        let heap_steady = f.heap_steady.saturating_sub(f.heap_base).max(1) as f64;
+        let heap_ratio = |p: u64| p.saturating_sub(f.heap_base) as f64 / heap_steady;
         println!(
-            "| {name} | {:.3} | {:.2} | {:.2} | {:.0} B | {:.2} | {:.0} B | {:.2} | {:.2} ({:.0}/{:.0} MB) | {:.2} ({:.0} MB, {:.2} s) |",
+            "| {name} | {:.3} | {:.2} | {:.2} | {:.0} B | {:.2} | {:.0} B | {:.2} | {:.2} ({:.0}/{:.0} MB) | {:.2} ({:.0} MB, {:.2} s) | {:.2} ({:.0} MB) | {:.2} ({:.0} MB) |",
             f.sync_secs,
             f.sync_secs / floor,
             f.sync_secs / kube_secs,
@@ -281,6 +296,10 @@ fn sync_table(server: &mut Proc, url: &str, pods: usize) {
             f.peak_relist.saturating_sub(f.rss_base) as f64 / steady,
             mb(f.peak_relist.saturating_sub(f.rss_base)),
             f.relist_secs,
+            heap_ratio(f.heap_peak_sync),
+            mb(f.heap_peak_sync.saturating_sub(f.heap_base)),
+            heap_ratio(f.heap_peak_relist),
+            mb(f.heap_peak_relist.saturating_sub(f.heap_base)),
         );
     }
 }

@@ -19,6 +19,9 @@ pub struct Figures {
     pub rss_steady: u64,
     pub peak_sync: u64,
     pub peak_relist: u64,
+    /// Highest live heap during the sync, and during the relist.
+    pub heap_peak_sync: u64,
+    pub heap_peak_relist: u64,
     pub relist_secs: f64,
     pub events: u64,
     pub events_secs: f64,
@@ -85,6 +88,7 @@ pub async fn sync_and_relist<C: Client>(base: u64, sampler: &Sampler, c: &C) -> 
     }
     settle().await;
     let peak_sync = sampler.take_peak().max(status().1);
+    let heap_peak_sync = crate::heap::take_peak();
     let rss_steady = rss();
     let heap_steady = crate::heap::live();
     let _ = sampler.take_peak();
@@ -102,6 +106,7 @@ pub async fn sync_and_relist<C: Client>(base: u64, sampler: &Sampler, c: &C) -> 
     }
     let relist_secs = start.elapsed().as_secs_f64();
     settle().await;
+    let heap_peak_relist = crate::heap::take_peak();
     Figures {
         objects,
         sync_secs,
@@ -111,6 +116,8 @@ pub async fn sync_and_relist<C: Client>(base: u64, sampler: &Sampler, c: &C) -> 
         heap_steady,
         peak_sync,
         peak_relist: sampler.take_peak(),
+        heap_peak_sync,
+        heap_peak_relist,
         relist_secs,
         ..Figures::default()
     }

@@ -36,7 +36,9 @@ pub use connect::{
 pub use discovery::{DiscoveredGroup, DiscoveredResource, DiscoveredVersion, Discovery};
 pub use dynamic::{DynamicObject, PartialObjectMetadata, TypeMeta};
 pub use error::{Error, Result};
-pub use lister_watcher::{ListerWatcher, WatchBatch, WatchBatchStream, WatchStream};
+pub use lister_watcher::{
+    CachedLookup, ListHints, ListerWatcher, WatchBatch, WatchBatchStream, WatchStream,
+};
 pub use params::{ListParams, ResourceVersionMatch, WatchParams};
 pub use secret::Secret;
 pub use transport::Client;

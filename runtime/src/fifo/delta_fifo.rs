@@ -298,4 +298,11 @@ impl<K: HasMetadata> ReflectorSink<K> for DeltaFifo<K> {
         self.wake(new);
         Ok(())
     }
+
+    /// The known object (the informer's store) with `key` at `resource_version`.
+    fn cached(&self, key: ObjectKey<'_>, resource_version: &str) -> Option<Arc<K>> {
+        self.known()?
+            .get_key(key)
+            .filter(|o| o.resource_version() == resource_version)
+    }
 }

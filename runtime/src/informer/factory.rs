@@ -356,6 +356,8 @@ impl InformerFactory {
             let drop_mf: crate::reflector::Transform<K> = Arc::new(drop_managed_fields::<K>);
             // A fresh informer has not started: this cannot fail.
             let _ = informer.set_transform(Some(drop_mf));
+            // The transform drops managedFields: list decoding need not read it.
+            let _ = informer.configure(|c| c.skip_managed_fields = true);
         }
         let informer = Arc::new(informer);
         let control: Arc<dyn Control> = Arc::new((*informer).clone());

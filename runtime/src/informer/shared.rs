@@ -23,7 +23,7 @@ use crate::reflector::{
     SinkClosed, SinkOp, Transform, WatchErrorHook,
 };
 use crate::resource::HasMetadata;
-use crate::store::{IndexFn, Store, StoreError};
+use crate::store::{IndexFn, ObjectKey, Store, StoreError};
 
 /// The smallest resync period a handler gets (client-go's `minimumResyncPeriod`).
 pub const MINIMUM_RESYNC_PERIOD: Duration = Duration::from_secs(1);
@@ -77,6 +77,17 @@ impl<K, L: crate::client::ListerWatcher<K>> crate::client::ListerWatcher<K> for 
     {
         self.0.watch_batches(params)
     }
+
+    fn list_shared(
+        &self,
+        params: &crate::client::ListParams,
+        hints: &crate::client::ListHints<K>,
+    ) -> impl Future<Output = Result<crate::client::ObjectList<Arc<K>>, crate::client::Error>> + Send
+    where
+        K: Send,
+    {
+        self.0.list_shared(params, hints)
+    }
 }
 
 /// The FIFO as the reflector's sink, noticing when a Replace completes the sync.
@@ -110,6 +121,10 @@ impl<K: HasMetadata> ReflectorSink<K> for InformerSink<K> {
             (self.after_replace)();
         }
         Ok(())
+    }
+
+    fn cached(&self, key: ObjectKey<'_>, resource_version: &str) -> Option<Arc<K>> {
+        ReflectorSink::cached(&self.fifo, key, resource_version)
     }
 }
 
@@ -215,9 +230,13 @@ impl<K: HasMetadata> SharedIndexInformer<K> {
     }
 
     /// Sets the transform applied to every object before it is stored (client-go's
-    /// `SetTransform`); only before the first start.
+    /// `SetTransform`); only before the first start. It also turns off
+    /// [`ReflectorConfig::skip_managed_fields`] (the new transform may not drop them).
     pub fn set_transform(&self, transform: Option<Transform<K>>) -> Result<(), AlreadyStarted> {
-        self.before_start(|i| *i.transform.lock() = transform)
+        self.before_start(|i| {
+            *i.transform.lock() = transform;
+            i.config.lock().skip_managed_fields = false;
+        })
     }
 
     /// Sets the hook told about every list/watch error (client-go's

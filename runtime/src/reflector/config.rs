@@ -44,6 +44,9 @@ pub struct ReflectorConfig {
     pub max_watch_timeout: Duration,
     /// A watch that ends sooner than this with no event counts as an error (client-go: 1 s).
     pub short_watch: Duration,
+    /// The objects' `metadata.managedFields` is dropped by the transform anyway, so list
+    /// decoding may skip it (set by the informer factory unless it keeps managedFields).
+    pub skip_managed_fields: bool,
 }
 
 impl ReflectorConfig {
@@ -64,6 +67,7 @@ impl ReflectorConfig {
             min_watch_timeout: Duration::from_secs(300),
             max_watch_timeout: Duration::from_secs(600),
             short_watch: Duration::from_secs(1),
+            skip_managed_fields: false,
         }
     }
 

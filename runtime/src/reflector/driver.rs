@@ -21,7 +21,7 @@ use super::error::ReflectorError;
 use super::metrics::ReflectorMetrics;
 use super::sink::{ReflectorSink, SinkClosed};
 use super::state::{Command, Input, Machine, SinkOp, State};
-use crate::client::{Error, ListerWatcher, WatchBatchStream, WatchEvent};
+use crate::client::{Error, ListHints, ListerWatcher, WatchBatchStream, WatchEvent};
 use crate::resource::HasMetadata;
 
 /// Called with every error the reflector recovers from (client-go's `WatchErrorHandler`).
@@ -179,10 +179,11 @@ where
         // Sink writes of the current batch of watch events, applied as one batch when the
         // batch is used up (or before any other write, or when the watch ends).
         let mut ops: Vec<SinkOp<K>> = Vec::new();
+        let hints = self.list_hints();
         loop {
             let mut input = match (state.command(), watch.pending.next()) {
                 (Command::NextEvent, Some(item)) => event_input(item),
-                _ => self.perform(&state, &mut watch).await,
+                _ => self.perform(&state, &mut watch, &hints).await,
             };
             if let Some(transform) = &self.transform {
                 match &mut input {
@@ -227,9 +228,27 @@ where
         }
     }
 
-    async fn perform(&self, state: &State<K>, watch: &mut OpenWatch<K>) -> Input<K> {
+    /// What list decoding may skip or reuse: the transform (applied while decoding), whether
+    /// managedFields is dropped anyway, and the sink's objects at their resourceVersions.
+    fn list_hints(&self) -> ListHints<K> {
+        let sink = Arc::clone(&self.sink);
+        ListHints {
+            skip_managed_fields: self.config.skip_managed_fields,
+            transform: self.transform.clone(),
+            cached: Some(Arc::new(move |key, rv: &str| sink.cached(key, rv))),
+        }
+    }
+
+    async fn perform(
+        &self,
+        state: &State<K>,
+        watch: &mut OpenWatch<K>,
+        hints: &ListHints<K>,
+    ) -> Input<K> {
         match state.command() {
-            Command::List(params) => Input::Listed(self.lister_watcher.list(params).await),
+            Command::List(params) => {
+                Input::ListedShared(self.lister_watcher.list_shared(params, hints).await)
+            }
             Command::Watch(params) => {
                 let sent_at = Instant::now();
                 let result = match self.lister_watcher.watch_batches(params).await {

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use super::state::SinkOp;
+use crate::store::ObjectKey;
 
 /// The sink was closed; the reflector stops.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
@@ -40,5 +41,13 @@ pub trait ReflectorSink<K>: Send + Sync + 'static {
             }
         }
         Ok(())
+    }
+
+    /// The object the sink holds under `key` if its resourceVersion is `resource_version`
+    /// (the reflector's list decoder then reuses it instead of decoding the listed item
+    /// again). The default knows nothing.
+    fn cached(&self, key: ObjectKey<'_>, resource_version: &str) -> Option<Arc<K>> {
+        let _ = (key, resource_version);
+        None
     }
 }

@@ -118,6 +118,9 @@ impl<K> State<K> {
 pub enum Input<K> {
     /// A LIST response.
     Listed(Result<ObjectList<K>, Error>),
+    /// A LIST response whose objects are already shared (and transformed), as
+    /// [`ListerWatcher::list_shared`](crate::client::ListerWatcher::list_shared) gives them.
+    ListedShared(Result<ObjectList<Arc<K>>, Error>),
     /// A WATCH was opened (or failed to open); the request was sent at `sent_at`.
     WatchOpened {
         /// The outcome.
@@ -140,6 +143,7 @@ impl<K> Input<K> {
     pub fn label(&self) -> &'static str {
         match self {
             Input::Listed(_) => "Listed",
+            Input::ListedShared(_) => "ListedShared",
             Input::WatchOpened { .. } => "WatchOpened",
             Input::Event(_) => "Event",
             Input::StreamError(_) => "StreamError",
@@ -271,8 +275,17 @@ impl Machine {
     ) -> (Output<K>, State<K>) {
         match (state, input) {
             (State::Backoff { then, .. }, Input::Woke) => (Output::none(), *then),
-            (State::Listing(l), Input::Listed(Ok(page))) => self.on_page(l, page),
-            (State::Listing(l), Input::Listed(Err(e))) => self.on_list_error(l, e, now),
+            (State::Listing(l), Input::Listed(Ok(page))) => {
+                let page = ObjectList {
+                    metadata: page.metadata,
+                    items: page.items.into_iter().map(Arc::new).collect(),
+                };
+                self.on_page(l, page)
+            }
+            (State::Listing(l), Input::ListedShared(Ok(page))) => self.on_page(l, page),
+            (State::Listing(l), Input::Listed(Err(e)) | Input::ListedShared(Err(e))) => {
+                self.on_list_error(l, e, now)
+            }
             (State::StreamOpening { .. }, Input::WatchOpened { result, .. }) => match result {
                 Ok(()) => {
                     self.metrics.watch_opened();
@@ -403,7 +416,7 @@ impl Machine {
 
     // ---- paged list -----------------------------------------------------------------
 
-    fn on_page<K>(&mut self, l: Listing<K>, page: ObjectList<K>) -> (Output<K>, State<K>) {
+    fn on_page<K>(&mut self, l: Listing<K>, page: ObjectList<Arc<K>>) -> (Output<K>, State<K>) {
         self.metrics.page(page.items.len());
         self.page_backoff.reset();
         let Listing {
@@ -413,7 +426,7 @@ impl Machine {
             ..
         } = l;
         items.reserve(page.items.len());
-        items.extend(page.items.into_iter().map(Arc::new));
+        items.extend(page.items);
         let continue_token = page.metadata.continue_.filter(|c| !c.is_empty());
         if let Some(token) = continue_token {
             if list_rv == "0" {

@@ -287,4 +287,9 @@ impl<K: HasMetadata> ReflectorSink<K> for Store<K> {
     fn resync(&self) -> Result<(), SinkClosed> {
         Ok(())
     }
+
+    fn cached(&self, key: ObjectKey<'_>, resource_version: &str) -> Option<Arc<K>> {
+        self.get_key(key)
+            .filter(|o| o.resource_version() == resource_version)
+    }
 }

@@ -11,8 +11,11 @@
 //! An `Api` made with `metadata_*` asks for `PartialObjectMetadata` with the `Accept` header
 //! client-go's metadata client sends.
 
+mod hinted;
+mod list_decode;
 mod params;
 mod query;
+mod scan;
 mod subresource;
 mod verbs;
 mod watch;

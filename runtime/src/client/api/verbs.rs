@@ -1,16 +1,19 @@
 //! The verbs on objects and collections, and `ListerWatcher` for `Api<K>`.
 
+use std::sync::Arc;
+
 use http::Method;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ListMeta, Status};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use super::Api;
+use super::list_decode::{self, ListOrigin};
 use super::params::{DeleteParams, DeleteResponse, Either, Patch, PatchParams, PostParams};
 use super::query::Query;
 use super::watch::{Origin, decode_batches, decode_stream};
 use crate::client::{
-    Error, ListParams, ListerWatcher, ObjectList, Result, WatchBatchStream, WatchParams,
+    Error, ListHints, ListParams, ListerWatcher, ObjectList, Result, WatchBatchStream, WatchParams,
     WatchStream,
 };
 use crate::resource::HasMetadata;
@@ -65,6 +68,26 @@ where
             metadata: raw.metadata,
             items: raw.items.unwrap_or_default(),
         })
+    }
+
+    /// `LIST` one page for a reflector: shared, transformed objects, decoded as `hints`
+    /// allow (items on two threads, `managedFields` skipped, cached objects reused; see
+    /// [`ListerWatcher::list_shared`]).
+    pub async fn list_shared(
+        &self,
+        lp: &ListParams,
+        hints: &ListHints<K>,
+    ) -> Result<ObjectList<Arc<K>>> {
+        let mut q = Query::default();
+        q.list(lp);
+        let uri = format!("{}{}", self.collection(None), q.as_str());
+        let req = self.request(Method::GET, uri, Vec::new(), None, true)?;
+        let (request, bytes) = self.client.request_bytes(req).await?;
+        let origin = ListOrigin {
+            request,
+            resource: self.resource.to_string(),
+        };
+        list_decode::decode_list(bytes, hints, &origin).await
     }
 
     /// `WATCH`: events are decoded as their bytes arrive; the stream ends when the server
@@ -250,5 +273,13 @@ where
 
     async fn watch_batches(&self, params: &WatchParams) -> Result<WatchBatchStream<K>> {
         Api::watch_batches(self, params).await
+    }
+
+    async fn list_shared(
+        &self,
+        params: &ListParams,
+        hints: &ListHints<K>,
+    ) -> Result<ObjectList<Arc<K>>> {
+        Api::list_shared(self, params, hints).await
     }
 }
