@@ -1,7 +1,8 @@
 //! The emitted code of the fixtures, compiled (with `-D warnings`, `missing_docs`, and the
 //! runtime under a custom path) and exercised: enum catch-all, defaults (of properties, list
-//! items and map values), flattened remainders, unions, embedded resources, apiVersion/kind on
-//! serialize, the Resource impl.
+//! items and map values), `null`s (defaulted, pruned or kept as the API server does),
+//! flattened remainders, unions, embedded resources, apiVersion/kind on serialize, the
+//! Resource impl.
 //!
 //! A temporary crate (tests/support/temp_crate.rs): its target dir is shared with the other
 //! slow tests, so dependencies are built once.
@@ -266,6 +267,125 @@ mod dial_defaults {
 }
 "#;
 
+/// `null` properties and map values (apiextensions-apiserver `PruneNonNullableNullsWithoutDefaults`
+/// then `Default`): a non-nullable `null` with a default takes it, a non-nullable `null` map
+/// value without one is removed, a nullable `null` stays; serialization is unchanged.
+const KNOB_NULLS: &str = r#"
+#[cfg(test)]
+mod knob_nulls {
+    use kinform::k8s_openapi::serde_json::{self, json, Value};
+    use crate::knobs::example_com::v1::{Knob, knob};
+
+    /// Reads a Knob with this spec, returns its spec as serialized (after checking that the
+    /// serialized form reads back to the same value).
+    fn through(spec: Value) -> Value {
+        let k: Knob = serde_json::from_value(json!({
+            "apiVersion": "example.com/v1", "kind": "Knob", "metadata": {"name": "k"}, "spec": spec
+        }))
+        .unwrap();
+        let out = serde_json::to_value(&k).unwrap();
+        let again: Knob = serde_json::from_value(out.clone()).unwrap();
+        assert_eq!(again, k);
+        out["spec"].clone()
+    }
+
+    #[test]
+    fn null_properties_with_a_default_take_it() {
+        let nulls = json!({
+            "name": null, "level": null, "mode": null, "tags": null, "dial": null, "target": null,
+            "limits": null
+        });
+        let absent = json!({});
+        let want = json!({
+            "name": "knob", "level": 5, "mode": "Slow", "tags": ["x"], "dial": {"turns": 3},
+            "target": {"host": "localhost", "port": 80}, "limits": {},
+            // Missing, the nullable `comment` takes its default too.
+            "comment": "none"
+        });
+        assert_eq!(through(nulls), want);
+        assert_eq!(through(absent), want);
+        let spec: knob::KnobSpec = serde_json::from_value(json!({"level": null})).unwrap();
+        assert_eq!(spec.level, 5);
+        assert_eq!(spec.mode, knob::KnobSpecMode::Slow);
+        assert_eq!(spec.tags, Some(vec!["x".to_owned()]));
+        assert_eq!(spec.dial.turns, 3);
+        let spec: knob::KnobSpec =
+            serde_json::from_value(json!({"dial": {"turns": null}, "target": {"port": null}}))
+                .unwrap();
+        assert_eq!(spec.dial.turns, 3);
+        assert_eq!(spec.target.as_ref().unwrap().port, 80);
+        assert_eq!(spec.target.as_ref().unwrap().host, None);
+    }
+
+    #[test]
+    fn null_metadata_is_empty_metadata() {
+        let k: Knob = serde_json::from_value(json!({
+            "apiVersion": "example.com/v1", "kind": "Knob", "metadata": null, "spec": null
+        }))
+        .unwrap();
+        assert_eq!(k.metadata, Default::default());
+        assert_eq!(k.spec, None);
+    }
+
+    #[test]
+    fn null_map_values_without_a_default_are_pruned() {
+        let spec = through(json!({
+            "labels": {"a": "1", "b": null},
+            "limits": {"cpu": null, "mem": 2},
+            "opaque": {"x": {"y": null}, "z": null},
+            "rows": [{"a": null, "b": "2"}, {}],
+            "params": {"known": "k", "other": "o", "gone": null}
+        }));
+        assert_eq!(spec["labels"], json!({"a": "1"}));
+        assert_eq!(spec["limits"], json!({"mem": 2}));
+        // Inside an opaque value there is no schema: only the map's own values are pruned.
+        assert_eq!(spec["opaque"], json!({"x": {"y": null}}));
+        assert_eq!(spec["rows"], json!([{"b": "2"}, {}]));
+        assert_eq!(spec["params"], json!({"known": "k", "other": "o"}));
+        let spec: knob::KnobSpec = serde_json::from_value(json!({"labels": null})).unwrap();
+        assert_eq!(spec.labels, None);
+    }
+
+    #[test]
+    fn schemaless_and_nullable_values_keep_null() {
+        let spec = through(json!({
+            "loose": {"a": null}, "comment": null, "notes": {"n": null},
+            "raw": {"known": "k", "free": null}
+        }));
+        assert_eq!(spec["loose"], json!({"a": null}));
+        assert_eq!(spec["comment"], json!(null));
+        assert_eq!(spec["notes"], json!({"n": null}));
+        assert_eq!(spec["raw"], json!({"known": "k", "free": null}));
+        let spec = through(json!({"notes": null, "extras": null}));
+        assert_eq!(spec["notes"], json!(null));
+        assert_eq!(spec["extras"], json!(null));
+        let spec = through(json!({"extras": {"a": null, "b": "x"}}));
+        assert_eq!(spec["extras"], json!({"b": "x"}));
+    }
+
+    #[test]
+    fn null_list_items_without_a_default_still_fail() {
+        let err = serde_json::from_value::<knob::KnobSpec>(json!({"words": ["a", null]}))
+            .unwrap_err();
+        assert!(err.to_string().contains("invalid type: null"), "{err}");
+        let err = serde_json::from_value::<knob::KnobSpec>(json!({"level": "x"})).unwrap_err();
+        assert!(err.to_string().contains("invalid type"), "{err}");
+    }
+
+    #[test]
+    fn values_without_nulls_round_trip_unchanged() {
+        let spec = json!({
+            "name": "n", "level": 1, "mode": "Fast", "tags": [], "dial": {"turns": 1},
+            "target": {"host": "h", "port": 1}, "labels": {"a": "b"}, "limits": {"c": 1},
+            "opaque": {"o": [1]}, "loose": {"l": 1}, "rows": [{"r": "s"}], "words": ["w"],
+            "comment": "c", "notes": {"n": "m"}, "extras": {"e": "f"},
+            "params": {"known": "k", "p": "q"}, "raw": {"known": "k", "r": {"s": 1}}
+        });
+        assert_eq!(through(spec.clone()), spec);
+    }
+}
+"#;
+
 #[test]
 fn fixture_types_compile_and_behave() {
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
@@ -286,6 +406,10 @@ fn fixture_types_compile_and_behave() {
         &emit_crd_types(&read("dials.yaml"), &default).unwrap(),
     );
     krate.write(
+        "src/knobs.rs",
+        &emit_crd_types(&read("nulls.yaml"), &default).unwrap(),
+    );
+    krate.write(
         "src/lib.rs",
         &format!(
             "#![deny(warnings, missing_docs)]\n//! Generated fixture types under test.\n\n\
@@ -293,7 +417,8 @@ fn fixture_types_compile_and_behave() {
              /// Widgets, default runtime path.\npub mod widgets;\n\
              /// Gadgets, runtime at `crate::rt`.\npub mod gadgets;\n\
              /// Dials: defaults of list items and map values.\npub mod dials;\n\
-             {BEHAVIOUR}{DIAL_DEFAULTS}"
+             /// Knobs: `null` properties and map values.\npub mod knobs;\n\
+             {BEHAVIOUR}{DIAL_DEFAULTS}{KNOB_NULLS}"
         ),
     );
     krate.cargo("test");

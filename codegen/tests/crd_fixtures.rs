@@ -123,7 +123,11 @@ fn widget_schema_constructs() {
     assert_eq!(ty("memory"), TypeRef::Quantity);
     assert_eq!(ty("expires"), TypeRef::DateTime);
     assert_eq!(ty("caBundle"), TypeRef::Bytes);
-    assert_eq!(ty("labels"), TypeRef::Map(Box::new(TypeRef::String)));
+    // A `null` value without a default is dropped, as the server prunes it.
+    assert_eq!(
+        ty("labels"),
+        TypeRef::Map(Box::new(TypeRef::Pruned(Box::new(TypeRef::String))))
+    );
     assert_eq!(ty("values"), TypeRef::Json);
     assert_eq!(
         ty("parts"),

@@ -201,13 +201,21 @@ pub fn expand(
     };
     let crd_doc = match mode {
         SchemaMode::Derived => {
-            "The CustomResourceDefinition of this version, with a structural schema generated from the spec and status types. Merge several versions with `crd::merge_crds`."
+            "The CustomResourceDefinition of this version, with a structural schema generated from the spec and status types. Merge several versions with `crd::merge_crds`.\n\nFails only when a field type's hand-written `JsonSchema` impl writes a keyword a CRD schema cannot hold (the error names where)."
         }
         SchemaMode::Manual => {
-            "The CustomResourceDefinition of this version, whose schema is this type's own `JsonSchema` implementation made structural. Merge several versions with `crd::merge_crds`."
+            "The CustomResourceDefinition of this version, whose schema is this type's own `JsonSchema` implementation made structural. Merge several versions with `crd::merge_crds`.\n\nFails when that schema is not a CRD schema (`JSONSchemaProps`); the error names the kind, the version and where."
         }
         SchemaMode::Disabled => {
-            "The CustomResourceDefinition of this version, without a schema: spec and status preserve unknown fields. Merge several versions with `crd::merge_crds`."
+            "The CustomResourceDefinition of this version, without a schema: spec and status preserve unknown fields. Merge several versions with `crd::merge_crds`.\n\nNever fails: the schema is made of fixed keywords, the description and the CEL rules (see `crd::custom_resource_definition`)."
+        }
+    };
+    let crd_panic_doc = match mode {
+        SchemaMode::Disabled => {
+            "The CustomResourceDefinition of this version (kube-derive's `crd()`): [`Self::try_crd`], which cannot fail for a type without a schema."
+        }
+        _ => {
+            "The CustomResourceDefinition of this version (kube-derive's `crd()`): [`Self::try_crd`], unwrapped.\n\n# Panics\n\nWith the error's message when the schema is not a CRD schema (`JSONSchemaProps`): a `schema = \"manual\"` `JsonSchema` impl, or a field type's hand-written one, that writes a keyword a CRD schema cannot hold. Use [`Self::try_crd`] to handle it."
         }
     };
 
@@ -239,8 +247,16 @@ pub fn expand(
             }
 
             #[doc = #crd_doc]
-            pub fn crd() -> #crd_ty {
+            pub fn try_crd() -> ::core::result::Result<#crd_ty, #rt::crd::CrdError> {
                 #crd_body
+            }
+
+            #[doc = #crd_panic_doc]
+            pub fn crd() -> #crd_ty {
+                match Self::try_crd() {
+                    ::core::result::Result::Ok(crd) => crd,
+                    ::core::result::Result::Err(e) => ::core::panic!("{}", e),
+                }
             }
         }
 

@@ -214,3 +214,61 @@ fn disabled_schema_keeps_spec_and_status() {
     status["nullable"] = json!(true);
     assert_eq!(p["status"], status);
 }
+
+/// `schema = "manual"` with a schema the API server's `JSONSchemaProps` cannot hold.
+#[derive(CustomResource, Clone, Debug, Serialize, Deserialize)]
+#[kinform(
+    group = "example.com",
+    version = "v3",
+    kind = "Lever",
+    schema = "manual"
+)]
+pub struct LeverSpec {
+    /// Angle.
+    pub angle: i64,
+}
+
+impl JsonSchema for Lever {
+    fn schema_name() -> Cow<'static, str> {
+        "Lever".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "object",
+            "properties": {
+                "spec": {
+                    "type": "object",
+                    "properties": { "angle": { "type": "integer", "maximum": "ninety" } }
+                }
+            }
+        })
+    }
+}
+
+#[test]
+fn an_invalid_manual_schema_is_an_error_naming_where() {
+    let err = Lever::try_crd().unwrap_err();
+    let kinform::crd::CrdError::InvalidSchema {
+        kind,
+        version,
+        path,
+        message,
+        ..
+    } = &err
+    else {
+        panic!("unexpected error {err:?}");
+    };
+    assert_eq!((kind.as_str(), version.as_str()), ("Lever", "v3"));
+    assert_eq!(
+        path,
+        "openAPIV3Schema.properties.spec.properties.angle.maximum"
+    );
+    assert!(message.contains("invalid type"), "{message}");
+    let panic = std::panic::catch_unwind(Lever::crd).unwrap_err();
+    let text = panic.downcast_ref::<String>().unwrap();
+    assert_eq!(text, &err.to_string());
+    // Valid schemas are unchanged: `try_crd` is `crd`.
+    assert_eq!(Dial::try_crd().unwrap(), Dial::crd());
+    assert_eq!(Valve::try_crd().unwrap(), Valve::crd());
+}

@@ -7,13 +7,15 @@
 //! requires, see Kubernetes' `ValidateStructural`: every node has a type outside
 //! `anyOf`/`oneOf`/`allOf`, no `$ref`, no `additionalProperties` beside `properties`);
 //! [`custom_resource_definition`] assembles one version's CRD from a [`CrdDescription`] the
-//! macro emits; [`merge_crds`] joins the single-version CRDs of several modules into one CRD
+//! macro emits (failing with [`CrdError`], never silently dropping, when a hand-written
+//! schema is not a `JSONSchemaProps`); [`merge_crds`] joins the single-version CRDs of several modules into one CRD
 //! with exactly one storage version, as kube-core's `merge_crds` does.
 //!
 //! Available with the `derive` feature. Spec and status types derive `schemars::JsonSchema`
 //! from schemars 1 (the version re-exported here as [`schemars`]).
 
 mod build;
+mod error;
 mod merge;
 mod structural;
 
@@ -21,6 +23,7 @@ pub use build::{
     CrdDescription, PrinterColumnDef, ScaleDef, ValidationRuleDef, custom_resource_definition,
     custom_resource_definition_with_root_schema, preserve_unknown_object,
 };
+pub use error::CrdError;
 pub use merge::{MergeError, merge_crds};
 pub use structural::{schema_for, structural_schema};
 

@@ -91,8 +91,9 @@ pub(crate) fn type_tokens(ty: &TypeRef, p: &Paths) -> TokenStream {
     rust_type(ty, p, false)
 }
 
-/// The Rust type of a [`TypeRef`]; with `shadow`, each defaulted list item or map value is an
-/// `Option` (what serde reads before the defaults apply, see [`elements`]).
+/// The Rust type of a [`TypeRef`]; with `shadow`, each defaulted list item or map value, and
+/// each pruned map value, is an `Option` (what serde reads before the defaults apply and the
+/// `null` values go, see [`elements`]).
 fn rust_type(ty: &TypeRef, p: &Paths, shadow: bool) -> TokenStream {
     let k8s = &p.k8s;
     match ty {
@@ -122,7 +123,7 @@ fn rust_type(ty: &TypeRef, p: &Paths, shadow: bool) -> TokenStream {
             let inner = rust_type(inner, p, shadow);
             quote!(Option<#inner>)
         }
-        TypeRef::Defaulted { ty, .. } => {
+        TypeRef::Defaulted { ty, .. } | TypeRef::Pruned(ty) => {
             let inner = rust_type(ty, p, shadow);
             if shadow {
                 quote!(Option<#inner>)

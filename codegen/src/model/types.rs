@@ -127,7 +127,8 @@ pub struct Field {
     pub required: bool,
     /// `nullable: true`.
     pub nullable: bool,
-    /// Schema `default`, applied when the property is missing on deserialize.
+    /// Schema `default`, applied when the property is missing on deserialize, or `null` and
+    /// not nullable (structural defaulting).
     pub default: Option<Value>,
     /// Documentation.
     pub docs: Option<String>,
@@ -224,6 +225,13 @@ pub enum TypeRef {
         /// The schema default as JSON text (keeps `TypeRef` `Eq`, `Ord` and `Hash`).
         default: String,
     },
+    /// A map value whose schema is neither nullable nor defaulted: the API server removes an
+    /// entry whose value is `null` before defaulting (apiextensions-apiserver
+    /// `PruneNonNullableNullsWithoutDefaults`), and so does the generated deserializer. Only
+    /// ever the value of a [`TypeRef::Map`] or of a [`Remainder`] typed by
+    /// `additionalProperties` (a `null` list item is not pruned: the server rejects it). The
+    /// Rust type is the inner type's.
+    Pruned(Box<TypeRef>),
     /// A type of the same module, by Rust name.
     Named(String),
 }

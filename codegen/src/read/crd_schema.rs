@@ -344,7 +344,7 @@ impl Converter {
                 let path = format!("{}.*", node.path);
                 let ap = &node.map["additionalProperties"];
                 let hint = format!("{name}Value");
-                Some(self.map_value(ap, &path, &hint, depth)?)
+                Some(self.map_value(ap, &path, &hint, depth, true)?)
             }
             Some(Value::Bool(true)) => Some(TypeRef::Json),
             _ if node.flag("x-kubernetes-preserve-unknown-fields")? => Some(TypeRef::Json),
@@ -356,13 +356,14 @@ impl Converter {
         }))
     }
 
-    /// The type of a list item or map value (`items`, `additionalProperties`).
+    /// The type of a list item or map value (`items`, `additionalProperties`: `map`).
     fn map_value(
         &mut self,
         schema: &Value,
         path: &str,
         hint: &str,
         depth: usize,
+        map: bool,
     ) -> Result<TypeRef, SchemaIssue> {
         let ty = self.convert(schema, path, hint, depth + 1)?;
         let node = Node::new(schema, path)?;
@@ -375,6 +376,11 @@ impl Converter {
                 ty: Box::new(ty),
                 default: default.to_string(),
             }
+        } else if map {
+            // A `null` map value without a default is removed before defaulting
+            // (`PruneNonNullableNullsWithoutDefaults`); a `null` list item is kept, and
+            // rejected by validation.
+            TypeRef::Pruned(Box::new(ty))
         } else {
             ty
         })
@@ -416,7 +422,7 @@ impl Converter {
                 Some(items @ Value::Object(_)) => {
                     let ipath = format!("{path}[]");
                     Ok(TypeRef::List(Box::new(
-                        self.map_value(items, &ipath, hint, depth)?,
+                        self.map_value(items, &ipath, hint, depth, false)?,
                     )))
                 }
                 Some(other) => Err(issue(
@@ -498,7 +504,7 @@ impl Converter {
                 Some(ap @ Value::Object(_)) => {
                     let path = format!("{}.*", node.path);
                     Ok(TypeRef::Map(Box::new(
-                        self.map_value(ap, &path, hint, depth)?,
+                        self.map_value(ap, &path, hint, depth, true)?,
                     )))
                 }
                 // `additionalProperties: false` with no properties: only `{}` is valid.

@@ -12,10 +12,12 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     CustomResourceColumnDefinition, CustomResourceDefinition, CustomResourceDefinitionNames,
     CustomResourceDefinitionSpec, CustomResourceDefinitionVersion, CustomResourceSubresourceScale,
     CustomResourceSubresourceStatus, CustomResourceSubresources, CustomResourceValidation,
-    JSONSchemaProps, SelectableField,
+    SelectableField,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde_json::{Map, Value, json};
+
+use super::error::{CrdError, schema_props};
 
 /// A `kubectl get` column (`additionalPrinterColumns`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -169,13 +171,19 @@ fn string_map(items: &[(&str, &str)]) -> Option<BTreeMap<String, String>> {
 
 /// The CRD of one version: `spec` and `status` are structural schemas (from
 /// [`super::schema_for`]); `spec: None` means the schema is disabled (the spec preserves
-/// unknown fields). A hand-written schema that does not read as `JSONSchemaProps` is
-/// replaced by an object schema that preserves unknown fields (nothing panics).
+/// unknown fields).
+///
+/// Fails when the schema is not a `JSONSchemaProps`, which a derived schema can only be when a
+/// field type's hand-written `JsonSchema` impl writes a keyword with a value of the wrong type.
+/// A disabled schema (`spec: None`, `status` `None` or [`preserve_unknown_object`]) cannot
+/// fail: it is made of [`object_schema`]'s fixed keywords (strings, a string list, objects),
+/// the description (a string) and the CEL rules (strings and a boolean, each in the field of
+/// that type in `ValidationRule`).
 pub fn custom_resource_definition(
     desc: &CrdDescription<'_>,
     spec: Option<Value>,
     status: Option<Value>,
-) -> CustomResourceDefinition {
+) -> Result<CustomResourceDefinition, CrdError> {
     crd_with_schema(desc, object_schema(desc, spec, status))
 }
 
@@ -190,13 +198,22 @@ pub fn preserve_unknown_object() -> Value {
 /// kube-derive's manual mode takes it. What `desc` says about the schema still applies: its
 /// CEL rules are appended to the root's `x-kubernetes-validations`, its description is used
 /// when the schema has none, and the root gets `type: object` when it names no type.
+///
+/// Fails when the schema (a JSON object) is not a `JSONSchemaProps`, naming where.
 pub fn custom_resource_definition_with_root_schema(
     desc: &CrdDescription<'_>,
     root: Value,
-) -> CustomResourceDefinition {
+) -> Result<CustomResourceDefinition, CrdError> {
     let mut root = match root {
         Value::Object(m) => m,
-        _ => Map::new(),
+        other => {
+            return Err(CrdError::InvalidSchema {
+                kind: desc.kind.to_owned(),
+                version: desc.version.to_owned(),
+                path: "openAPIV3Schema".to_owned(),
+                message: format!("expected a JSON object, found {other}"),
+            });
+        }
     };
     root.entry("type").or_insert_with(|| json!("object"));
     if let Some(d) = desc.description {
@@ -213,13 +230,11 @@ pub fn custom_resource_definition_with_root_schema(
     crd_with_schema(desc, Value::Object(root))
 }
 
-fn crd_with_schema(desc: &CrdDescription<'_>, schema: Value) -> CustomResourceDefinition {
-    let schema: JSONSchemaProps =
-        serde_json::from_value(schema).unwrap_or_else(|_| JSONSchemaProps {
-            type_: Some("object".into()),
-            x_kubernetes_preserve_unknown_fields: Some(true),
-            ..JSONSchemaProps::default()
-        });
+fn crd_with_schema(
+    desc: &CrdDescription<'_>,
+    schema: Value,
+) -> Result<CustomResourceDefinition, CrdError> {
+    let schema = schema_props(desc.kind, desc.version, schema)?;
     let columns: Vec<CustomResourceColumnDefinition> = desc
         .printer_columns
         .iter()
@@ -263,7 +278,7 @@ fn crd_with_schema(desc: &CrdDescription<'_>, schema: Value) -> CustomResourceDe
                 .collect()
         }),
     };
-    CustomResourceDefinition {
+    Ok(CustomResourceDefinition {
         metadata: ObjectMeta {
             name: Some(format!("{}.{}", desc.plural, desc.group)),
             labels: string_map(desc.labels),
@@ -290,5 +305,90 @@ fn crd_with_schema(desc: &CrdDescription<'_>, schema: Value) -> CustomResourceDe
             preserve_unknown_fields: None,
         },
         status: None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn desc() -> CrdDescription<'static> {
+        CrdDescription {
+            group: "example.com",
+            version: "v1",
+            kind: "Foo",
+            plural: "foos",
+            singular: "foo",
+            namespaced: true,
+            short_names: &[],
+            categories: &[],
+            served: true,
+            storage: true,
+            deprecated: false,
+            deprecation_warning: None,
+            printer_columns: &[],
+            selectable_fields: &[],
+            status_subresource: false,
+            scale: None,
+            rules: &[ValidationRuleDef {
+                rule: "self.spec.a > 0",
+                message: Some("positive"),
+                message_expression: None,
+                reason: None,
+                field_path: None,
+                optional_old_self: Some(true),
+            }],
+            labels: &[],
+            annotations: &[],
+            description: Some("A foo."),
+        }
+    }
+
+    #[test]
+    fn a_schema_that_is_not_json_schema_props_is_an_error_not_dropped() {
+        let root = json!({"properties": {"spec": {"type": "object", "required": "a"}}});
+        let err = custom_resource_definition_with_root_schema(&desc(), root).unwrap_err();
+        assert_eq!(
+            err,
+            CrdError::InvalidSchema {
+                kind: "Foo".into(),
+                version: "v1".into(),
+                path: "openAPIV3Schema.properties.spec.required".into(),
+                message: err_message(&err),
+            }
+        );
+        assert!(err_message(&err).contains("invalid type"), "{err}");
+        let spec = Some(json!({"type": "object", "properties": {"a": {"minimum": "1"}}}));
+        let err = custom_resource_definition(&desc(), spec, None).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("`openAPIV3Schema.properties.spec.properties.a.minimum`"),
+            "{err}"
+        );
+        let err = custom_resource_definition_with_root_schema(&desc(), json!(true)).unwrap_err();
+        assert!(err.to_string().contains("expected a JSON object"), "{err}");
+    }
+
+    fn err_message(err: &CrdError) -> String {
+        let CrdError::InvalidSchema { message, .. } = err;
+        message.clone()
+    }
+
+    #[test]
+    fn valid_and_disabled_schemas_build() {
+        let crd =
+            custom_resource_definition(&desc(), None, Some(preserve_unknown_object())).unwrap();
+        let schema = crd.spec.versions[0].schema.as_ref().unwrap();
+        let root = schema.open_api_v3_schema.as_ref().unwrap();
+        assert_eq!(root.description.as_deref(), Some("A foo."));
+        assert_eq!(root.x_kubernetes_validations.as_ref().unwrap().len(), 1);
+        let spec = &root.properties.as_ref().unwrap()["spec"];
+        assert_eq!(spec.x_kubernetes_preserve_unknown_fields, Some(true));
+        let manual = json!({"properties": {"spec": {"type": "object"}}});
+        let crd = custom_resource_definition_with_root_schema(&desc(), manual).unwrap();
+        let root = crd.spec.versions[0].schema.as_ref().unwrap();
+        let root = root.open_api_v3_schema.as_ref().unwrap();
+        assert_eq!(root.type_.as_deref(), Some("object"));
+        assert_eq!(crd.metadata.name.as_deref(), Some("foos.example.com"));
     }
 }

@@ -102,43 +102,116 @@ pub(crate) fn literal(ty: &TypeRef, v: &Value, k8s: &TokenStream) -> Option<Toke
     }
 }
 
+/// A deserialize function emitted at most once per module and shared by its fields.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Shared {
+    /// A nullable property that is present: `null` is `Some(None)`.
+    Nullable,
+    /// A property whose schema default is the type's `Default` (`{}`, `[]`): `null` takes it.
+    OrDefault,
+    /// A map of plain values: an entry whose value is `null` is dropped.
+    Map,
+    /// An optional map of plain values: `null` is `None`, `null` values are dropped.
+    OptionalMap,
+}
+
+impl Shared {
+    const ALL: [Shared; 4] = [
+        Shared::Nullable,
+        Shared::OrDefault,
+        Shared::Map,
+        Shared::OptionalMap,
+    ];
+
+    /// The function's name.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Shared::Nullable => super::NULLABLE_FN,
+            Shared::OrDefault => "deserialize_or_default",
+            Shared::Map => "deserialize_map",
+            Shared::OptionalMap => "deserialize_optional_map",
+        }
+    }
+
+    fn tokens(self, serde: &TokenStream) -> TokenStream {
+        let name = ident(self.name());
+        let map = quote!(::std::collections::BTreeMap<String, T>);
+        let (doc, ret, body) = match self {
+            Shared::Nullable => (
+                " Deserializes a nullable property that is present: `null` is `Some(None)`.",
+                quote!(Option<Option<T>>),
+                quote!(<Option<T> as #serde::Deserialize<'de>>::deserialize(deserializer).map(Some)),
+            ),
+            Shared::OrDefault => (
+                " Deserializes a property whose schema default is empty: `null` takes it.",
+                quote!(T),
+                quote! {
+                    <Option<T> as #serde::Deserialize<'de>>::deserialize(deserializer)
+                        .map(Option::unwrap_or_default)
+                },
+            ),
+            Shared::Map => (
+                " Deserializes a map, dropping the entries whose value is `null` (as the API \
+                 server prunes them).",
+                map.clone(),
+                quote! {
+                    let map = <::std::collections::BTreeMap<String, Option<T>> as #serde::Deserialize<'de>>::deserialize(deserializer)?;
+                    Ok(map.into_iter().filter_map(|(key, value)| value.map(|value| (key, value))).collect())
+                },
+            ),
+            Shared::OptionalMap => (
+                " Deserializes an optional map, dropping the entries whose value is `null` (as \
+                 the API server prunes them).",
+                quote!(Option<#map>),
+                quote! {
+                    let map = <Option<::std::collections::BTreeMap<String, Option<T>>> as #serde::Deserialize<'de>>::deserialize(deserializer)?;
+                    Ok(map.map(|map| map.into_iter().filter_map(|(key, value)| value.map(|value| (key, value))).collect()))
+                },
+            ),
+        };
+        let bound = match self {
+            Shared::OrDefault => quote!(T: #serde::Deserialize<'de> + Default,),
+            _ => quote!(T: #serde::Deserialize<'de>,),
+        };
+        quote! {
+            #[doc = #doc]
+            fn #name<'de, D, T>(deserializer: D) -> Result<#ret, D::Error>
+            where
+                D: #serde::Deserializer<'de>,
+                #bound
+            {
+                #body
+            }
+        }
+    }
+}
+
 /// The default functions of one module.
 pub(crate) struct DefaultFns {
     names: FnNames,
     items: TokenStream,
-    nullable: Option<TokenStream>,
+    shared: BTreeSet<Shared>,
     serde: TokenStream,
 }
 
 impl DefaultFns {
     pub(crate) fn new(p: &Paths) -> Self {
         let mut names = FnNames::snake();
-        names.reserve(super::NULLABLE_FN);
+        for shared in Shared::ALL {
+            names.reserve(shared.name());
+        }
         Self {
             names,
             items: TokenStream::new(),
-            nullable: None,
+            shared: BTreeSet::new(),
             serde: p.serde.clone(),
         }
     }
 
-    /// Emits the module's nullable-property deserializer (once).
-    pub(crate) fn need_nullable(&mut self) {
-        if self.nullable.is_some() {
-            return;
-        }
-        let serde = &self.serde;
-        let name = ident(super::NULLABLE_FN);
-        self.nullable = Some(quote! {
-            /// Deserializes a nullable property that is present: `null` is `Some(None)`.
-            fn #name<'de, D, T>(deserializer: D) -> Result<Option<Option<T>>, D::Error>
-            where
-                D: #serde::Deserializer<'de>,
-                T: #serde::Deserialize<'de>,
-            {
-                <Option<T> as #serde::Deserialize<'de>>::deserialize(deserializer).map(Some)
-            }
-        });
+    /// The name of a shared function, emitted once at the end of the module.
+    pub(crate) fn shared(&mut self, shared: Shared) -> &'static str {
+        self.shared.insert(shared);
+        shared.name()
     }
 
     /// Adds `fn {name}() -> {ty} { {expr} }` and returns its name.
@@ -167,19 +240,20 @@ impl DefaultFns {
     }
 
     /// Adds `fn {name}<'de, D>(deserializer: D) -> Result<{ty}, D::Error> { {body} }` (the
-    /// reader of a value holding defaulted items, see `elements`) and returns its name.
+    /// reader of a value holding defaulted or pruned items, or of a property whose `null`
+    /// takes its default) documented by `doc`, and returns its name.
     pub(crate) fn add_deserializer(
         &mut self,
         owner: &str,
         field: &str,
         ty: &TokenStream,
+        doc: &str,
         body: TokenStream,
     ) -> String {
         let base = format!("deserialize_{}", fn_base(owner, field));
         let name = self.names.alloc(&base);
         let id = ident(&name);
         let serde = &self.serde;
-        let doc = format!(" Reads `{owner}.{field}`, giving `null` items their schema default.");
         self.items.extend(quote! {
             #[doc = #doc]
             fn #id<'de, D>(deserializer: D) -> Result<#ty, D::Error>
@@ -194,7 +268,9 @@ impl DefaultFns {
 
     pub(crate) fn into_tokens(self) -> TokenStream {
         let mut items = self.items;
-        items.extend(self.nullable);
+        for shared in &self.shared {
+            items.extend(shared.tokens(&self.serde));
+        }
         items
     }
 }

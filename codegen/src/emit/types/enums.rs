@@ -133,12 +133,9 @@ pub(crate) fn emit_union(
         let ty = type_tokens(&v.ty, p);
         let doc = format!(" The value is a JSON {}.", v.rust_name.to_lowercase());
         // A branch holding defaulted items reads through its own deserializer.
-        let with = elements::has_defaulted(&v.ty).then(|| {
-            let place = format!("{}.{}", u.name, v.rust_name);
-            let body = elements::deserializer_body(&v.ty, false, &place, p);
-            let f = fns.add_deserializer(&u.name, &v.rust_name, &ty, body);
-            quote!(#[serde(deserialize_with = #f)])
-        });
+        let place = format!("{}.{}", u.name, v.rust_name);
+        let with = elements::reader(&u.name, &v.rust_name, &v.ty, false, &ty, &place, p, fns)
+            .map(|f| quote!(#[serde(deserialize_with = #f)]));
         variants.extend(quote!(#[doc = #doc] #with #id(#ty),));
     }
     let default_impl = u

@@ -16,7 +16,8 @@ use crate::emit::format::doc_attrs;
 use crate::emit::naming::ident;
 use crate::model::types::{Field, Remainder, StructType, TypeRef};
 
-use super::{NULLABLE_FN, Paths, defaults, elements, type_tokens};
+use super::defaults::Shared;
+use super::{Paths, defaults, elements, rust_type, type_tokens};
 
 /// How a field is declared and (de)serialized.
 pub(crate) struct FieldPlan {
@@ -32,6 +33,8 @@ pub(crate) struct FieldPlan {
     /// The expression of the field in a hand-written `Default` impl, when not
     /// `Default::default()`.
     pub default_expr: Option<TokenStream>,
+    /// The schema default's function (`default_expr` calls it), if any.
+    pub default_fn: Option<String>,
 }
 
 impl FieldPlan {
@@ -42,6 +45,7 @@ impl FieldPlan {
             optional,
             double_option: false,
             default_expr: None,
+            default_fn: None,
         }
     }
 }
@@ -62,7 +66,8 @@ pub(crate) fn plan_field(
     if f.nullable && !f.required {
         return plan_nullable(owner, f, inner, serde, p, fns);
     }
-    let mut plan = match defaults::classify(f, has_default, p) {
+    let kind = defaults::classify(f, has_default, p);
+    let mut plan = match &kind {
         defaults::DefaultKind::None if f.is_optional() => {
             serde.push(quote!(default, skip_serializing_if = "Option::is_none"));
             FieldPlan::new(quote!(Option<#inner>), serde, true)
@@ -73,16 +78,17 @@ pub(crate) fn plan_field(
             FieldPlan::new(inner, serde, false)
         }
         defaults::DefaultKind::Literal(expr) => {
-            let name = fns.add(owner, f, inner.clone(), expr);
+            let name = fns.add(owner, f, inner.clone(), expr.clone());
             let call = ident(&name);
             serde.push(quote!(default = #name));
             let mut plan = FieldPlan::new(inner, serde, false);
             plan.default_expr = Some(quote!(#call()));
+            plan.default_fn = Some(name);
             plan
         }
         defaults::DefaultKind::Parsed(json) => {
             let json_path = &p.json;
-            let lit = Literal::string(&json);
+            let lit = Literal::string(json);
             let name = fns.add(
                 owner,
                 f,
@@ -93,21 +99,75 @@ pub(crate) fn plan_field(
             serde.push(quote!(default = #name, skip_serializing_if = "Option::is_none"));
             let mut plan = FieldPlan::new(quote!(Option<#inner>), serde, true);
             plan.default_expr = Some(quote!(#call()));
+            plan.default_fn = Some(name);
             plan
         }
     };
-    if elements::has_defaulted(&f.ty) {
-        // Read as the Rust type says: `T`, or `Option<T>` with `null` as `None`.
-        let read = if plan.optional {
-            TypeRef::Nullable(Box::new(f.ty.clone()))
-        } else {
-            f.ty.clone()
-        };
-        let body = elements::deserializer_body(&read, false, &place(owner, f), p);
-        let name = fns.add_deserializer(owner, &f.json_name, &plan.ty, body);
+    let reader = match &kind {
+        defaults::DefaultKind::None => {
+            // `null` is `None` (an optional property: pruned, as the server does) or an error
+            // (a required one: the server prunes it, then rejects the missing property).
+            let read = if plan.optional {
+                TypeRef::Nullable(Box::new(f.ty.clone()))
+            } else {
+                f.ty.clone()
+            };
+            let place = place(owner, f);
+            elements::reader(owner, &f.json_name, &read, false, &plan.ty, &place, p, fns)
+        }
+        defaults::DefaultKind::TypeDefault if !elements::needs_reader(&f.ty) => {
+            Some(fns.shared(Shared::OrDefault).to_owned())
+        }
+        _ => Some(null_default_reader(owner, f, &plan, p, fns)),
+    };
+    if let Some(name) = reader {
         plan.serde.push(quote!(deserialize_with = #name));
     }
     plan
+}
+
+/// The reader of a (non-nullable) property with a schema default: `null` takes the default,
+/// as the API server's structural defaulting does (`isNonNullableNull`); a value is read as
+/// usual (with the defaults and pruning of its items).
+fn null_default_reader(
+    owner: &str,
+    f: &Field,
+    plan: &FieldPlan,
+    p: &Paths,
+    fns: &mut defaults::DefaultFns,
+) -> String {
+    let serde = &p.serde;
+    let shadow = rust_type(&f.ty, p, true);
+    // The default function (`Some` for an `Option` field: a default parsed at run time).
+    let (default, some) = match &plan.default_fn {
+        Some(name) => {
+            let name = ident(name);
+            (quote!(#name), plan.optional)
+        }
+        None => (quote!(Default::default), false),
+    };
+    let read = quote!(<Option<#shadow> as #serde::Deserialize<'de>>::deserialize(deserializer)?);
+    let body = if !elements::needs_reader(&f.ty) {
+        if some {
+            quote!(Ok(#read.or_else(#default)))
+        } else {
+            quote!(Ok(#read.unwrap_or_else(#default)))
+        }
+    } else {
+        let item = elements::convert(&f.ty, quote!(item), &place(owner, f), p);
+        let item = if some { quote!(#item.map(Some)) } else { item };
+        quote! {
+            match #read {
+                Some(item) => #item,
+                None => Ok(#default()),
+            }
+        }
+    };
+    let doc = format!(
+        " Reads `{owner}.{}`: `null` takes the schema default.",
+        f.json_name
+    );
+    fns.add_deserializer(owner, &f.json_name, &plan.ty, &doc, body)
 }
 
 /// The schema place of a field in messages: `Owner.field`.
@@ -118,7 +178,7 @@ fn place(owner: &str, f: &Field) -> String {
 /// A nullable, non-required property: `Option<Option<T>>`, so an explicit `null` survives a
 /// round trip (`Some(None)` serializes as `null`; a missing property stays missing). serde's
 /// `Option` deserializer maps `null` to `None` before the outer `Option` sees it, so the field
-/// deserializes through [`NULLABLE_FN`] (or, when it holds defaulted items, its own
+/// deserializes through [`super::NULLABLE_FN`] (or, when it holds defaulted items, its own
 /// deserializer), which wraps whatever was there in `Some`.
 fn plan_nullable(
     owner: &str,
@@ -146,14 +206,10 @@ fn plan_nullable(
     if default_expr.is_none() {
         serde.push(quote!(default));
     }
-    let deserializer = if elements::has_defaulted(&f.ty) {
-        let read = TypeRef::Nullable(Box::new(f.ty.clone()));
-        let body = elements::deserializer_body(&read, true, &place(owner, f), p);
-        fns.add_deserializer(owner, &f.json_name, &ty, body)
-    } else {
-        fns.need_nullable();
-        NULLABLE_FN.to_owned()
-    };
+    let read = TypeRef::Nullable(Box::new(f.ty.clone()));
+    let place = place(owner, f);
+    let deserializer = elements::reader(owner, &f.json_name, &read, true, &ty, &place, p, fns)
+        .unwrap_or_else(|| fns.shared(Shared::Nullable).to_owned());
     serde.push(quote!(
         deserialize_with = #deserializer,
         skip_serializing_if = "Option::is_none"
@@ -164,6 +220,7 @@ fn plan_nullable(
         optional: true,
         double_option: true,
         default_expr,
+        default_fn: None,
     }
 }
 
@@ -287,13 +344,10 @@ fn remainder_decl(
     let fname = ident(&rem.rust_name);
     let vty = type_tokens(&rem.value, p);
     let ty = quote!(::std::collections::BTreeMap<String, #vty>);
-    let serde = if elements::has_defaulted(&rem.value) {
-        let map = TypeRef::Map(Box::new(rem.value.clone()));
-        let body = elements::deserializer_body(&map, false, &format!("{owner}.*"), p);
-        let name = fns.add_deserializer(owner, &rem.rust_name, &ty, body);
-        quote!(#[serde(flatten, deserialize_with = #name)])
-    } else {
-        quote!(#[serde(flatten)])
+    let map = TypeRef::Map(Box::new(rem.value.clone()));
+    let serde = match elements::reader(owner, &rem.rust_name, &map, false, &ty, owner, p, fns) {
+        Some(name) => quote!(#[serde(flatten, deserialize_with = #name)]),
+        None => quote!(#[serde(flatten)]),
     };
     quote! {
         #[doc = #doc]
