@@ -2,6 +2,7 @@
 //! `kubectl` is on the PATH (otherwise the test passes after saying it was skipped).
 #![cfg(feature = "testing")]
 
+mod kubectl_support;
 mod testserver_util;
 
 use std::collections::BTreeSet;
@@ -10,51 +11,12 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use kinform::testing::TestApiServer;
+use kubectl_support::Kubectl;
 use serde_json::{Value, json};
 use testserver_util::{Raw, pod};
 use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::Command;
 
 const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpus");
-
-struct Kubectl {
-    kubeconfig: PathBuf,
-    cache: PathBuf,
-}
-
-impl Kubectl {
-    fn command(&self, args: &[&str]) -> Command {
-        let mut c = Command::new("kubectl");
-        c.arg("--kubeconfig")
-            .arg(&self.kubeconfig)
-            .arg("--cache-dir")
-            .arg(&self.cache)
-            .args(args)
-            .kill_on_drop(true);
-        c
-    }
-
-    /// Runs kubectl and returns stdout; panics with stderr on failure.
-    async fn run(&self, args: &[&str]) -> String {
-        let out = self.command(args).output().await.expect("run kubectl");
-        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-        assert!(
-            out.status.success(),
-            "kubectl {args:?} failed:\n{stdout}\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        stdout
-    }
-}
-
-fn kubectl_available() -> bool {
-    std::process::Command::new("kubectl")
-        .args(["version", "--client"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
 
 fn yaml_docs(path: &Path) -> Vec<Value> {
     let text = std::fs::read_to_string(path).unwrap();
@@ -79,17 +41,11 @@ fn files(dir: &Path) -> Vec<PathBuf> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_works_against_the_server() {
-    if !kubectl_available() {
-        eprintln!("kubectl is not on the PATH: skipping the kubectl acceptance test");
-        return;
-    }
     let server = TestApiServer::start().await.unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let k = Kubectl {
-        kubeconfig: dir.path().join("kubeconfig"),
-        cache: dir.path().join("cache"),
+    let Some(k) = Kubectl::for_server(&server, "the kubectl acceptance test") else {
+        return;
     };
-    server.write_kubeconfig(&k.kubeconfig).unwrap();
+    let dir = tempfile::tempdir().unwrap();
     let raw = Raw::new(&server.url());
     server.create_namespace("apps").unwrap();
     for (ns, name) in [

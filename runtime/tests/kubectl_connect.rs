@@ -7,57 +7,13 @@
 //! kinform's client in `client_server_connect.rs`.
 #![cfg(feature = "testing")]
 
-use std::path::PathBuf;
-use std::process::{Output, Stdio};
+mod kubectl_support;
 
 use kinform::testing::TestApiServer;
+use kubectl_support::Kubectl;
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
-use tokio::process::Command;
-
-struct Kubectl {
-    kubeconfig: PathBuf,
-    cache: PathBuf,
-}
-
-impl Kubectl {
-    fn command(&self, args: &[&str]) -> Command {
-        let mut c = Command::new("kubectl");
-        c.arg("--kubeconfig")
-            .arg(&self.kubeconfig)
-            .arg("--cache-dir")
-            .arg(&self.cache)
-            .args(args)
-            .stdin(Stdio::null())
-            .kill_on_drop(true);
-        c
-    }
-
-    async fn output(&self, args: &[&str], stdin: Option<&[u8]>) -> Output {
-        let mut c = self.command(args);
-        c.stdout(Stdio::piped()).stderr(Stdio::piped());
-        if stdin.is_some() {
-            c.stdin(Stdio::piped());
-        }
-        let mut child = c.spawn().expect("run kubectl");
-        if let Some(input) = stdin {
-            let mut w = child.stdin.take().unwrap();
-            w.write_all(input).await.unwrap();
-            drop(w);
-        }
-        child.wait_with_output().await.unwrap()
-    }
-}
-
-fn kubectl_available() -> bool {
-    std::process::Command::new("kubectl")
-        .args(["version", "--client"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
 
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
@@ -90,17 +46,10 @@ async fn backend() -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_exec_and_proxy_work_against_the_server() {
-    if !kubectl_available() {
-        eprintln!("kubectl is not on the PATH: skipping the kubectl connect acceptance test");
-        return;
-    }
     let server = TestApiServer::start().await.unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let k = Kubectl {
-        kubeconfig: dir.path().join("kubeconfig"),
-        cache: dir.path().join("cache"),
+    let Some(k) = Kubectl::for_server(&server, "the kubectl connect acceptance test") else {
+        return;
     };
-    server.write_kubeconfig(&k.kubeconfig).unwrap();
     server
         .create_object(json!({
             "apiVersion": "v1", "kind": "Pod",
