@@ -70,6 +70,24 @@ struct Inner {
     impersonate: Vec<(http::HeaderName, HeaderValue)>,
 }
 
+impl Inner {
+    /// Who is asking: the user agent, impersonation headers and, unless the request
+    /// carries its own, the credential's `Authorization` (every request and upgrade sends
+    /// these).
+    async fn identify(&self, headers: &mut http::HeaderMap) -> Result<()> {
+        headers.insert(USER_AGENT, self.user_agent.clone());
+        for (k, v) in &self.impersonate {
+            headers.append(k.clone(), v.clone());
+        }
+        if !headers.contains_key(AUTHORIZATION)
+            && let Some(auth) = self.auth.header().await?
+        {
+            headers.insert(AUTHORIZATION, auth);
+        }
+        Ok(())
+    }
+}
+
 impl fmt::Debug for Client {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Client")
@@ -307,16 +325,8 @@ impl Client {
             if inner.gzip && !headers.contains_key(ACCEPT_ENCODING) {
                 headers.insert(ACCEPT_ENCODING, HeaderValue::from_static("gzip"));
             }
-            headers.insert(USER_AGENT, inner.user_agent.clone());
             headers.insert(CONTENT_LENGTH, HeaderValue::from(body.len()));
-            for (k, v) in &inner.impersonate {
-                headers.append(k.clone(), v.clone());
-            }
-            if !headers.contains_key(AUTHORIZATION)
-                && let Some(auth) = inner.auth.header().await?
-            {
-                headers.insert(AUTHORIZATION, auth);
-            }
+            inner.identify(headers).await?;
             let sent = inner.http.request(req);
             let result = match inner.read_timeout {
                 Some(limit) => match tokio::time::timeout(limit, sent).await {

@@ -12,8 +12,8 @@
 //! come from the proxied backend, for which the API server's retry rules do not hold.
 
 use http::header::{
-    AUTHORIZATION, CONNECTION, HOST, SEC_WEBSOCKET_ACCEPT, SEC_WEBSOCKET_KEY,
-    SEC_WEBSOCKET_PROTOCOL, SEC_WEBSOCKET_VERSION, UPGRADE, USER_AGENT,
+    CONNECTION, HOST, SEC_WEBSOCKET_ACCEPT, SEC_WEBSOCKET_KEY, SEC_WEBSOCKET_PROTOCOL,
+    SEC_WEBSOCKET_VERSION, UPGRADE,
 };
 use http::{HeaderValue, Method, StatusCode};
 use http_body_util::{Empty, Full};
@@ -95,13 +95,7 @@ impl Client {
                 HeaderValue::try_from(protocols.join(", "))
                     .map_err(|e| transport(e.to_string(), None))?,
             );
-            headers.insert(USER_AGENT, inner.user_agent.clone());
-            for (k, v) in &inner.impersonate {
-                headers.append(k.clone(), v.clone());
-            }
-            if let Some(auth) = inner.auth.header().await? {
-                headers.insert(AUTHORIZATION, auth);
-            }
+            inner.identify(headers).await?;
             let resp = sender
                 .send_request(req)
                 .await
@@ -175,15 +169,7 @@ impl Client {
         *req.uri_mut() = uri;
         *req.headers_mut() = parts.headers;
         let headers = req.headers_mut();
-        headers.insert(USER_AGENT, inner.user_agent.clone());
-        for (k, v) in &inner.impersonate {
-            headers.append(k.clone(), v.clone());
-        }
-        if !headers.contains_key(AUTHORIZATION)
-            && let Some(auth) = inner.auth.header().await?
-        {
-            headers.insert(AUTHORIZATION, auth);
-        }
+        inner.identify(headers).await?;
         let sent = inner.http.request(req);
         let result = match inner.read_timeout {
             Some(limit) => {
