@@ -53,6 +53,45 @@ pub trait ListerWatcher<K>: Send + Sync + 'static {
         async move { Ok(opened.await?.ready_chunks(DEFAULT_BATCH).boxed()) }
     }
 
+    /// Opens a WATCH whose events come in batches with their objects shared and
+    /// transformed, decoded with `hints` (the reflector's entry point for watches and
+    /// streaming lists; `hints.cached` is set only for a streaming list's initial events).
+    /// The default shares and transforms the events of [`watch_batches`](Self::watch_batches);
+    /// [`Api`](super::Api) decodes each event's object as [`list_shared`](Self::list_shared)
+    /// decodes items (exact capacities, `managedFields` skipped, cached objects reused for
+    /// ADDED events) and a large batch on two threads.
+    fn watch_shared(
+        &self,
+        params: &WatchParams,
+        hints: &ListHints<K>,
+    ) -> impl Future<Output = Result<WatchBatchStream<Arc<K>>, Error>> + Send
+    where
+        K: Send + Sync + 'static,
+    {
+        let opened = self.watch_batches(params);
+        let transform = hints.transform.clone();
+        async move {
+            let batches = opened.await?;
+            Ok(batches
+                .map(move |batch| {
+                    batch
+                        .into_iter()
+                        .map(|item| {
+                            item.map(|ev| {
+                                ev.map(|mut obj| {
+                                    if let Some(t) = &transform {
+                                        t(&mut obj);
+                                    }
+                                    Arc::new(obj)
+                                })
+                            })
+                        })
+                        .collect()
+                })
+                .boxed())
+        }
+    }
+
     /// One LIST request whose objects come shared and transformed, decoded with `hints`
     /// (the reflector's entry point). The default calls [`list`](Self::list) and applies
     /// the transform; [`Api`](super::Api) decodes the items on two threads, skips
