@@ -127,9 +127,10 @@ pub trait ListerWatcher<K>: Send + Sync + 'static {
 /// Looks up the cached object with a key at a resourceVersion (see [`ListHints::cached`]).
 pub type CachedLookup<K> = Arc<dyn Fn(ObjectKey<'_>, &str) -> Option<Arc<K>> + Send + Sync>;
 
-/// What a reflector tells a list request about the objects it wants, so that an
-/// implementation can decode less: every field is a hint that may be ignored, and ignoring
-/// them all gives the same list (only slower).
+/// What a reflector tells a list request (or a watch, see
+/// [`ListerWatcher::watch_shared`]) about the objects it wants, so that an implementation
+/// can decode less: every field is a hint that may be ignored, and ignoring them all gives
+/// the same list or events (only slower).
 pub struct ListHints<K> {
     /// The objects' `metadata.managedFields` is dropped anyway (the informer factory's
     /// default transform): the implementation may skip it while decoding.

@@ -1,7 +1,9 @@
 //! The driver that performs the state machine's requests against a [`ListerWatcher`] and
 //! writes its outputs to a [`ReflectorSink`].
 //!
-//! Watches are read in batches ([`ListerWatcher::watch_batches`]): every event of a batch
+//! Watches are read in batches of shared objects ([`ListerWatcher::watch_shared`], with the
+//! same decoding hints as lists; cached objects may stand in only for the initial events of
+//! a streaming list): every event of a batch
 //! still goes through [`Machine::step`] on its own (resourceVersion, ERROR and bookmark
 //! rules per event), but the sink writes of one batch are handed to the sink together
 //! ([`ReflectorSink::apply_batch`]), so the DeltaFIFO takes its lock and wakes the informer

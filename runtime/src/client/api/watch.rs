@@ -9,6 +9,9 @@
 //! object of each event is decoded once, from the borrowed raw JSON of the line. A line that is
 //! not a watch event yields an [`Error::Decode`] naming the request and the resource and the
 //! stream goes on; a last line cut off by the end of the stream yields one too.
+//!
+//! Lines inside one chunk are handed on as slices of it ([`RawBatch`]); the reflector's
+//! decoding of them (shared objects, two threads) is in the `watch_shared` module.
 
 use std::collections::BTreeMap;
 use std::fmt;
