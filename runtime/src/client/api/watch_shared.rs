@@ -60,6 +60,27 @@ impl<K> LineHints<K> {
     }
 }
 
+/// The `type` and the `object` range of a line in the API server's own layout,
+/// `{"type":"ADDED","object":{...}}` (the object's end is the line's last `}` but one), found
+/// without scanning the object: the object's decoding checks that the range is one value, and
+/// the caller takes [`split_line`] when it is not.
+fn split_line_fast(line: &[u8]) -> Option<(Kind, std::ops::Range<usize>)> {
+    let rest = line.strip_prefix(b"{\"type\":\"")?;
+    let (kind, rest) = if let Some(r) = rest.strip_prefix(b"ADDED") {
+        (Kind::Added, r)
+    } else if let Some(r) = rest.strip_prefix(b"MODIFIED") {
+        (Kind::Modified, r)
+    } else if let Some(r) = rest.strip_prefix(b"DELETED") {
+        (Kind::Deleted, r)
+    } else {
+        return None;
+    };
+    let rest = rest.strip_prefix(b"\",\"object\":{")?;
+    let start = line.len() - rest.len() - 1;
+    let end = line.trim_ascii_end().len().checked_sub(1)?;
+    (line[end] == b'}' && end > start).then_some((kind, start..end))
+}
+
 /// The `type` and the `object` range of a watch line, when the scanner takes the line.
 fn split_line(line: &[u8]) -> Option<(Kind, std::ops::Range<usize>)> {
     let mut kind: Option<Kind> = None;
@@ -119,6 +140,21 @@ pub(crate) fn decode_line_shared<K>(
 where
     K: HasMetadata + Clone + DeserializeOwned,
 {
+    if let Some((kind, object)) = split_line_fast(line) {
+        let hints = if matches!(kind, Kind::Added) {
+            added
+        } else {
+            other
+        };
+        if let Ok(obj) = decode_item(line, object, hints, scratch, tape) {
+            return Ok(match kind {
+                Kind::Added => WatchEvent::Added(obj),
+                Kind::Modified => WatchEvent::Modified(obj),
+                _ => WatchEvent::Deleted(obj),
+            });
+        }
+        // Not the layout it looked like, or a bad object: the careful path says which.
+    }
     let Some((kind, object)) = split_line(line) else {
         return decode_watch_line(line).map(|ev| share(ev, other));
     };

@@ -24,10 +24,9 @@ fn cm(name: &str, rv: &str, data: &str) -> Value {
     })
 }
 
+/// A line in the API server's layout (`type` first).
 fn line(kind: &str, obj: Value) -> Vec<u8> {
-    let mut l = serde_json::to_vec(&json!({"type": kind, "object": obj})).unwrap();
-    l.push(b'\n');
-    l
+    format!("{{\"type\":\"{kind}\",\"object\":{obj}}}\n").into_bytes()
 }
 
 fn end_bookmark(rv: &str) -> Vec<u8> {
@@ -113,6 +112,11 @@ async fn the_same_events_as_serde_json_with_exact_capacities() {
         // Object first, an unknown member, whitespace: the scanner or the fallback.
         br#" {"object":{"metadata":{"name":"b","resourceVersion":"4"}},"extra":[1],"type":"ADDED"} "#
             .to_vec(),
+        // The server's layout at first sight, but more members: the careful path.
+        br#"{"type":"ADDED","object":{"metadata":{"name":"c","resourceVersion":"5"}},"x":{"y":"}"}}"#
+            .to_vec(),
+        // Serialized with sorted keys (object first).
+        serde_json::to_vec(&json!({"type": "MODIFIED", "object": cm("d", "6", "z")})).unwrap(),
         end_bookmark("9"),
     ];
     let mut joined = Vec::new();
