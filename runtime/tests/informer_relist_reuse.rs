@@ -32,6 +32,17 @@ async fn until(mut f: impl FnMut() -> bool) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn relist_reuses_unchanged_objects() {
+    relist_reuses(ListMode::Paged).await;
+}
+
+/// The same through a streaming list (the default `Auto` mode): the initial events of the
+/// relist reuse the cached objects.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streaming_relist_reuses_unchanged_objects() {
+    relist_reuses(ListMode::Streaming).await;
+}
+
+async fn relist_reuses(mode: ListMode) {
     let server = TestApiServer::start().await.unwrap();
     let api: Api<Pod> = Api::namespaced(client(&server, 3), "default");
     for i in 0..30 {
@@ -40,7 +51,7 @@ async fn relist_reuses_unchanged_objects() {
             .unwrap();
     }
     let factory = InformerFactory::builder(client(&server, 3))
-        .list_mode(ListMode::Paged)
+        .list_mode(mode)
         .tweak_reflector(|c| {
             c.backoff.initial = Duration::from_millis(20);
             c.backoff.max = Duration::from_millis(100);
@@ -57,6 +68,8 @@ async fn relist_reuses_unchanged_objects() {
     ));
     factory.start();
     informer.wait_for_sync().await;
+    // Every initial add delivered, so that the change below is not coalesced into one.
+    until(|| informer.pending_notifications() == 0).await;
     let lister = factory.lister::<Pod>();
     // One change through the watch: an update.
     let patch = Patch::Merge(serde_json::json!({"metadata": {"labels": {"changed": "yes"}}}));

@@ -53,6 +53,45 @@ pub trait ListerWatcher<K>: Send + Sync + 'static {
         async move { Ok(opened.await?.ready_chunks(DEFAULT_BATCH).boxed()) }
     }
 
+    /// Opens a WATCH whose events come in batches with their objects shared and
+    /// transformed, decoded with `hints` (the reflector's entry point for watches and
+    /// streaming lists; `hints.cached` is set only for a streaming list's initial events).
+    /// The default shares and transforms the events of [`watch_batches`](Self::watch_batches);
+    /// [`Api`](super::Api) decodes each event's object as [`list_shared`](Self::list_shared)
+    /// decodes items (exact capacities, `managedFields` skipped, cached objects reused for
+    /// ADDED events) and a large batch on two threads.
+    fn watch_shared(
+        &self,
+        params: &WatchParams,
+        hints: &ListHints<K>,
+    ) -> impl Future<Output = Result<WatchBatchStream<Arc<K>>, Error>> + Send
+    where
+        K: Send + Sync + 'static,
+    {
+        let opened = self.watch_batches(params);
+        let transform = hints.transform.clone();
+        async move {
+            let batches = opened.await?;
+            Ok(batches
+                .map(move |batch| {
+                    batch
+                        .into_iter()
+                        .map(|item| {
+                            item.map(|ev| {
+                                ev.map(|mut obj| {
+                                    if let Some(t) = &transform {
+                                        t(&mut obj);
+                                    }
+                                    Arc::new(obj)
+                                })
+                            })
+                        })
+                        .collect()
+                })
+                .boxed())
+        }
+    }
+
     /// One LIST request whose objects come shared and transformed, decoded with `hints`
     /// (the reflector's entry point). The default calls [`list`](Self::list) and applies
     /// the transform; [`Api`](super::Api) decodes the items on two threads, skips
@@ -88,9 +127,10 @@ pub trait ListerWatcher<K>: Send + Sync + 'static {
 /// Looks up the cached object with a key at a resourceVersion (see [`ListHints::cached`]).
 pub type CachedLookup<K> = Arc<dyn Fn(ObjectKey<'_>, &str) -> Option<Arc<K>> + Send + Sync>;
 
-/// What a reflector tells a list request about the objects it wants, so that an
-/// implementation can decode less: every field is a hint that may be ignored, and ignoring
-/// them all gives the same list (only slower).
+/// What a reflector tells a list request (or a watch, see
+/// [`ListerWatcher::watch_shared`]) about the objects it wants, so that an implementation
+/// can decode less: every field is a hint that may be ignored, and ignoring them all gives
+/// the same list or events (only slower).
 pub struct ListHints<K> {
     /// The objects' `metadata.managedFields` is dropped anyway (the informer factory's
     /// default transform): the implementation may skip it while decoding.

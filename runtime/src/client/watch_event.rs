@@ -48,3 +48,17 @@ pub enum WatchEvent<K> {
     /// ERROR: the server ended the watch with this Status (410 Expired, for one).
     Error(Box<Status>),
 }
+
+impl<K> WatchEvent<K> {
+    /// The same event with its object mapped by `f` (bookmarks and errors unchanged), e.g.
+    /// `ev.map(Arc::new)` to share the object.
+    pub fn map<T>(self, f: impl FnOnce(K) -> T) -> WatchEvent<T> {
+        match self {
+            WatchEvent::Added(o) => WatchEvent::Added(f(o)),
+            WatchEvent::Modified(o) => WatchEvent::Modified(f(o)),
+            WatchEvent::Deleted(o) => WatchEvent::Deleted(f(o)),
+            WatchEvent::Bookmark(b) => WatchEvent::Bookmark(b),
+            WatchEvent::Error(s) => WatchEvent::Error(s),
+        }
+    }
+}

@@ -78,6 +78,17 @@ impl<K, L: crate::client::ListerWatcher<K>> crate::client::ListerWatcher<K> for 
         self.0.watch_batches(params)
     }
 
+    fn watch_shared(
+        &self,
+        params: &crate::client::WatchParams,
+        hints: &crate::client::ListHints<K>,
+    ) -> impl Future<Output = Result<crate::client::WatchBatchStream<Arc<K>>, crate::client::Error>> + Send
+    where
+        K: Send + Sync + 'static,
+    {
+        self.0.watch_shared(params, hints)
+    }
+
     fn list_shared(
         &self,
         params: &crate::client::ListParams,

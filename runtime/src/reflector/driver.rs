@@ -1,7 +1,9 @@
 //! The driver that performs the state machine's requests against a [`ListerWatcher`] and
 //! writes its outputs to a [`ReflectorSink`].
 //!
-//! Watches are read in batches ([`ListerWatcher::watch_batches`]): every event of a batch
+//! Watches are read in batches of shared objects ([`ListerWatcher::watch_shared`], with the
+//! same decoding hints as lists; cached objects may stand in only for the initial events of
+//! a streaming list): every event of a batch
 //! still goes through [`Machine::step`] on its own (resourceVersion, ERROR and bookmark
 //! rules per event), but the sink writes of one batch are handed to the sink together
 //! ([`ReflectorSink::apply_batch`]), so the DeltaFIFO takes its lock and wakes the informer
@@ -37,8 +39,8 @@ pub type Transform<K> = Arc<dyn Fn(&mut K) + Send + Sync>;
 
 /// The open watch: its stream of batches and the undelivered rest of the current batch.
 struct OpenWatch<K> {
-    stream: Option<WatchBatchStream<K>>,
-    pending: std::vec::IntoIter<Result<WatchEvent<K>, Error>>,
+    stream: Option<WatchBatchStream<Arc<K>>>,
+    pending: std::vec::IntoIter<Result<WatchEvent<Arc<K>>, Error>>,
 }
 
 impl<K> Default for OpenWatch<K> {
@@ -50,9 +52,9 @@ impl<K> Default for OpenWatch<K> {
     }
 }
 
-fn event_input<K>(item: Result<WatchEvent<K>, Error>) -> Input<K> {
+fn event_input<K>(item: Result<WatchEvent<Arc<K>>, Error>) -> Input<K> {
     match item {
-        Ok(event) => Input::Event(event),
+        Ok(event) => Input::EventShared(event),
         Err(e) => Input::StreamError(e),
     }
 }
@@ -185,6 +187,7 @@ where
                 (Command::NextEvent, Some(item)) => event_input(item),
                 _ => self.perform(&state, &mut watch, &hints).await,
             };
+            // Shared lists and events were transformed while decoding.
             if let Some(transform) = &self.transform {
                 match &mut input {
                     Input::Listed(Ok(page)) => page.items.iter_mut().for_each(|o| transform(o)),
@@ -251,7 +254,16 @@ where
             }
             Command::Watch(params) => {
                 let sent_at = Instant::now();
-                let result = match self.lister_watcher.watch_batches(params).await {
+                // Cached objects may stand in for a streaming list's initial events only.
+                let hints = if params.send_initial_events {
+                    hints
+                } else {
+                    &ListHints {
+                        cached: None,
+                        ..hints.clone()
+                    }
+                };
+                let result = match self.lister_watcher.watch_shared(params, hints).await {
                     Ok(s) => {
                         *watch = OpenWatch {
                             stream: Some(s),

@@ -130,6 +130,10 @@ pub enum Input<K> {
     },
     /// One watch event.
     Event(WatchEvent<K>),
+    /// One watch event whose object is already shared (and transformed), as
+    /// [`ListerWatcher::watch_shared`](crate::client::ListerWatcher::watch_shared) gives
+    /// them (a streaming list's initial events may reuse cached objects this way).
+    EventShared(WatchEvent<Arc<K>>),
     /// Reading the watch failed.
     StreamError(Error),
     /// The server closed the watch.
@@ -146,6 +150,7 @@ impl<K> Input<K> {
             Input::ListedShared(_) => "ListedShared",
             Input::WatchOpened { .. } => "WatchOpened",
             Input::Event(_) => "Event",
+            Input::EventShared(_) => "EventShared",
             Input::StreamError(_) => "StreamError",
             Input::StreamEnded => "StreamEnded",
             Input::Woke => "Woke",
@@ -293,7 +298,12 @@ impl Machine {
                 }
                 Err(e) => self.stream_failed("the request failed", Some(e), now),
             },
-            (State::Streaming { items }, Input::Event(ev)) => self.on_stream_event(items, ev, now),
+            (State::Streaming { items }, Input::Event(ev)) => {
+                self.on_stream_event(items, ev.map(Arc::new), now)
+            }
+            (State::Streaming { items }, Input::EventShared(ev)) => {
+                self.on_stream_event(items, ev, now)
+            }
             (State::Streaming { .. }, Input::StreamError(e)) => {
                 self.stream_failed("reading it failed", Some(e), now)
             }
@@ -304,6 +314,9 @@ impl Machine {
                 self.on_watch_opened(result, sent_at, now)
             }
             (State::Watching { started, events }, Input::Event(ev)) => {
+                self.on_watch_event(started, events, ev.map(Arc::new), now)
+            }
+            (State::Watching { started, events }, Input::EventShared(ev)) => {
                 self.on_watch_event(started, events, ev, now)
             }
             (State::Watching { started, events }, Input::StreamError(e)) => {
@@ -513,21 +526,21 @@ impl Machine {
     fn on_stream_event<K: HasMetadata>(
         &mut self,
         mut items: Vec<Arc<K>>,
-        ev: WatchEvent<K>,
+        ev: WatchEvent<Arc<K>>,
         now: Instant,
     ) -> (Output<K>, State<K>) {
         match ev {
             WatchEvent::Added(o) => {
                 self.metrics.streamed_item();
-                items.push(Arc::new(o));
+                items.push(o);
             }
             // The server sends only ADDED before the bookmark; anything else is applied to
             // the pending list so that the Replace is still exact.
             WatchEvent::Modified(o) => {
                 let key = o.key();
                 match items.iter_mut().find(|i| i.key() == key) {
-                    Some(slot) => *slot = Arc::new(o),
-                    None => items.push(Arc::new(o)),
+                    Some(slot) => *slot = o,
+                    None => items.push(o),
                 }
             }
             WatchEvent::Deleted(o) => {
@@ -636,10 +649,10 @@ impl Machine {
         &mut self,
         started: Instant,
         events: u64,
-        ev: WatchEvent<K>,
+        ev: WatchEvent<Arc<K>>,
         now: Instant,
     ) -> (Output<K>, State<K>) {
-        let (obj, op): (K, MakeOp<K>) = match ev {
+        let (obj, op): (Arc<K>, MakeOp<K>) = match ev {
             WatchEvent::Added(o) => (o, SinkOp::Add),
             WatchEvent::Modified(o) => (o, SinkOp::Update),
             WatchEvent::Deleted(o) => (o, SinkOp::Delete),
@@ -655,7 +668,6 @@ impl Machine {
             WatchEvent::Error(status) => return self.on_watch_error_event(status, now),
         };
         self.metrics.watch_event();
-        let obj = Arc::new(obj);
         self.synced(obj.resource_version());
         let next = State::Watching {
             started,

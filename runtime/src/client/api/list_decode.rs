@@ -144,35 +144,67 @@ fn check_parts(
 /// Decodes the items on this thread and on a blocking thread, about half the bytes each.
 async fn decode_parallel<K>(
     bytes: Vec<u8>,
-    mut ranges: Vec<Range<usize>>,
+    ranges: Vec<Range<usize>>,
     total: usize,
     hints: &ListHints<K>,
 ) -> std::result::Result<Vec<Arc<K>>, ItemError>
 where
     K: HasMetadata + Clone + DeserializeOwned,
 {
-    let mut acc = 0;
-    let mid = ranges
-        .iter()
-        .position(|r| {
-            acc += r.len();
-            acc * 2 >= total
-        })
-        .map_or(ranges.len() / 2, |i| i + 1)
-        .clamp(1, ranges.len() - 1);
-    let second = ranges.split_off(mid);
     let bytes = Arc::new(bytes);
     let (b2, h2) = (Arc::clone(&bytes), hints.clone());
-    let handle = tokio::task::spawn_blocking(move || decode_items(&b2, &second, mid, &h2));
-    let first = decode_items(&bytes, &ranges, 0, hints);
-    let second = match handle.await {
-        Ok(r) => r,
-        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
-        Err(_) => return Err((mid, serde::de::Error::custom("decoding was cancelled"))),
-    };
+    let (first, second) = on_two_threads(
+        ranges,
+        total,
+        Range::len,
+        |part, at| decode_items(&bytes, &part, at, hints),
+        move |part, at| decode_items(&b2, &part, at, &h2),
+    )
+    .await;
     let mut items = first?;
-    items.extend(second?);
+    items.extend(
+        second
+            .unwrap_or_else(|at| Err((at, serde::de::Error::custom("decoding was cancelled"))))?,
+    );
     Ok(items)
+}
+
+/// Runs `here` on the first part of `work` (about half of `total` by `weight`) on this
+/// thread and `there` on the rest on a blocking thread; both get their part and the index
+/// of its first element, and the results come back in order. The second result is
+/// `Err(index)` when the blocking task was cancelled (the runtime shutting down); a panic
+/// there is resumed here. `work` must hold at least two elements.
+pub(crate) async fn on_two_threads<I, R, H, T>(
+    mut work: Vec<I>,
+    total: usize,
+    weight: impl Fn(&I) -> usize,
+    here: H,
+    there: T,
+) -> (R, std::result::Result<R, usize>)
+where
+    I: Send + 'static,
+    R: Send + 'static,
+    H: FnOnce(Vec<I>, usize) -> R,
+    T: FnOnce(Vec<I>, usize) -> R + Send + 'static,
+{
+    let mut acc = 0;
+    let mid = work
+        .iter()
+        .position(|r| {
+            acc += weight(r);
+            acc * 2 >= total
+        })
+        .map_or(work.len() / 2, |i| i + 1)
+        .clamp(1, work.len().saturating_sub(1).max(1));
+    let second = work.split_off(mid.min(work.len()));
+    let handle = tokio::task::spawn_blocking(move || there(second, mid));
+    let first = here(work, 0);
+    let second = match handle.await {
+        Ok(r) => Ok(r),
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        Err(_) => Err(mid),
+    };
+    (first, second)
 }
 
 /// Decodes `ranges` of `bytes` (items numbered from `first`), stopping at the first error.
@@ -231,7 +263,11 @@ pub(crate) fn decode_item<K>(
 where
     K: HasMetadata + Clone + DeserializeOwned,
 {
-    let meta = if hints.cached.is_some() || hints.skip_managed_fields {
+    // Without a cache to consult, the scan is only worth it when there is a managedFields
+    // member to cut (a SIMD search is much cheaper than the scan).
+    let cut_wanted = hints.skip_managed_fields
+        && memchr::memmem::find(&bytes[item.clone()], b"\"managedFields\"").is_some();
+    let meta = if hints.cached.is_some() || cut_wanted {
         scan::item_meta(bytes, item.clone())
     } else {
         None

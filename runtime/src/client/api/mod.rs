@@ -19,6 +19,7 @@ mod scan;
 mod subresource;
 mod verbs;
 mod watch;
+mod watch_shared;
 
 use std::marker::PhantomData;
 

@@ -12,6 +12,7 @@ use super::list_decode::{self, ListOrigin};
 use super::params::{DeleteParams, DeleteResponse, Either, Patch, PatchParams, PostParams};
 use super::query::Query;
 use super::watch::{Origin, decode_batches, decode_stream};
+use super::watch_shared::decode_shared_batches;
 use crate::client::{
     Error, ListHints, ListParams, ListerWatcher, ObjectList, Result, WatchBatchStream, WatchParams,
     WatchStream,
@@ -103,6 +104,17 @@ where
     pub async fn watch_batches(&self, wp: &WatchParams) -> Result<WatchBatchStream<K>> {
         let (body, origin) = self.open_watch(wp).await?;
         Ok(decode_batches(body, origin))
+    }
+
+    /// `WATCH` for a reflector: batches of shared, transformed events, decoded as `hints`
+    /// allow (see [`ListerWatcher::watch_shared`]).
+    pub async fn watch_shared(
+        &self,
+        wp: &WatchParams,
+        hints: &ListHints<K>,
+    ) -> Result<WatchBatchStream<Arc<K>>> {
+        let (body, origin) = self.open_watch(wp).await?;
+        Ok(decode_shared_batches(body, origin, hints.clone()))
     }
 
     async fn open_watch(
@@ -281,5 +293,13 @@ where
         hints: &ListHints<K>,
     ) -> Result<ObjectList<Arc<K>>> {
         Api::list_shared(self, params, hints).await
+    }
+
+    async fn watch_shared(
+        &self,
+        params: &WatchParams,
+        hints: &ListHints<K>,
+    ) -> Result<WatchBatchStream<Arc<K>>> {
+        Api::watch_shared(self, params, hints).await
     }
 }

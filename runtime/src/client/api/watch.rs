@@ -9,6 +9,9 @@
 //! object of each event is decoded once, from the borrowed raw JSON of the line. A line that is
 //! not a watch event yields an [`Error::Decode`] naming the request and the resource and the
 //! stream goes on; a last line cut off by the end of the stream yields one too.
+//!
+//! Lines inside one chunk are handed on as slices of it ([`RawBatch`]); the reflector's
+//! decoding of them (shared objects, two threads) is in the `watch_shared` module.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -51,7 +54,7 @@ pub(crate) struct Origin {
 }
 
 impl Origin {
-    fn error(&self, source: serde_json::Error) -> Error {
+    pub(crate) fn error(&self, source: serde_json::Error) -> Error {
         Error::Decode {
             request: self.request.clone(),
             what: format!("a {} watch event", self.resource),
@@ -73,7 +76,7 @@ pub fn decode_watch_line<K: DeserializeOwned>(
 
 /// The `type` of a watch event.
 #[derive(Clone, Copy)]
-enum Kind {
+pub(crate) enum Kind {
     Added,
     Modified,
     Deleted,
@@ -82,7 +85,7 @@ enum Kind {
 }
 
 impl Kind {
-    fn parse<E: serde::de::Error>(s: &str) -> Result<Self, E> {
+    pub(crate) fn parse<E: serde::de::Error>(s: &str) -> Result<Self, E> {
         Ok(match s {
             "ADDED" => Kind::Added,
             "MODIFIED" => Kind::Modified,
@@ -94,7 +97,7 @@ impl Kind {
     }
 
     /// Decodes the event's object with `de`.
-    fn decode<'de, K: DeserializeOwned, D: Deserializer<'de>>(
+    pub(crate) fn decode<'de, K: DeserializeOwned, D: Deserializer<'de>>(
         self,
         de: D,
     ) -> Result<WatchEvent<K>, D::Error> {
@@ -227,86 +230,92 @@ fn is_blank(line: &[u8]) -> bool {
 /// Bytes of received chunks decoded into one batch at most, when more chunks are ready.
 const BATCH_BYTES: usize = 1 << 20;
 
-/// Splits received chunks into lines and decodes every complete line.
-struct LineDecoder<K> {
-    tail: Vec<u8>,
-    origin: Arc<Origin>,
-    _objects: PhantomData<fn() -> K>,
+/// The complete lines of the chunks ready at one poll, and the transport error that ended
+/// the body after them, if any (never both empty).
+pub(crate) struct RawBatch {
+    /// Non-blank lines, without their newline, in order.
+    pub lines: Vec<Bytes>,
+    /// Reading the body failed after these lines (the stream ends).
+    pub error: Option<Error>,
 }
 
-impl<K: DeserializeOwned> LineDecoder<K> {
-    fn push_line(&self, line: &[u8], out: &mut WatchBatch<K>) {
-        if is_blank(line) {
-            return;
+/// Splits received chunks into lines: a line inside one chunk is a slice of it (no copy);
+/// only a line split across chunks is joined.
+#[derive(Default)]
+struct LineSplitter {
+    tail: Vec<u8>,
+}
+
+impl LineSplitter {
+    fn push_line(line: Bytes, out: &mut Vec<Bytes>) {
+        if !is_blank(&line) {
+            out.push(line);
         }
-        out.push(decode_watch_line(line).map_err(|e| self.origin.error(e)));
     }
 
-    /// Decodes every line `chunk` completes; keeps the unfinished rest for the next chunk.
-    fn feed(&mut self, chunk: &[u8], out: &mut WatchBatch<K>) {
-        let mut rest = chunk;
+    /// Every line `chunk` completes; keeps the unfinished rest for the next chunk.
+    fn feed(&mut self, chunk: &Bytes, out: &mut Vec<Bytes>) {
+        let mut start = 0;
         if !self.tail.is_empty() {
-            let Some(i) = memchr::memchr(b'\n', rest) else {
-                self.tail.extend_from_slice(rest);
+            let Some(i) = memchr::memchr(b'\n', chunk) else {
+                self.tail.extend_from_slice(chunk);
                 return;
             };
             let mut line = std::mem::take(&mut self.tail);
-            line.extend_from_slice(&rest[..i]);
-            self.push_line(&line, out);
-            line.clear();
-            self.tail = line;
-            rest = &rest[i + 1..];
-        }
-        let mut start = 0;
-        for i in memchr::memchr_iter(b'\n', rest) {
-            self.push_line(&rest[start..i], out);
+            line.extend_from_slice(&chunk[..i]);
+            Self::push_line(Bytes::from(line), out);
             start = i + 1;
         }
-        self.tail.extend_from_slice(&rest[start..]);
+        let base = start;
+        for i in memchr::memchr_iter(b'\n', &chunk[base..]) {
+            Self::push_line(chunk.slice(start..base + i), out);
+            start = base + i + 1;
+        }
+        self.tail.extend_from_slice(&chunk[start..]);
     }
 
     /// The stream ended: a non-blank unfinished line is a (cut) event and fails to decode.
-    fn finish(&mut self, out: &mut WatchBatch<K>) {
-        let tail = std::mem::take(&mut self.tail);
-        self.push_line(&tail, out);
+    fn finish(&mut self, out: &mut Vec<Bytes>) {
+        Self::push_line(Bytes::from(std::mem::take(&mut self.tail)), out);
     }
 }
 
-/// The events of a watch in batches: each item holds every event decoded from the chunks
-/// that were ready when it was polled (see [`decode_batches`]).
-struct BatchStream<K> {
+/// The lines of a watch body in batches: each item holds every complete line of the chunks
+/// that were ready when it was polled.
+struct RawBatchStream {
     src: BoxStream<'static, Result<Bytes, Error>>,
-    decoder: LineDecoder<K>,
+    splitter: LineSplitter,
     done: bool,
 }
 
-impl<K: DeserializeOwned> Stream for BatchStream<K> {
-    type Item = WatchBatch<K>;
+impl Stream for RawBatchStream {
+    type Item = RawBatch;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = &mut *self;
-        let mut out = Vec::new();
+        let mut lines = Vec::new();
+        let mut error = None;
         let mut read = 0;
         while !this.done && read < BATCH_BYTES {
             match this.src.poll_next_unpin(cx) {
                 Poll::Ready(Some(Ok(chunk))) => {
                     read += chunk.len();
-                    this.decoder.feed(&chunk, &mut out);
+                    this.splitter.feed(&chunk, &mut lines);
                 }
                 Poll::Ready(Some(Err(e))) => {
                     this.done = true;
-                    this.decoder.tail.clear();
-                    out.push(Err(e));
+                    this.splitter.tail.clear();
+                    error = Some(e);
                 }
                 Poll::Ready(None) => {
                     this.done = true;
-                    this.decoder.finish(&mut out);
+                    this.splitter.finish(&mut lines);
                 }
-                Poll::Pending if out.is_empty() => return Poll::Pending,
+                Poll::Pending if lines.is_empty() => return Poll::Pending,
                 Poll::Pending => break,
             }
         }
-        if out.is_empty() {
+        if lines.is_empty() && error.is_none() {
             // Ended with nothing left, or a budget's worth of chunks without a complete line.
             if this.done {
                 return Poll::Ready(None);
@@ -314,8 +323,20 @@ impl<K: DeserializeOwned> Stream for BatchStream<K> {
             cx.waker().wake_by_ref();
             return Poll::Pending;
         }
-        Poll::Ready(Some(out))
+        Poll::Ready(Some(RawBatch { lines, error }))
     }
+}
+
+/// Splits a watch body stream into batches of lines (see [`RawBatch`]); fused.
+pub(crate) fn raw_batches(
+    src: BoxStream<'static, Result<Bytes, Error>>,
+) -> BoxStream<'static, RawBatch> {
+    RawBatchStream {
+        src,
+        splitter: LineSplitter::default(),
+        done: false,
+    }
+    .boxed()
 }
 
 /// Decodes a watch body stream into batches of events: every complete line of the chunks
@@ -328,16 +349,18 @@ pub(crate) fn decode_batches<K: DeserializeOwned + Send + 'static>(
     src: BoxStream<'static, Result<Bytes, Error>>,
     origin: Origin,
 ) -> WatchBatchStream<K> {
-    BatchStream {
-        src,
-        decoder: LineDecoder {
-            tail: Vec::new(),
-            origin: Arc::new(origin),
-            _objects: PhantomData,
-        },
-        done: false,
-    }
-    .boxed()
+    let origin = Arc::new(origin);
+    raw_batches(src)
+        .map(move |raw| {
+            let mut out: WatchBatch<K> = raw
+                .lines
+                .iter()
+                .map(|l| decode_watch_line(l).map_err(|e| origin.error(e)))
+                .collect();
+            out.extend(raw.error.map(Err));
+            out
+        })
+        .boxed()
 }
 
 /// Decodes a watch body stream into events, one at a time (the batches of
