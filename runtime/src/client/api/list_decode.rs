@@ -28,6 +28,7 @@ use serde::de::{DeserializeOwned, IgnoredAny};
 
 use super::hinted::{self, Tape};
 use super::scan::{self, ListParts};
+use super::verbs::RawList;
 use crate::client::{Error, ListHints, ObjectList, Result};
 use crate::resource::HasMetadata;
 use crate::store::ObjectKey;
@@ -64,14 +65,6 @@ fn decode_whole<K: DeserializeOwned>(
     hints: &ListHints<K>,
     origin: &ListOrigin,
 ) -> Result<ObjectList<Arc<K>>> {
-    #[derive(serde::Deserialize)]
-    #[serde(bound(deserialize = "K: DeserializeOwned"))]
-    struct RawList<K> {
-        #[serde(default)]
-        metadata: ListMeta,
-        #[serde(default)]
-        items: Option<Vec<K>>,
-    }
     let raw: RawList<K> =
         serde_json::from_slice(bytes).map_err(|e| origin.error("list".into(), e))?;
     let items = raw

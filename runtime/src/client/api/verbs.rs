@@ -19,13 +19,14 @@ use crate::client::{
 };
 use crate::resource::HasMetadata;
 
+/// A list body as the server writes it (`items` may be `null`).
 #[derive(Deserialize)]
 #[serde(bound(deserialize = "K: DeserializeOwned"))]
-struct RawList<K> {
+pub(super) struct RawList<K> {
     #[serde(default)]
-    metadata: ListMeta,
+    pub(super) metadata: ListMeta,
     #[serde(default)]
-    items: Option<Vec<K>>,
+    pub(super) items: Option<Vec<K>>,
 }
 
 #[derive(Deserialize)]
