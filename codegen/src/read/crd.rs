@@ -417,7 +417,7 @@ fn add_version(
 }
 
 /// Every verb: the API server serves all of them for every CRD version.
-fn all_verbs() -> BTreeSet<Verb> {
+pub(crate) fn all_verbs() -> BTreeSet<Verb> {
     [
         Verb::Get,
         Verb::List,

@@ -98,18 +98,7 @@ impl DeriveResource {
     /// The model of the resource: every verb a CRD serves, plus the status and scale
     /// subresources it enables.
     pub fn resource_def(&self) -> ResourceDef {
-        let verbs: BTreeSet<Verb> = [
-            Verb::Get,
-            Verb::List,
-            Verb::Watch,
-            Verb::Create,
-            Verb::Update,
-            Verb::Patch,
-            Verb::Delete,
-            Verb::DeleteCollection,
-        ]
-        .into_iter()
-        .collect();
+        let verbs = super::crd::all_verbs();
         let sub_verbs: BTreeSet<Verb> =
             [Verb::Get, Verb::Update, Verb::Patch].into_iter().collect();
         let mut subresources = BTreeMap::new();
