@@ -7,6 +7,8 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
 use kinform_codegen::emit::runtime::RuntimePaths;
+use kinform_codegen::emit::types::{ResourceIdentity, resource_impls};
+use kinform_codegen::model::Scope;
 use kinform_codegen::read::derive::DeriveResource;
 
 use crate::attrs::{Attrs, SchemaMode};
@@ -53,11 +55,24 @@ pub fn expand(
     let api_version = format!("{group}/{version}");
     let meta = quote!(#k8s::apimachinery::pkg::apis::meta::v1::ObjectMeta);
     let crd_ty = quote!(#k8s::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition);
-    let scope = if res.namespaced {
-        quote!(#rt::Scope::Namespaced)
-    } else {
-        quote!(#rt::Scope::Cluster)
-    };
+    let resource_impls = resource_impls(
+        &quote!(#rt),
+        &k8s,
+        &root,
+        &format_ident!("metadata"),
+        &ResourceIdentity {
+            group,
+            version,
+            api_version: &api_version,
+            kind,
+            plural: &plural,
+            scope: if res.namespaced {
+                Scope::Namespaced
+            } else {
+                Scope::Cluster
+            },
+        },
+    );
     let derives = &attrs.derives;
     let extra_attrs = &attrs.extra_attrs;
     let root_doc = attrs.doc.clone().unwrap_or_else(|| {
@@ -301,23 +316,7 @@ pub fn expand(
             }
         };
 
-        impl #rt::HasMetadata for #root {
-            fn metadata(&self) -> &#meta {
-                &self.metadata
-            }
-            fn metadata_mut(&mut self) -> &mut #meta {
-                &mut self.metadata
-            }
-        }
-
-        impl #rt::Resource for #root {
-            const GROUP: &'static str = #group;
-            const VERSION: &'static str = #version;
-            const API_VERSION: &'static str = #api_version;
-            const KIND: &'static str = #kind;
-            const PLURAL: &'static str = #plural;
-            const SCOPE: #rt::Scope = #scope;
-        }
+        #resource_impls
 
         #items
     };

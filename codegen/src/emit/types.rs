@@ -19,6 +19,8 @@ mod enums;
 mod fields;
 mod root;
 
+pub use root::{ResourceIdentity, resource_impls};
+
 use std::collections::{BTreeMap, BTreeSet};
 
 use proc_macro2::TokenStream;

@@ -88,12 +88,20 @@ pub(crate) fn emit_root(
     } else {
         format!("{}/{}", module.group, module.version)
     };
-    let (group, version, kind, plural) =
-        (&module.group, &module.version, &module.kind, &module.plural);
-    let scope = match module.scope {
-        Scope::Namespaced => quote!(#rt::Scope::Namespaced),
-        Scope::Cluster => quote!(#rt::Scope::Cluster),
-    };
+    let resource_impls = resource_impls(
+        &quote!(#rt),
+        &quote!(#k8s),
+        &name,
+        &metadata,
+        &ResourceIdentity {
+            group: &module.group,
+            version: &module.version,
+            api_version: &api_version,
+            kind: &module.kind,
+            plural: &module.plural,
+            scope: module.scope,
+        },
+    );
     quote! {
         #docs
         #[derive(Clone, Debug, #derive_default PartialEq, #serde::Deserialize)]
@@ -118,6 +126,51 @@ pub(crate) fn emit_root(
             }
         }
 
+        #resource_impls
+    }
+}
+
+/// The identity of a resource's type: what a root type of an API group version (generated
+/// or derived) implements for the runtime.
+#[derive(Clone, Copy, Debug)]
+pub struct ResourceIdentity<'a> {
+    /// API group (`""` for the core group).
+    pub group: &'a str,
+    /// Version.
+    pub version: &'a str,
+    /// `group/version`, or the version alone for the core group.
+    pub api_version: &'a str,
+    /// Kind.
+    pub kind: &'a str,
+    /// Plural resource name.
+    pub plural: &'a str,
+    /// Scope.
+    pub scope: Scope,
+}
+
+/// `impl HasMetadata` (over the field `metadata`) and `impl Resource` for the type `name`,
+/// with the runtime at `rt` and k8s-openapi at `k8s`: the same tokens for generated and
+/// derived root types.
+pub fn resource_impls(
+    rt: &TokenStream,
+    k8s: &TokenStream,
+    name: &proc_macro2::Ident,
+    metadata: &proc_macro2::Ident,
+    id: &ResourceIdentity<'_>,
+) -> TokenStream {
+    let ResourceIdentity {
+        group,
+        version,
+        api_version,
+        kind,
+        plural,
+        scope,
+    } = *id;
+    let scope = match scope {
+        Scope::Namespaced => quote!(#rt::Scope::Namespaced),
+        Scope::Cluster => quote!(#rt::Scope::Cluster),
+    };
+    quote! {
         impl #rt::HasMetadata for #name {
             fn metadata(&self) -> &#k8s::apimachinery::pkg::apis::meta::v1::ObjectMeta {
                 &self.#metadata
