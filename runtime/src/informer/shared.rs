@@ -501,13 +501,15 @@ impl<K: HasMetadata> Inner<K> {
     /// is told; each handler receives the notifications in delta order.
     fn handle_batch(&self, batch: &[Deltas<K>]) {
         let handlers = self.handlers.read();
+        // Without handlers (a lister-only informer) no key or notification is built.
+        let notify = !handlers.is_empty();
         let mut out: Vec<Outgoing<K>> = Vec::new();
         let mut garbage: Vec<Arc<K>> = Vec::new();
         self.store.write_with(|store| {
             for deltas in batch {
                 let initial = deltas.is_in_initial_list();
                 for delta in deltas {
-                    out.push(apply_delta(store, delta, initial, &mut garbage));
+                    out.extend(apply_delta(store, delta, initial, notify, &mut garbage));
                 }
             }
         });
@@ -539,27 +541,33 @@ struct Outgoing<K> {
     n: Notification<K>,
 }
 
-/// Applies one delta to the locked store and says what to tell the handlers. Objects that
-/// leave the store go to `garbage` (dropped after the lock is released).
+/// Applies one delta to the locked store and, when `notify`, says what to tell the
+/// handlers. Objects that leave the store go to `garbage` (dropped after the lock is
+/// released).
 fn apply_delta<K: HasMetadata>(
     store: &mut crate::store::StoreInner<K>,
     delta: &Delta<K>,
     initial: bool,
+    notify: bool,
     garbage: &mut Vec<Arc<K>>,
-) -> Outgoing<K> {
+) -> Option<Outgoing<K>> {
     match delta {
         Delta::Deleted(d) => {
             garbage.extend(store.remove(d.key()));
-            Outgoing {
+            notify.then(|| Outgoing {
                 key: d.key().to_key(),
                 sync: false,
                 n: Notification::Delete(d.clone()),
-            }
+            })
         }
         Delta::Added(obj) | Delta::Updated(obj) | Delta::Replaced(obj) | Delta::Sync(obj) => {
             let (_, old) = store.upsert(Arc::clone(obj));
+            if !notify {
+                garbage.extend(old);
+                return None;
+            }
             let key = obj.key();
-            match old {
+            Some(match old {
                 // An unchanged resourceVersion is a resync: only handlers whose resync is
                 // due hear about it.
                 Some(old) => Outgoing {
@@ -578,7 +586,7 @@ fn apply_delta<K: HasMetadata>(
                         initial,
                     },
                 },
-            }
+            })
         }
     }
 }
