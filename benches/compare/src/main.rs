@@ -25,9 +25,12 @@ use kinform::reflector::ListMode;
 use scenario::Figures;
 use sides::{Kinform, Kube};
 
-pub fn runtime() -> tokio::runtime::Runtime {
+/// A 2-worker runtime whose threads are named after their role (`server` or `client`), so a
+/// profile of a whole run (`perf record` over the orchestrator) separates the processes.
+pub fn runtime(role: &str) -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
+        .thread_name(role)
         .enable_all()
         .build()
         .expect("runtime")
@@ -103,7 +106,7 @@ fn main() {
 
 fn client(scenario: &str, url: &str, events: u64) -> Figures {
     let sampler = rss::Sampler::start();
-    let rt = runtime();
+    let rt = runtime("client");
     let base = rss::rss();
     heap::mark_base();
     let _ = heap::take_peak();
@@ -221,6 +224,15 @@ fn run_client(server: &mut Proc, scenario: &str, url: &str, events: u64) -> (Fig
     }
 }
 
+/// Whether `KINFORM_COMPARE_ONLY` (comma-separated scenario names; unset runs every one)
+/// selects `scenario`. The ratio columns need the floor and kube rows, so a partial run is for
+/// profiling one library, not for BENCHMARKS.md.
+fn selected(scenario: &str) -> bool {
+    std::env::var("KINFORM_COMPARE_ONLY")
+        .map(|only| only.split(',').any(|s| s.trim() == scenario))
+        .unwrap_or(true)
+}
+
 fn mb(b: u64) -> f64 {
     b as f64 / 1e6
 }
@@ -252,16 +264,20 @@ fn orchestrate(pods: usize, events: u64, watch_only: bool) {
 
 fn sync_table(server: &mut Proc, url: &str, pods: usize) {
     println!(
-        "\n| sync scenario ({pods} pods) | sync s | x floor | x kube | steady RSS/obj | x kube | live heap/obj | x kube | peak sync / steady RSS | peak relist / steady RSS | peak sync / steady heap | peak relist / steady heap |"
+        "\n| sync scenario ({pods} pods) | sync s | x floor | x kube | sync CPU s | steady RSS/obj | x kube | live heap/obj | x kube | peak sync / steady RSS | peak relist / steady RSS | peak sync / steady heap | peak relist / steady heap |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     let mut results = Vec::new();
     for (name, _) in SYNC {
+        if !selected(name) {
+            continue;
+        }
         let (f, _) = run_client(server, name, url, 0);
         results.push((*name, f));
     }
-    let floor = results[0].1.sync_secs;
-    let kube = &results.iter().find(|r| r.0 == "kube").unwrap().1;
+    let row = |n: &str| results.iter().find(|r| r.0 == n).unwrap_or(&results[0]);
+    let floor = row("floor-sync").1.sync_secs;
+    let kube = &row("kube").1;
     let kube_secs = kube.sync_secs;
     let per_obj =
         |f: &Figures| (f.rss_steady.saturating_sub(f.rss_base)) as f64 / f.objects.max(1) as f64;
@@ -272,9 +288,10 @@ fn sync_table(server: &mut Proc, url: &str, pods: usize) {
     for (name, f) in &results {
         if *name == "floor-sync" {
             println!(
-                "| {name} | {:.3} | 1.00 | {:.2} | - | - | - | - | - | - | - | - |",
+                "| {name} | {:.3} | 1.00 | {:.2} | {:.2} | - | - | - | - | - | - | - | - |",
                 f.sync_secs,
-                f.sync_secs / kube_secs
+                f.sync_secs / kube_secs,
+                f.sync_cpu_secs
             );
             continue;
         }
@@ -282,10 +299,11 @@ fn sync_table(server: &mut Proc, url: &str, pods: usize) {
         let heap_steady = f.heap_steady.saturating_sub(f.heap_base).max(1) as f64;
         let heap_ratio = |p: u64| p.saturating_sub(f.heap_base) as f64 / heap_steady;
         println!(
-            "| {name} | {:.3} | {:.2} | {:.2} | {:.0} B | {:.2} | {:.0} B | {:.2} | {:.2} ({:.0}/{:.0} MB) | {:.2} ({:.0} MB, {:.2} s) | {:.2} ({:.0} MB) | {:.2} ({:.0} MB) |",
+            "| {name} | {:.3} | {:.2} | {:.2} | {:.2} | {:.0} B | {:.2} | {:.0} B | {:.2} | {:.2} ({:.0}/{:.0} MB) | {:.2} ({:.0} MB, {:.2} s) | {:.2} ({:.0} MB) | {:.2} ({:.0} MB) |",
             f.sync_secs,
             f.sync_secs / floor,
             f.sync_secs / kube_secs,
+            f.sync_cpu_secs,
             per_obj(f),
             per_obj(f) / kube_obj,
             heap_obj(f),
@@ -311,13 +329,17 @@ fn watch_table(server: &mut Proc, url: &str, events: u64) {
     println!("|---|---|---|---|---|---|---|");
     let mut w = Vec::new();
     for (name, _) in WATCH {
+        if !selected(name) {
+            continue;
+        }
         let (f, s) = run_client(server, name, url, events);
         let cpu = f.events_cpu_secs * 1e6 / f.events.max(1) as f64;
         w.push((*name, f.events as f64 / f.events_secs.max(1e-9), cpu, s));
     }
-    let floor_rate = w[2].1;
-    let kube_rate = w[1].1;
-    let kube_cpu = w[1].2;
+    let row = |n: &str| w.iter().find(|r| r.0 == n).unwrap_or(&w[0]);
+    let floor_rate = row("floor-watch").1;
+    let kube_rate = row("kube-watch").1;
+    let kube_cpu = row("kube-watch").2;
     for (name, rate, cpu, s) in &w {
         println!(
             "| {name} | {rate:.0} | {:.3} | {:.2} | {cpu:.2} | {:.2} | {s:.3} |",

@@ -13,6 +13,8 @@ use crate::rss::{Sampler, rss, status};
 pub struct Figures {
     pub objects: u64,
     pub sync_secs: f64,
+    /// CPU time of the client process (all its threads) over the sync.
+    pub sync_cpu_secs: f64,
     pub rss_base: u64,
     pub heap_base: u64,
     pub heap_steady: u64,
@@ -80,9 +82,11 @@ async fn settle() {
 
 /// Sync, steady RSS, then a relist forced by the server (compaction + dropped watches).
 pub async fn sync_and_relist<C: Client>(base: u64, sampler: &Sampler, c: &C) -> Figures {
+    let cpu_before = crate::rss::cpu_secs();
     let start = Instant::now();
     let objects = c.synced().await;
     let sync_secs = start.elapsed().as_secs_f64();
+    let sync_cpu_secs = crate::rss::cpu_secs() - cpu_before;
     while !c.idle() {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
@@ -110,6 +114,7 @@ pub async fn sync_and_relist<C: Client>(base: u64, sampler: &Sampler, c: &C) -> 
     Figures {
         objects,
         sync_secs,
+        sync_cpu_secs,
         rss_base: base,
         rss_steady,
         heap_base: crate::heap::base(),

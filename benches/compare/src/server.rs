@@ -17,7 +17,7 @@ use serde_json::json;
 pub const HOLD: Duration = Duration::from_secs(3);
 
 pub fn run(pods: usize) {
-    let rt = crate::runtime();
+    let rt = crate::runtime("server");
     let server = rt.block_on(async {
         TestApiServer::builder()
             .pods(pods)

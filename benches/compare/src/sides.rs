@@ -168,6 +168,7 @@ pub async fn floor_sync(url: &str) -> Figures {
     Figures {
         objects: list.items.len() as u64,
         sync_secs: secs,
+        sync_cpu_secs: secs,
         ..Figures::default()
     }
 }

@@ -1,7 +1,7 @@
 //! Decoding a LIST page for a reflector: items cut into byte ranges by the [`scan`] module,
-//! decoded on two threads, `metadata.managedFields` cut out before decoding when the
-//! informer drops it anyway, and items that the cache already holds at the same
-//! resourceVersion reused instead of decoded.
+//! decoded on two threads by the [`fast_decode`](super::fast_decode) module (simd-json,
+//! exact capacities, `metadata.managedFields` skipped when the informer drops it anyway), and
+//! items that the cache already holds at the same resourceVersion reused instead of decoded.
 //!
 //! Why: decoding is nearly all of a sync's cost (the same JSON decoded by `serde_json` on one
 //! thread is the floor the informer benchmark compares with), and a relist after a 410
@@ -12,11 +12,9 @@
 //! follows the same rule, and the DeltaFIFO still receives every listed object in its
 //! `Replace`, so the deltas and notifications are those client-go produces.
 //!
-//! Every decoded vector gets its exact capacity (the `hinted` module): a cached pod is about
-//! 5 KB smaller than what `serde_json` alone leaves.
-//!
 //! Items reused from the cache are checked structurally by the scanner (nesting, strings,
-//! separators) but not decoded; every other byte of the body is validated by `serde_json`.
+//! separators) but not decoded; every other item is validated by simd-json or, failing that,
+//! `serde_json`, and the list's other members by `serde_json`.
 //! When the scanner rejects a body, the whole body is decoded by `serde_json` as before, so
 //! the error a caller sees is serde_json's, with the request and the resource named.
 
@@ -26,7 +24,7 @@ use std::sync::Arc;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta;
 use serde::de::{DeserializeOwned, IgnoredAny};
 
-use super::hinted::{self, Tape};
+use super::fast_decode::Decoder;
 use super::scan::{self, ListParts};
 use super::verbs::RawList;
 use crate::client::{Error, ListHints, ObjectList, Result};
@@ -210,31 +208,13 @@ fn decode_items<K>(
 where
     K: HasMetadata + Clone + DeserializeOwned,
 {
-    let mut scratch = Vec::new();
-    let mut tape = Tape::default();
+    let mut decoder = Decoder::default();
     let mut out = Vec::with_capacity(ranges.len());
     for (i, r) in ranges.iter().enumerate() {
-        let obj = decode_item(bytes, r.clone(), hints, &mut scratch, &mut tape)
-            .map_err(|e| (first + i, e))?;
+        let obj = decode_item(bytes, r.clone(), hints, &mut decoder).map_err(|e| (first + i, e))?;
         out.push(obj);
     }
     Ok(out)
-}
-
-/// serde_json's `from_slice` with every vector sized exactly (see the `hinted` module); `tape`
-/// is scratch space reused across calls. Meant for any object that will be cached (watch
-/// events too).
-pub(crate) fn decode_exact<K: DeserializeOwned>(
-    src: &[u8],
-    tape: &mut Tape,
-) -> serde_json::Result<K> {
-    if tape.record(src, 0).is_err() {
-        return serde_json::from_slice(src);
-    }
-    let mut de = serde_json::Deserializer::from_slice(src);
-    let obj = hinted::deserialize(&mut de, tape)?;
-    de.end()?;
-    Ok(obj)
 }
 
 fn utf8<'b>(bytes: &'b [u8], r: &Option<Range<usize>>) -> Option<Option<&'b str>> {
@@ -245,27 +225,18 @@ fn utf8<'b>(bytes: &'b [u8], r: &Option<Range<usize>>) -> Option<Option<&'b str>
 }
 
 /// One item: the cached object when its key and resourceVersion match, else decoded (with
-/// `managedFields` cut out when the hints allow), transformed and tightened.
+/// `managedFields` skipped when the hints allow) and transformed.
 pub(crate) fn decode_item<K>(
     bytes: &[u8],
     item: Range<usize>,
     hints: &ListHints<K>,
-    scratch: &mut Vec<u8>,
-    tape: &mut Tape,
+    decoder: &mut Decoder,
 ) -> serde_json::Result<Arc<K>>
 where
     K: HasMetadata + Clone + DeserializeOwned,
 {
-    // Without a cache to consult, the scan is only worth it when there is a managedFields
-    // member to cut (a SIMD search is much cheaper than the scan).
-    let cut_wanted = hints.skip_managed_fields
-        && memchr::memmem::find(&bytes[item.clone()], b"\"managedFields\"").is_some();
-    let meta = if hints.cached.is_some() || cut_wanted {
-        scan::item_meta(bytes, item.clone())
-    } else {
-        None
-    };
-    if let (Some(m), Some(cached)) = (&meta, &hints.cached)
+    if let Some(cached) = &hints.cached
+        && let Some(m) = scan::item_meta(bytes, item.clone())
         && !m.escaped
         && let (Some(Some(name)), Some(Some(rv)), Some(ns)) = (
             utf8(bytes, &m.name),
@@ -277,19 +248,7 @@ where
     {
         return Ok(obj);
     }
-    let cut = meta
-        .and_then(|m| m.managed_fields_cut)
-        .filter(|_| hints.skip_managed_fields);
-    let src = match cut {
-        Some(cut) => {
-            scratch.clear();
-            scratch.extend_from_slice(&bytes[item.start..cut.start]);
-            scratch.extend_from_slice(&bytes[cut.end..item.end]);
-            &scratch[..]
-        }
-        None => &bytes[item],
-    };
-    let mut obj: K = decode_exact(src, tape)?;
+    let mut obj: K = decoder.decode(&bytes[item], hints.skip_managed_fields)?;
     if let Some(t) = &hints.transform {
         t(&mut obj);
     }

@@ -11,7 +11,7 @@
 //! An `Api` made with `metadata_*` asks for `PartialObjectMetadata` with the `Accept` header
 //! client-go's metadata client sends.
 
-mod hinted;
+mod fast_decode;
 mod list_decode;
 mod params;
 mod query;

@@ -5,9 +5,7 @@
 //! much faster when its items are cut into byte ranges first: the ranges can be decoded on
 //! several threads, an item whose `namespace`/`name`/`resourceVersion` match the cached
 //! object need not be decoded at all (an object's resourceVersion identifies its state, the
-//! rule client-go's informers rely on to tell resyncs from updates), and the
-//! `metadata.managedFields` member that the informer would drop anyway can be cut out before
-//! decoding.
+//! rule client-go's informers rely on to tell resyncs from updates).
 //!
 //! The scanner is strict about the structure it walks (objects, arrays, strings, commas,
 //! colons and whitespace) and leaves every scalar and every item to `serde_json`, which
@@ -310,8 +308,6 @@ pub(crate) struct ItemMeta {
     pub resource_version: Option<Range<usize>>,
     /// Whether one of the three strings above has escapes (then they are not used).
     pub escaped: bool,
-    /// The byte range to cut to remove the `managedFields` member with one comma, if any.
-    pub managed_fields_cut: Option<Range<usize>>,
 }
 
 /// Reads the `metadata` of the item object at `item` (trimmed range). `None` when the item is
@@ -331,64 +327,28 @@ pub(crate) fn item_meta(b: &[u8], item: Range<usize>) -> Option<ItemMeta> {
     let meta = meta.filter(|_| !repeated && end == item.end)?;
     let mut out = ItemMeta::default();
     let mut repeated = false;
-    let mut prev_end: Option<usize> = None; // end of the previous member's value
-    let mut mf: Option<(Range<usize>, Option<usize>)> = None; // member range, comma before
-    let mut mf_pending = false; // the member after managedFields gives the cut's end
     members(b, meta.start, |m| {
-        let key_start = m.key.start - 1;
-        if mf_pending {
-            // Cut from the managedFields key to this member's key: `"managedFields":..., `.
-            if let Some((r, _)) = &mut mf {
-                r.end = key_start;
-            }
-            mf_pending = false;
-        }
-        let string = |v: &Range<usize>| -> Option<Range<usize>> {
-            (b.get(v.start) == Some(&b'"')).then(|| v.start + 1..v.end - 1)
-        };
         let slot = if key_is(b, m, "namespace") {
-            Some(&mut out.namespace)
+            &mut out.namespace
         } else if key_is(b, m, "name") {
-            Some(&mut out.name)
+            &mut out.name
         } else if key_is(b, m, "resourceVersion") {
-            Some(&mut out.resource_version)
+            &mut out.resource_version
         } else {
-            None
+            // `"n\u0061me"` is `name` too: do not guess.
+            repeated |= m.key_escaped;
+            return Ok(());
         };
-        if let Some(slot) = slot {
-            let s = string(&m.value);
-            if let Some(s) = &s {
-                out.escaped |= memchr::memchr(b'\\', &b[s.clone()]).is_some();
-            }
-            repeated |= slot.is_some();
-            *slot = s;
-        } else if key_is(b, m, "managedFields") {
-            repeated |= mf.is_some();
-            mf = Some((key_start..m.value.end, prev_end));
-            mf_pending = true;
-        } else if m.key_escaped {
-            // `"manag\u0065dFields"` is managedFields too: do not guess.
-            repeated = true;
+        let s = (b.get(m.value.start) == Some(&b'"')).then(|| m.value.start + 1..m.value.end - 1);
+        if let Some(s) = &s {
+            out.escaped |= memchr::memchr(b'\\', &b[s.clone()]).is_some();
         }
-        prev_end = Some(m.value.end);
+        repeated |= slot.is_some();
+        *slot = s;
         Ok(())
     })
     .ok()?;
-    if repeated {
-        return None;
-    }
-    out.managed_fields_cut = mf.map(|(r, comma_before)| {
-        if mf_pending {
-            // The last member: cut from the end of the previous value (its comma) instead.
-            match comma_before {
-                Some(prev) => prev..r.end,
-                None => r,
-            }
-        } else {
-            r
-        }
-    });
-    Some(out)
+    (!repeated).then_some(out)
 }
 
 #[cfg(test)]

@@ -3,8 +3,8 @@
 //!
 //! Why: a streaming list (a watch with `sendInitialEvents=true`, the reflector's default) is
 //! the initial LIST delivered as ADDED events, so it deserves what the paged list gets:
-//! exact vector capacities (the `hinted` module), `metadata.managedFields` cut out of the
-//! bytes when the informer drops it anyway, both cores, and on a relist the cached `Arc` of
+//! simd-json with exact vector capacities and `metadata.managedFields` skipped when the
+//! informer drops it anyway (the `fast_decode` module), both cores, and on a relist the cached `Arc` of
 //! every object whose namespace, name and resourceVersion are unchanged (pre-scanned with
 //! `scan::item_meta`) instead of a second decoded copy. The rule is client-go's: a
 //! resourceVersion identifies one state of one object, and the informer already delivers a
@@ -26,7 +26,7 @@ use futures_util::StreamExt as _;
 use futures_util::stream::{self, BoxStream};
 use serde::de::{DeserializeOwned, IgnoredAny};
 
-use super::hinted::Tape;
+use super::fast_decode::Decoder;
 use super::list_decode::{decode_item, on_two_threads};
 use super::scan;
 use super::watch::{Kind, Origin, RawBatch, decode_watch_line, raw_batches};
@@ -134,8 +134,7 @@ pub(crate) fn decode_line_shared<K>(
     line: &[u8],
     added: &ListHints<K>,
     other: &ListHints<K>,
-    scratch: &mut Vec<u8>,
-    tape: &mut Tape,
+    decoder: &mut Decoder,
 ) -> serde_json::Result<WatchEvent<Arc<K>>>
 where
     K: HasMetadata + Clone + DeserializeOwned,
@@ -146,7 +145,7 @@ where
         } else {
             other
         };
-        if let Ok(obj) = decode_item(line, object, hints, scratch, tape) {
+        if let Ok(obj) = decode_item(line, object, hints, decoder) {
             return Ok(match kind {
                 Kind::Added => WatchEvent::Added(obj),
                 Kind::Modified => WatchEvent::Modified(obj),
@@ -159,9 +158,9 @@ where
         return decode_watch_line(line).map(|ev| share(ev, other));
     };
     Ok(match kind {
-        Kind::Added => WatchEvent::Added(decode_item(line, object, added, scratch, tape)?),
-        Kind::Modified => WatchEvent::Modified(decode_item(line, object, other, scratch, tape)?),
-        Kind::Deleted => WatchEvent::Deleted(decode_item(line, object, other, scratch, tape)?),
+        Kind::Added => WatchEvent::Added(decode_item(line, object, added, decoder)?),
+        Kind::Modified => WatchEvent::Modified(decode_item(line, object, other, decoder)?),
+        Kind::Deleted => WatchEvent::Deleted(decode_item(line, object, other, decoder)?),
         Kind::Bookmark | Kind::Error => {
             let mut de = serde_json::Deserializer::from_slice(&line[object]);
             let ev = kind.decode::<K, _>(&mut de)?;
@@ -176,12 +175,11 @@ fn decode_lines<K>(lines: &[Bytes], hints: &LineHints<K>, origin: &Origin) -> Wa
 where
     K: HasMetadata + Clone + DeserializeOwned,
 {
-    let mut scratch = Vec::new();
-    let mut tape = Tape::default();
+    let mut decoder = Decoder::default();
     lines
         .iter()
         .map(|l| {
-            decode_line_shared(l, &hints.added, &hints.other, &mut scratch, &mut tape)
+            decode_line_shared(l, &hints.added, &hints.other, &mut decoder)
                 .map_err(|e| origin.error(e))
         })
         .collect()

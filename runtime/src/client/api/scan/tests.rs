@@ -77,7 +77,6 @@ proptest! {
         extra in prop::collection::vec(("[a-z]{1,6}", value()), 0..3),
         pretty in any::<bool>(),
     ) {
-        let mut meta = Map::new();
         let mut fields: Vec<(String, Value)> = vec![
             ("name".into(), json!(name)),
             ("resourceVersion".into(), json!(rv)),
@@ -101,7 +100,6 @@ proptest! {
             .collect();
         let text = format!("{{\"kind\":\"Pod\", \"metadata\" : {{ {} }} ,\"spec\":{{}}}}", body.join(" , "));
         let b = text.as_bytes();
-        for (k, v) in &fields { meta.insert(k.clone(), v.clone()); }
         let m = item_meta(b, 0..b.len()).expect("an object with metadata");
         let get = |r: &Option<Range<usize>>| r.clone().map(|r| {
             let quoted = format!("\"{}\"", std::str::from_utf8(&b[r]).unwrap());
@@ -112,16 +110,6 @@ proptest! {
         prop_assert_eq!(get(&m.namespace), ns.clone());
         let has_escape = |s: &str| serde_json::to_string(s).unwrap().contains('\\');
         prop_assert_eq!(m.escaped, has_escape(&name) || has_escape(&rv) || ns.as_deref().is_some_and(has_escape));
-        prop_assert_eq!(m.managed_fields_cut.is_some(), mf.is_some());
-        if let Some(cut) = m.managed_fields_cut {
-            let mut rest = b[..cut.start].to_vec();
-            rest.extend_from_slice(&b[cut.end..]);
-            let v: Value = serde_json::from_slice(&rest).expect("valid JSON after the cut");
-            let mut expected = meta.clone();
-            expected.remove("managedFields");
-            prop_assert_eq!(&v["metadata"], &Value::Object(expected));
-            prop_assert_eq!(&v["kind"], &json!("Pod"));
-        }
     }
 
     #[test]
@@ -174,35 +162,7 @@ fn malformed_bodies_are_errors() {
 }
 
 #[test]
-fn managed_fields_cut_positions() {
-    for (text, expect) in [
-        (
-            r#"{"metadata":{"managedFields":[1],"name":"a"}}"#,
-            r#"{"metadata":{"name":"a"}}"#,
-        ),
-        (
-            r#"{"metadata":{"name":"a","managedFields":[1]}}"#,
-            r#"{"metadata":{"name":"a"}}"#,
-        ),
-        (
-            r#"{"metadata":{"managedFields":[{"x":"]"}]}}"#,
-            r#"{"metadata":{}}"#,
-        ),
-        (
-            r#"{"metadata":{"a":1, "managedFields" : [] , "b":2}}"#,
-            r#"{"metadata":{"a":1, "b":2}}"#,
-        ),
-    ] {
-        let b = text.as_bytes();
-        let cut = item_meta(b, 0..b.len())
-            .unwrap()
-            .managed_fields_cut
-            .unwrap();
-        let mut rest = b[..cut.start].to_vec();
-        rest.extend_from_slice(&b[cut.end..]);
-        assert_eq!(String::from_utf8(rest).unwrap(), expect);
-    }
-    // Repeated or escaped keys: no shortcut.
+fn repeated_or_escaped_keys_take_no_shortcut() {
     for text in [
         r#"{"metadata":{"name":"a","name":"b"}}"#,
         r#"{"metadata":{"manag\u0065dFields":[]}}"#,
