@@ -94,7 +94,7 @@ where
     let Ok(parts) = scan::list_parts(&bytes) else {
         return decode_whole(&bytes, hints, origin);
     };
-    let Ok((metadata, ranges)) = check_parts(&bytes, &parts) else {
+    let Ok((metadata, ranges)) = check_parts(&bytes, parts) else {
         return decode_whole(&bytes, hints, origin);
     };
     let total: usize = ranges.iter().map(|r| r.len()).sum();
@@ -107,10 +107,10 @@ where
     Ok(ObjectList { metadata, items })
 }
 
-/// Validates the members other than `items` with serde_json and splits `items`.
+/// Validates the members other than `items` with serde_json; the ranges of the items.
 fn check_parts(
     bytes: &[u8],
-    parts: &ListParts,
+    parts: ListParts,
 ) -> std::result::Result<(ListMeta, Vec<Range<usize>>), ()> {
     for r in parts
         .others
@@ -124,12 +124,10 @@ fn check_parts(
         Some(r) => serde_json::from_slice::<ListMeta>(&bytes[r.clone()]).map_err(drop)?,
         None => ListMeta::default(),
     };
-    let ranges = match &parts.items {
-        None => Vec::new(),
-        Some(r) if &bytes[r.clone()] == b"null" => Vec::new(),
-        Some(r) => scan::elements(bytes, r.start).map_err(drop)?.0,
-    };
-    Ok((metadata, ranges))
+    match &parts.items {
+        Some(r) if bytes[r.start] != b'[' && &bytes[r.clone()] != b"null" => Err(()),
+        _ => Ok((metadata, parts.item_ranges)),
+    }
 }
 
 /// Decodes the items on this thread and on a blocking thread, about half the bytes each.

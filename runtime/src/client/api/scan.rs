@@ -41,9 +41,21 @@ pub(crate) fn skip_ws(b: &[u8], mut i: usize) -> usize {
     i
 }
 
+/// Bytes of a string looked at one by one before [`skip_string`] searches with `memchr`.
+const SHORT_STRING: usize = 24;
+
 /// `b[i]` is `"`: the index after the closing quote, and whether the string has escapes.
 pub(crate) fn skip_string(b: &[u8], i: usize) -> Result<(usize, bool), ScanError> {
     let mut j = i + 1;
+    // Most strings of an object (keys, names, short values) end within a few bytes: looking
+    // at those directly is cheaper than starting a SIMD search for each of them.
+    for (k, &c) in b.iter().enumerate().skip(j).take(SHORT_STRING) {
+        match c {
+            b'"' => return Ok((k + 1, false)),
+            b'\\' => break,
+            _ => j = k + 1,
+        }
+    }
     let mut escaped = false;
     loop {
         let Some(k) = memchr::memchr2(b'"', b'\\', &b[j.min(b.len())..]) else {
@@ -187,6 +199,17 @@ pub(crate) struct Member {
 pub(crate) fn members(
     b: &[u8],
     i: usize,
+    f: impl FnMut(&Member) -> Result<(), ScanError>,
+) -> Result<usize, ScanError> {
+    members_with(b, i, |_, v| skip_value(b, v), f)
+}
+
+/// [`members`], with `value_end(key, at)` finding the end of the value of `key` (raw bytes
+/// between the quotes) that starts at `at`.
+fn members_with(
+    b: &[u8],
+    i: usize,
+    mut value_end: impl FnMut(&[u8], usize) -> Result<usize, ScanError>,
     mut f: impl FnMut(&Member) -> Result<(), ScanError>,
 ) -> Result<usize, ScanError> {
     if b.get(i) != Some(&b'{') {
@@ -207,7 +230,7 @@ pub(crate) fn members(
             return err(colon, "`:`");
         }
         let v = skip_ws(b, colon + 1);
-        let v_end = skip_value(b, v)?;
+        let v_end = value_end(&b[key.clone()], v)?;
         f(&Member {
             key,
             key_escaped,
@@ -258,6 +281,8 @@ pub(crate) struct ListParts {
     pub metadata: Option<Range<usize>>,
     /// The `items` value, if present (an array or `null`).
     pub items: Option<Range<usize>>,
+    /// The elements of `items` when it is an array (found in the same walk).
+    pub item_ranges: Vec<Range<usize>>,
     /// Every other member's value (checked by serde_json by the caller).
     pub others: Vec<Range<usize>>,
     /// The `kind` value, if present.
@@ -271,8 +296,18 @@ pub(crate) struct ListParts {
 /// repeated keys and trailing bytes are errors (the caller falls back to serde_json).
 pub(crate) fn list_parts(b: &[u8]) -> Result<ListParts, ScanError> {
     let mut parts = ListParts::default();
+    let mut item_ranges = Vec::new();
     let start = skip_ws(b, 0);
-    let end = members(b, start, |m| {
+    let items_end = |key: &[u8], v: usize| {
+        if key == b"items" && b.get(v) == Some(&b'[') {
+            let (ranges, end) = elements(b, v)?;
+            item_ranges = ranges;
+            Ok(end)
+        } else {
+            skip_value(b, v)
+        }
+    };
+    let end = members_with(b, start, items_end, |m| {
         if m.key_escaped {
             return err(m.key.start, "a key without escapes");
         }
@@ -294,6 +329,7 @@ pub(crate) fn list_parts(b: &[u8]) -> Result<ListParts, ScanError> {
     if skip_ws(b, end) != b.len() {
         return err(end, "the end of the body");
     }
+    parts.item_ranges = item_ranges;
     Ok(parts)
 }
 

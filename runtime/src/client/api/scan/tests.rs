@@ -139,7 +139,10 @@ fn list_parts_finds_members() {
     let (items, _) = elements(b, p.items.unwrap().start).unwrap();
     assert_eq!(items.len(), 2);
     assert_eq!(&b[items[1].clone()], br#"{"b":[2]}"#);
+    assert_eq!(p.item_ranges, items);
     assert_eq!(p.others.len(), 1);
+    let null = list_parts(br#"{"items":null}"#).unwrap();
+    assert!(null.item_ranges.is_empty());
 }
 
 #[test]
