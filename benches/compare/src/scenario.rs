@@ -87,6 +87,15 @@ pub async fn sync_and_relist<C: Client>(base: u64, sampler: &Sampler, c: &C) -> 
     let objects = c.synced().await;
     let sync_secs = start.elapsed().as_secs_f64();
     let sync_cpu_secs = crate::rss::cpu_secs() - cpu_before;
+    if std::env::var_os("KINFORM_COMPARE_SYNC_ONLY").is_some() {
+        // For profiling the sync alone: no settle, no relist.
+        return Figures {
+            objects,
+            sync_secs,
+            sync_cpu_secs,
+            ..Figures::default()
+        };
+    }
     while !c.idle() {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }

@@ -305,4 +305,8 @@ impl<K: HasMetadata> ReflectorSink<K> for DeltaFifo<K> {
             .get_key(key)
             .filter(|o| o.resource_version() == resource_version)
     }
+
+    fn holds_cached(&self) -> bool {
+        self.known().is_some_and(|k| !k.is_empty())
+    }
 }

@@ -24,6 +24,11 @@ pub trait KnownObjects<K>: Send + Sync {
         self.get(&key.to_key())
     }
 
+    /// Whether no object is known. The default lists the keys; stores override it.
+    fn is_empty(&self) -> bool {
+        self.list_keys().is_empty()
+    }
+
     /// Every known object. The default goes through [`KnownObjects::list_keys`] and
     /// [`KnownObjects::get`]; stores override it to avoid building the keys.
     fn list(&self) -> Vec<Arc<K>> {
@@ -49,5 +54,9 @@ impl<K: HasMetadata> KnownObjects<K> for Store<K> {
 
     fn list(&self) -> Vec<Arc<K>> {
         Store::list(self)
+    }
+
+    fn is_empty(&self) -> bool {
+        Store::is_empty(self)
     }
 }

@@ -137,6 +137,10 @@ impl<K: HasMetadata> ReflectorSink<K> for InformerSink<K> {
     fn cached(&self, key: ObjectKey<'_>, resource_version: &str) -> Option<Arc<K>> {
         ReflectorSink::cached(&self.fifo, key, resource_version)
     }
+
+    fn holds_cached(&self) -> bool {
+        self.fifo.holds_cached()
+    }
 }
 
 struct Running<K> {

@@ -248,22 +248,30 @@ where
         watch: &mut OpenWatch<K>,
         hints: &ListHints<K>,
     ) -> Input<K> {
+        // Cached objects may stand in for listed ones only when the sink holds some (not on
+        // the first list), and among watch events only for a streaming list's initial ones.
+        let lookups = || self.sink.holds_cached();
+        let without_lookups = || ListHints {
+            cached: None,
+            ..hints.clone()
+        };
         match state.command() {
             Command::List(params) => {
-                Input::ListedShared(self.lister_watcher.list_shared(params, hints).await)
+                let hints = if lookups() {
+                    hints.clone()
+                } else {
+                    without_lookups()
+                };
+                Input::ListedShared(self.lister_watcher.list_shared(params, &hints).await)
             }
             Command::Watch(params) => {
                 let sent_at = Instant::now();
-                // Cached objects may stand in for a streaming list's initial events only.
-                let hints = if params.send_initial_events {
-                    hints
+                let hints = if params.send_initial_events && lookups() {
+                    hints.clone()
                 } else {
-                    &ListHints {
-                        cached: None,
-                        ..hints.clone()
-                    }
+                    without_lookups()
                 };
-                let result = match self.lister_watcher.watch_shared(params, hints).await {
+                let result = match self.lister_watcher.watch_shared(params, &hints).await {
                     Ok(s) => {
                         *watch = OpenWatch {
                             stream: Some(s),

@@ -50,4 +50,11 @@ pub trait ReflectorSink<K>: Send + Sync + 'static {
         let _ = (key, resource_version);
         None
     }
+
+    /// Whether [`cached`](Self::cached) can find anything now; when it cannot (the first
+    /// list of an informer), the list decoder does not pre-scan items for a lookup. The
+    /// default, like `cached`'s, knows nothing.
+    fn holds_cached(&self) -> bool {
+        false
+    }
 }
