@@ -9,7 +9,8 @@
 //! Folding rules (pending, then new):
 //! - add(a), update(a→b)        → add(b)           (the handler never saw `a`)
 //! - update(o→a), update(a→b)   → update(o→b)      (`o` is what the handler saw last)
-//! - add or update, delete(d)   → delete(d)        (the handler's last state ends deleted)
+//! - update, delete(d)          → delete(d)        (the handler's last state ends deleted)
+//! - add, delete(d)             → nothing          (the handler never saw the object)
 //! - delete(d), add(c)          → delete(d), add(c) (a new incarnation after the deletion)
 //! - delete(d1), delete(d2)     → delete(d1)       (the deletion of what the handler knew)
 //!
@@ -82,10 +83,15 @@ impl<K> Buffer<K> {
         match n {
             Notification::Delete(_) => {
                 dropped = p.live.take();
-                if p.deleted.is_none() {
+                // A pending add with no deletion before it: the handler never saw the
+                // object, and now never will; it hears of neither.
+                let unseen =
+                    p.deleted.is_none() && matches!(dropped, Some(Notification::Add { .. }));
+                if p.deleted.is_none() && !unseen {
                     p.deleted = Some(n);
                     added = 1;
                 }
+                // (With `unseen`, the key's entry is left empty; `pop` skips it.)
             }
             Notification::Add { obj, .. } => {
                 p.live = Some(match p.live.take() {
@@ -133,6 +139,16 @@ impl<K> Buffer<K> {
     /// Takes the next notification. An initial add stays counted as outstanding until
     /// [`delivered`](Self::delivered) is called for it.
     pub fn pop(&mut self) -> Option<Notification<K>> {
+        // Skip keys whose notifications cancelled out (see `push`).
+        while let Some(key) = self.order.front()
+            && self
+                .pending
+                .get(key)
+                .is_some_and(|p| p.deleted.is_none() && p.live.is_none())
+        {
+            self.pending.remove(key);
+            self.order.pop_front();
+        }
         let key = self.order.front()?;
         let p = self.pending.get_mut(key)?;
         let n = match p.deleted.take() {
@@ -223,19 +239,39 @@ mod tests {
     #[test]
     fn delete_wins_over_pending_state_and_a_recreation_follows_it() {
         let mut b = Buffer::default();
+        // The handler saw 1 (delivered), then 1 changed and went away.
         b.push("a".into(), add(1, true));
-        b.push("a".into(), del(1));
-        assert_eq!(
-            b.initial_outstanding(),
-            0,
-            "a folded initial add no longer blocks sync"
-        );
+        assert_eq!(drain(&mut b), ["add 1*"]);
+        b.push("a".into(), upd(1, 2));
+        b.push("a".into(), del(2));
         b.push("a".into(), add(7, false));
         b.push("a".into(), upd(7, 8));
         b.push("a".into(), del(8));
         b.push("a".into(), add(9, false));
         assert_eq!(b.len(), 2);
-        assert_eq!(drain(&mut b), ["delete 1", "add 9"]);
+        assert_eq!(drain(&mut b), ["delete 2", "add 9"]);
+    }
+
+    #[test]
+    fn an_object_deleted_before_its_add_was_delivered_is_never_mentioned() {
+        let mut b = Buffer::default();
+        b.push("a".into(), add(1, true));
+        b.push("b".into(), add(10, false));
+        b.push("a".into(), upd(1, 2));
+        b.push("a".into(), del(2));
+        assert_eq!(b.len(), 1);
+        assert_eq!(
+            b.initial_outstanding(),
+            0,
+            "a cancelled initial add no longer blocks sync"
+        );
+        // The key comes back later: it is handed out in its new state.
+        b.push("c".into(), add(20, false));
+        b.push("a".into(), add(3, false));
+        assert_eq!(drain(&mut b), ["add 3", "add 10", "add 20"]);
+        b.push("a".into(), add(4, false));
+        b.push("a".into(), del(4));
+        assert_eq!(drain(&mut b), Vec::<String>::new());
     }
 
     #[test]

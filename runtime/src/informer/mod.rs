@@ -23,8 +23,12 @@
 //!    every handler has its own buffer, and while a notification about a key waits in it,
 //!    newer ones are folded into it, so a slow handler never blocks the others or the
 //!    reflector, and its buffer is bounded by the number of keys (see
-//!    [`Registration::pending`]). No order is promised across objects.
-//! 4. **Deletes carry something.** Every deletion reaches `on_delete` with either the final
+//!    [`Registration::pending`]). An object deleted while its first notification still waits
+//!    in a handler's buffer is not mentioned to that handler at all (it never saw the
+//!    object; client-go would deliver an add and a delete). No order is promised across
+//!    objects.
+//! 4. **Deletes carry something.** Every deletion of an object a handler was told about
+//!    reaches its `on_delete` with either the final
 //!    state ([`Deleted::Object`](crate::fifo::Deleted)) or, when the deletion was only seen by
 //!    a relist, a tombstone with the key and the last known state
 //!    ([`Deleted::FinalStateUnknown`](crate::fifo::Deleted)): an enum, not a type assertion.

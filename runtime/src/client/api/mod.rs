@@ -3,7 +3,7 @@
 //! The typed face of client-go's generated clientsets and of its dynamic client: an `Api<K>`
 //! is bound to a resource ([`ApiResource`], static for [`Resource`] types, given at run time
 //! for [`DynamicObject`](super::DynamicObject)) and a namespace, and offers the verbs of
-//! https://kubernetes.io/docs/reference/using-api/api-concepts/: get, list, watch, create,
+//! <https://kubernetes.io/docs/reference/using-api/api-concepts/>: get, list, watch, create,
 //! replace, patch, delete, delete_collection and subresources (status, scale, log, ...).
 //!
 //! Lists are read into one buffer and decoded with one `serde_json::from_slice`; watches are
