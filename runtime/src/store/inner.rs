@@ -1,9 +1,12 @@
 //! The store's state behind its lock: a slab of objects, a hash table from key to slot, and
 //! the indexes.
 //!
-//! No key string is stored: the table holds slot numbers and hashes/compares them through the
-//! [`ObjectKey`] of the object in the slot. The per-object overhead is the slab entry (one
-//! pointer), one table entry (four bytes) and one index entry per index value (four bytes).
+//! No key string is stored: the table holds slot numbers and compares them through the
+//! [`ObjectKey`] of the object in the slot. Each table entry also keeps 32 bits of its key's
+//! hash, so that growing the table (and rejecting most non-matching entries) does not reach
+//! into the objects: rehashing by key would visit every cached object once per growth. The
+//! per-object overhead is the slab entry (one pointer), one table entry (eight bytes) and one
+//! index entry per index value (four bytes).
 
 use std::hash::BuildHasher;
 use std::sync::Arc;
@@ -21,6 +24,24 @@ pub(crate) fn hash_key(hasher: &DefaultHashBuilder, key: ObjectKey<'_>) -> u64 {
     hasher.hash_one(key)
 }
 
+/// A key table entry: the slot and 32 bits of its key's hash.
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    slot: Slot,
+    hash: u32,
+}
+
+/// The 32 bits a table entry keeps of a key's hash.
+fn fold(hash: u64) -> u32 {
+    (hash ^ (hash >> 32)) as u32
+}
+
+/// The table's hash of an entry with `hash` (both halves carry the folded bits: hashbrown
+/// takes its bucket from the low bits and its tag from the high ones).
+fn spread(hash: u32) -> u64 {
+    u64::from(hash) | (u64::from(hash) << 32)
+}
+
 fn key_at<K: HasMetadata>(slots: &[Option<Arc<K>>], slot: Slot) -> ObjectKey<'_> {
     ObjectKey::of(
         slots[slot as usize]
@@ -32,7 +53,7 @@ fn key_at<K: HasMetadata>(slots: &[Option<Arc<K>>], slot: Slot) -> ObjectKey<'_>
 /// Everything the store's lock protects.
 pub(crate) struct Inner<K> {
     hasher: DefaultHashBuilder,
-    table: HashTable<Slot>,
+    table: HashTable<Entry>,
     slots: Vec<Option<Arc<K>>>,
     free: Vec<Slot>,
     pub(crate) indexes: Indexes<K>,
@@ -59,9 +80,13 @@ impl<K: HasMetadata> Inner<K> {
     }
 
     fn find(&self, key: ObjectKey<'_>) -> Option<Slot> {
-        let hash = hash_key(&self.hasher, key);
+        let hash = fold(hash_key(&self.hasher, key));
         let slots = &self.slots;
-        self.table.find(hash, |&s| key_at(slots, s) == key).copied()
+        self.table
+            .find(spread(hash), |e| {
+                e.hash == hash && key_at(slots, e.slot) == key
+            })
+            .map(|e| e.slot)
     }
 
     /// The object stored under `key`.
@@ -88,9 +113,11 @@ impl<K: HasMetadata> Inner<K> {
     /// replaced.
     pub(crate) fn upsert(&mut self, obj: Arc<K>) -> (Slot, Option<Arc<K>>) {
         let key = ObjectKey::of(&*obj);
-        let hash = hash_key(&self.hasher, key);
+        let hash = fold(hash_key(&self.hasher, key));
         let slots = &self.slots;
-        if let Some(&slot) = self.table.find(hash, |&s| key_at(slots, s) == key) {
+        if let Some(&Entry { slot, .. }) = self.table.find(spread(hash), |e| {
+            e.hash == hash && key_at(slots, e.slot) == key
+        }) {
             let cell = &mut self.slots[slot as usize];
             let old = cell.as_deref().expect("found slots are occupied");
             self.indexes.update(slot, old, &obj);
@@ -108,9 +135,8 @@ impl<K: HasMetadata> Inner<K> {
                 slot
             }
         };
-        let (slots, hasher) = (&self.slots, &self.hasher);
         self.table
-            .insert_unique(hash, slot, |&s| hash_key(hasher, key_at(slots, s)));
+            .insert_unique(spread(hash), Entry { slot, hash }, |e| spread(e.hash));
         let obj = self.slots[slot as usize].as_deref().expect("just stored");
         self.indexes.insert(slot, obj);
         (slot, None)
@@ -134,8 +160,8 @@ impl<K: HasMetadata> Inner<K> {
 
     /// Removes the object in an occupied slot.
     fn remove_slot(&mut self, slot: Slot) -> Arc<K> {
-        let hash = hash_key(&self.hasher, key_at(&self.slots, slot));
-        if let Ok(entry) = self.table.find_entry(hash, |&s| s == slot) {
+        let hash = fold(hash_key(&self.hasher, key_at(&self.slots, slot)));
+        if let Ok(entry) = self.table.find_entry(spread(hash), |e| e.slot == slot) {
             entry.remove();
         }
         let obj = self.slots[slot as usize]
@@ -158,7 +184,7 @@ impl<K: HasMetadata> Inner<K> {
             self.table.clear();
             self.free.clear();
             self.indexes.clear();
-            self.table.reserve(objs.len(), |_| 0);
+            self.table.reserve(objs.len(), |e| spread(e.hash));
             self.slots.reserve(objs.len());
             for obj in objs {
                 if let (_, Some(old)) = self.upsert(obj) {

@@ -22,7 +22,8 @@
 //!   grows with the result and not with the store (see the `select` and `labels` modules),
 //!   where client-go and kube-rs scan the whole cache.
 //! - No key strings are stored. Entries live in a slab; the key table and every index bucket
-//!   hold 4-byte slot numbers, and keys are hashed and compared through the stored object's
+//!   hold 4-byte slot numbers (the key table with 4 bytes of each key's hash beside them),
+//!   and keys are hashed and compared through the stored object's
 //!   own `metadata.namespace`/`metadata.name` ([`ObjectKey`]). An update that keeps the
 //!   namespace, labels and custom index values costs no index work and no allocation.
 //! - `replace` runs in place under the write lock: readers see the old content or the new

@@ -52,12 +52,6 @@ pub(crate) struct Decoder {
     ends: Vec<usize>,
 }
 
-impl std::fmt::Debug for Decoder {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Decoder").finish_non_exhaustive()
-    }
-}
-
 impl Decoder {
     /// Decodes `src` as one JSON document (see the module docs); `skip_managed_fields`
     /// leaves out `metadata.managedFields` of the document's root object.
