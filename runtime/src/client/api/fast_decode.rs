@@ -2,7 +2,8 @@
 //!
 //! Why: decoding is nearly all of an informer's sync and much of its watch path. simd-json
 //! finds the structure of a document with SIMD instructions first and then drives serde from
-//! that tape, which decodes a realistic pod in about half serde_json's time (BENCHMARKS.md).
+//! that tape, which took an informer's sync from about the one-thread serde_json floor to
+//! well below it (BENCHMARKS.md, session 3).
 //! Its tape also knows how many elements every array has, and it gives serde that count as
 //! `size_hint`, so every `Vec` is allocated once with its final capacity: objects cached for
 //! the lifetime of an informer carry none of the slack of serde_json's doubling growth
