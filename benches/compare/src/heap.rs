@@ -2,7 +2,12 @@
 //! one counter, so that "memory per object" can also be read without the allocator's
 //! retained free memory that RSS includes.
 
-use std::alloc::{GlobalAlloc, Layout, System};
+use std::alloc::{GlobalAlloc, Layout};
+
+#[cfg(feature = "mimalloc")]
+use mimalloc::MiMalloc as Inner;
+#[cfg(not(feature = "mimalloc"))]
+use std::alloc::System as Inner;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 struct Counting;
@@ -23,20 +28,20 @@ fn peak(now: usize) {
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         peak(LIVE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size());
-        unsafe { System.alloc(layout) }
+        unsafe { Inner.alloc(layout) }
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-        unsafe { System.dealloc(ptr, layout) }
+        unsafe { Inner.dealloc(ptr, layout) }
     }
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         peak(LIVE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size());
-        unsafe { System.alloc_zeroed(layout) }
+        unsafe { Inner.alloc_zeroed(layout) }
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         peak(LIVE.fetch_add(new_size, Ordering::Relaxed) + new_size);
         LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-        unsafe { System.realloc(ptr, layout, new_size) }
+        unsafe { Inner.realloc(ptr, layout, new_size) }
     }
 }
 

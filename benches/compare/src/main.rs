@@ -115,7 +115,10 @@ fn client(scenario: &str, url: &str, events: u64) -> Figures {
         use scenario::{sync_and_relist as sync, watch_burst as burst};
         match scenario {
             "floor-sync" => sides::floor_sync(url).await,
-            "floor-watch" => sides::floor_watch(url, events as usize).await,
+            "floor-watch" => {
+                sampler.pause();
+                sides::floor_watch(url, events as usize).await
+            }
             "kinform-paged" => {
                 sync(
                     base,
@@ -154,6 +157,7 @@ fn client(scenario: &str, url: &str, events: u64) -> Figures {
             }
             "kube-drop-mf" => sync(base, &sampler, &Kube::<Pod>::new(url, None, false, true)).await,
             "kinform-watch" => {
+                sampler.pause();
                 let k = Kinform::<ConfigMap>::new(url, Some(scenario), ListMode::Auto, false);
                 scenario::Client::synced(&k).await;
                 let f = burst(&k.counter, events, scenario).await;
@@ -161,6 +165,7 @@ fn client(scenario: &str, url: &str, events: u64) -> Figures {
                 f
             }
             "kube-watch" => {
+                sampler.pause();
                 let k = Kube::<ConfigMap>::new(url, Some(scenario), false, false);
                 scenario::Client::synced(&k).await;
                 burst(&k.counter, events, scenario).await
@@ -324,25 +329,33 @@ fn sync_table(server: &mut Proc, url: &str, pods: usize) {
 
 fn watch_table(server: &mut Proc, url: &str, events: u64) {
     println!(
-        "\n| watch scenario ({events} ConfigMap ADDED events) | events/s | x floor | x kube | client CPU µs/event | x kube | server create s |"
+        "\n| watch scenario ({events} ConfigMap ADDED events) | events/s | x floor | x kube | client CPU µs/event | x kube | minor faults/event | server create s |"
     );
-    println!("|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|");
     let mut w = Vec::new();
     for (name, _) in WATCH {
         if !selected(name) {
             continue;
         }
         let (f, s) = run_client(server, name, url, events);
-        let cpu = f.events_cpu_secs * 1e6 / f.events.max(1) as f64;
-        w.push((*name, f.events as f64 / f.events_secs.max(1e-9), cpu, s));
+        let per_event = |x: f64| x / f.events.max(1) as f64;
+        let cpu = per_event(f.events_cpu_secs * 1e6);
+        let faults = per_event(f.events_minor_faults as f64);
+        w.push((
+            *name,
+            f.events as f64 / f.events_secs.max(1e-9),
+            cpu,
+            faults,
+            s,
+        ));
     }
     let row = |n: &str| w.iter().find(|r| r.0 == n).unwrap_or(&w[0]);
     let floor_rate = row("floor-watch").1;
     let kube_rate = row("kube-watch").1;
     let kube_cpu = row("kube-watch").2;
-    for (name, rate, cpu, s) in &w {
+    for (name, rate, cpu, faults, s) in &w {
         println!(
-            "| {name} | {rate:.0} | {:.3} | {:.2} | {cpu:.2} | {:.2} | {s:.3} |",
+            "| {name} | {rate:.0} | {:.3} | {:.2} | {cpu:.2} | {:.2} | {faults:.2} | {s:.3} |",
             rate / floor_rate,
             rate / kube_rate,
             cpu / kube_cpu

@@ -19,16 +19,32 @@ pub fn status() -> (u64, u64) {
     (field("VmRSS:"), field("VmHWM:"))
 }
 
-/// CPU time (user + system) this process has used, in seconds (`/proc/self/stat`, clock
-/// ticks of 10 ms).
+/// What `getrusage(RUSAGE_SELF)` says of this process (all its threads): CPU time (user +
+/// system, microsecond precision) and minor page faults.
+#[derive(Clone, Copy, Debug)]
+pub struct Usage {
+    pub cpu_secs: f64,
+    pub minor_faults: u64,
+}
+
+pub fn usage() -> Usage {
+    // SAFETY: `getrusage` only writes the `rusage` it is given, which is a plain C struct
+    // for which all-zero bytes are a valid value.
+    let ru = unsafe {
+        let mut ru: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut ru);
+        ru
+    };
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    Usage {
+        cpu_secs: secs(ru.ru_utime) + secs(ru.ru_stime),
+        minor_faults: ru.ru_minflt as u64,
+    }
+}
+
+/// CPU time (user + system) this process has used, in seconds.
 pub fn cpu_secs() -> f64 {
-    let text = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    // Fields after the command name (which is in parentheses and may contain spaces).
-    let rest = text.rsplit_once(')').map_or("", |(_, r)| r);
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
-    // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name.
-    (ticks(11) + ticks(12)) as f64 / 100.0
+    usage().cpu_secs
 }
 
 /// The current `VmRSS` in bytes.
@@ -40,20 +56,30 @@ pub fn rss() -> u64 {
 pub struct Sampler {
     peak: Arc<AtomicU64>,
     stop: Arc<AtomicBool>,
+    paused: Arc<AtomicBool>,
 }
 
 impl Sampler {
     pub fn start() -> Self {
         let peak = Arc::new(AtomicU64::new(rss()));
         let stop = Arc::new(AtomicBool::new(false));
-        let (p, s) = (peak.clone(), stop.clone());
+        let paused = Arc::new(AtomicBool::new(false));
+        let (p, s, z) = (peak.clone(), stop.clone(), paused.clone());
         std::thread::spawn(move || {
             while !s.load(Ordering::Relaxed) {
-                p.fetch_max(rss(), Ordering::Relaxed);
+                if !z.load(Ordering::Relaxed) {
+                    p.fetch_max(rss(), Ordering::Relaxed);
+                }
                 std::thread::sleep(Duration::from_millis(2));
             }
         });
-        Self { peak, stop }
+        Self { peak, stop, paused }
+    }
+
+    /// Stops sampling (reading `/proc/self/status` every 2 ms costs CPU that the watch
+    /// scenarios, which report no RSS, would count against the library).
+    pub fn pause(&self) {
+        self.paused.store(true, Ordering::Relaxed);
     }
 
     /// The highest RSS since the last reset (sampled now too), then resets to the current RSS.

@@ -30,6 +30,8 @@ pub struct Figures {
     /// CPU time of the client process from just before the burst is served to the last
     /// event (all its threads, including the 2 ms RSS sampler).
     pub events_cpu_secs: f64,
+    /// Minor page faults of the client process over the same span.
+    pub events_minor_faults: u64,
 }
 
 /// A handler's calls: how many, and the first and last instants.
@@ -149,7 +151,7 @@ pub async fn watch_burst(counter: &Arc<Counter>, n: u64, namespace: &str) -> Fig
     let start = Instant::now();
     // The client idles while the server holds the re-watch: start counting CPU just before.
     tokio::time::sleep(crate::server::HOLD - Duration::from_millis(100)).await;
-    let cpu_before = crate::rss::cpu_secs();
+    let usage = crate::rss::usage();
     while counter.get() < n {
         assert!(
             start.elapsed() < Duration::from_secs(300),
@@ -162,7 +164,8 @@ pub async fn watch_burst(counter: &Arc<Counter>, n: u64, namespace: &str) -> Fig
     Figures {
         events: n,
         events_secs: (counter.last_instant() - served).as_secs_f64(),
-        events_cpu_secs: crate::rss::cpu_secs() - cpu_before,
+        events_cpu_secs: crate::rss::cpu_secs() - usage.cpu_secs,
+        events_minor_faults: crate::rss::usage().minor_faults - usage.minor_faults,
         ..Figures::default()
     }
 }

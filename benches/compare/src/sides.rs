@@ -196,7 +196,7 @@ pub async fn floor_watch(url: &str, n: usize) -> Figures {
         .map(|o| format!("{{\"type\":\"ADDED\",\"object\":{}}}\n", o.get()))
         .collect();
     let start = Instant::now();
-    let cpu = crate::rss::cpu_secs();
+    let usage = crate::rss::usage();
     for l in &lines {
         let e: WatchLine = serde_json::from_str(l).expect("line");
         std::hint::black_box(e.object);
@@ -204,7 +204,8 @@ pub async fn floor_watch(url: &str, n: usize) -> Figures {
     Figures {
         events: lines.len() as u64,
         events_secs: start.elapsed().as_secs_f64(),
-        events_cpu_secs: crate::rss::cpu_secs() - cpu,
+        events_cpu_secs: crate::rss::cpu_secs() - usage.cpu_secs,
+        events_minor_faults: crate::rss::usage().minor_faults - usage.minor_faults,
         ..Figures::default()
     }
 }

@@ -14,24 +14,48 @@
 //! - delete(d), add(c)          → delete(d), add(c) (a new incarnation after the deletion)
 //! - delete(d1), delete(d2)     → delete(d1)       (the deletion of what the handler knew)
 //!
-//! Keys are handed out in the order in which they first became pending; a key's own
-//! notifications keep their order.
+//! Keys are handed out in the order in which they became pending (again, after their
+//! notifications cancelled out); a key's own notifications keep their order.
+//!
+//! No key string is built per notification: like the store and the DeltaFIFO, the buffer
+//! derives an entry's key from the objects of its notifications, keeps the key's hash in the
+//! entry, and its hash table holds slot numbers into a slab of entries.
 
 use std::collections::VecDeque;
 
-use hashbrown::HashMap;
+use hashbrown::{DefaultHashBuilder, HashTable};
 
 use super::handler::Notification;
+use crate::resource::HasMetadata;
+use crate::store::{ObjectKey, hash_key};
 
+/// The pending notifications of one key: at most a deletion, then the live object's.
 struct Pending<K> {
+    hash: u64,
     deleted: Option<Notification<K>>,
     live: Option<Notification<K>>,
 }
 
+impl<K: HasMetadata> Pending<K> {
+    /// The key, from the first notification still pending (`None` once both are taken).
+    fn key(&self) -> Option<ObjectKey<'_>> {
+        self.deleted
+            .as_ref()
+            .or(self.live.as_ref())
+            .map(Notification::key)
+    }
+}
+
 /// Pending notifications of one handler.
 pub(crate) struct Buffer<K> {
-    order: VecDeque<String>,
-    pending: HashMap<String, Pending<K>>,
+    hasher: DefaultHashBuilder,
+    /// Slots of the entries that hold notifications, by key.
+    table: HashTable<u32>,
+    entries: Vec<Option<Pending<K>>>,
+    free: Vec<u32>,
+    /// Slots in the order their keys became pending; an entry emptied by a cancellation
+    /// stays here (out of the table) until `pop` reaches and frees it.
+    order: VecDeque<u32>,
     count: usize,
     initial: usize,
 }
@@ -39,8 +63,11 @@ pub(crate) struct Buffer<K> {
 impl<K> Default for Buffer<K> {
     fn default() -> Self {
         Self {
+            hasher: DefaultHashBuilder::default(),
+            table: HashTable::new(),
+            entries: Vec::new(),
+            free: Vec::new(),
             order: VecDeque::new(),
-            pending: HashMap::new(),
             count: 0,
             initial: 0,
         }
@@ -65,21 +92,74 @@ impl<K> Buffer<K> {
         }
     }
 
-    /// Queues `n` about `key`, folding it into what is pending for the key.
-    pub fn push(&mut self, key: String, n: Notification<K>) {
-        let initial = n.is_initial_add();
-        let p = match self.pending.get_mut(&key) {
-            Some(p) => p,
+    /// A popped notification was handled.
+    pub fn delivered(&mut self, n: &Notification<K>) {
+        if n.is_initial_add() {
+            self.initial -= 1;
+        }
+    }
+}
+
+impl<K: HasMetadata> Buffer<K> {
+    /// The slot of the entry pending for `key` (hashed to `hash`), creating it at the back
+    /// of the order when there is none.
+    fn entry(&mut self, hash: u64, key: ObjectKey<'_>) -> u32 {
+        let entries = &self.entries;
+        let found = self.table.find(hash, |&s| {
+            entries[s as usize]
+                .as_ref()
+                .and_then(Pending::key)
+                .is_some_and(|k| k == key)
+        });
+        if let Some(&slot) = found {
+            return slot;
+        }
+        let pending = Pending {
+            hash,
+            deleted: None,
+            live: None,
+        };
+        let slot = match self.free.pop() {
+            Some(slot) => {
+                self.entries[slot as usize] = Some(pending);
+                slot
+            }
             None => {
-                self.order.push_back(key.clone());
-                self.pending.entry(key).or_insert(Pending {
-                    deleted: None,
-                    live: None,
-                })
+                let slot = u32::try_from(self.entries.len())
+                    .expect("a handler buffer holds at most u32::MAX keys");
+                self.entries.push(Some(pending));
+                slot
             }
         };
+        let entries = &self.entries;
+        self.table.insert_unique(hash, slot, |&s| {
+            entries[s as usize].as_ref().map_or(0, |p| p.hash)
+        });
+        self.order.push_back(slot);
+        slot
+    }
+
+    /// Takes `slot` out of the key table (its entry has lost, or is losing, its last
+    /// notification).
+    fn unlist(&mut self, slot: u32) {
+        let hash = self.entries[slot as usize].as_ref().map_or(0, |p| p.hash);
+        if let Ok(e) = self.table.find_entry(hash, |&s| s == slot) {
+            e.remove();
+        }
+    }
+
+    /// Queues `n`, folding it into what is pending for its object's key.
+    pub fn push(&mut self, n: Notification<K>) {
+        let key = n.key();
+        let hash = hash_key(&self.hasher, key);
+        let slot = self.entry(hash, key);
+        let initial = n.is_initial_add();
+        let p = self.entries[slot as usize]
+            .as_mut()
+            .expect("entry() returns an occupied slot");
         let mut dropped = None;
         let mut added = 0;
+        let mut emptied = false;
         match n {
             Notification::Delete(_) => {
                 dropped = p.live.take();
@@ -91,7 +171,8 @@ impl<K> Buffer<K> {
                     p.deleted = Some(n);
                     added = 1;
                 }
-                // (With `unseen`, the key's entry is left empty; `pop` skips it.)
+                // (With `unseen`, the entry is left empty; `pop` frees it.)
+                emptied = unseen;
             }
             Notification::Add { obj, .. } => {
                 p.live = Some(match p.live.take() {
@@ -125,6 +206,10 @@ impl<K> Buffer<K> {
                 });
             }
         }
+        if emptied {
+            // The entry's key can no longer be read from it: take it out of the table now.
+            self.unlist(slot);
+        }
         if added == 1 {
             self.count += 1;
             if initial {
@@ -137,43 +222,33 @@ impl<K> Buffer<K> {
     }
 
     /// Takes the next notification. An initial add stays counted as outstanding until
-    /// [`delivered`](Self::delivered) is called for it.
+    /// [`delivered`](Buffer::delivered) is called for it.
     pub fn pop(&mut self) -> Option<Notification<K>> {
-        // Skip keys whose notifications cancelled out (see `push`).
-        while let Some(key) = self.order.front()
-            && self
-                .pending
-                .get(key)
-                .is_some_and(|p| p.deleted.is_none() && p.live.is_none())
-        {
-            self.pending.remove(key);
-            self.order.pop_front();
-        }
-        let key = self.order.front()?;
-        let p = self.pending.get_mut(key)?;
-        let n = match p.deleted.take() {
-            Some(d) => {
-                if p.live.is_none() {
-                    self.pending.remove(key);
-                    self.order.pop_front();
+        loop {
+            let &slot = self.order.front()?;
+            let p = self.entries[slot as usize]
+                .as_mut()
+                .expect("ordered slots are occupied");
+            let n = match p.deleted.take() {
+                Some(d) if p.live.is_some() => {
+                    // The live notification stays first in line.
+                    self.count -= 1;
+                    return Some(d);
                 }
-                d
+                Some(d) => Some(d),
+                None => p.live.take(),
+            };
+            if n.is_some() {
+                self.unlist(slot);
             }
-            None => {
-                let n = p.live.take();
-                self.pending.remove(key);
-                self.order.pop_front();
-                n?
+            // (An entry emptied by a cancellation is already out of the table.)
+            self.entries[slot as usize] = None;
+            self.free.push(slot);
+            self.order.pop_front();
+            if let Some(n) = n {
+                self.count -= 1;
+                return Some(n);
             }
-        };
-        self.count -= 1;
-        Some(n)
-    }
-
-    /// A popped notification was handled.
-    pub fn delivered(&mut self, n: &Notification<K>) {
-        if n.is_initial_add() {
-            self.initial -= 1;
         }
     }
 }
@@ -182,34 +257,52 @@ impl<K> Buffer<K> {
 mod tests {
     use std::sync::Arc;
 
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
     use super::*;
     use crate::fifo::Deleted;
 
-    fn add(v: u32, initial: bool) -> Notification<u32> {
+    /// Object `key` in state `v` (kept in its resourceVersion).
+    fn cm(key: &str, v: u32) -> Arc<ConfigMap> {
+        Arc::new(ConfigMap {
+            metadata: ObjectMeta {
+                namespace: Some("ns".into()),
+                name: Some(key.into()),
+                resource_version: Some(v.to_string()),
+                ..ObjectMeta::default()
+            },
+            ..ConfigMap::default()
+        })
+    }
+    fn add(key: &str, v: u32, initial: bool) -> Notification<ConfigMap> {
         Notification::Add {
-            obj: Arc::new(v),
+            obj: cm(key, v),
             initial,
         }
     }
-    fn upd(a: u32, b: u32) -> Notification<u32> {
+    fn upd(key: &str, a: u32, b: u32) -> Notification<ConfigMap> {
         Notification::Update {
-            old: Arc::new(a),
-            new: Arc::new(b),
+            old: cm(key, a),
+            new: cm(key, b),
         }
     }
-    fn del(v: u32) -> Notification<u32> {
-        Notification::Delete(Deleted::Object(Arc::new(v)))
+    fn del(key: &str, v: u32) -> Notification<ConfigMap> {
+        Notification::Delete(Deleted::Object(cm(key, v)))
     }
-    fn show(n: &Notification<u32>) -> String {
+    fn v(o: &ConfigMap) -> &str {
+        o.metadata.resource_version.as_deref().unwrap()
+    }
+    fn show(n: &Notification<ConfigMap>) -> String {
         match n {
             Notification::Add { obj, initial } => {
-                format!("add {obj}{}", if *initial { "*" } else { "" })
+                format!("add {}{}", v(obj), if *initial { "*" } else { "" })
             }
-            Notification::Update { old, new } => format!("update {old}->{new}"),
-            Notification::Delete(d) => format!("delete {}", d.object().unwrap()),
+            Notification::Update { old, new } => format!("update {}->{}", v(old), v(new)),
+            Notification::Delete(d) => format!("delete {}", v(d.object().unwrap())),
         }
     }
-    fn drain(b: &mut Buffer<u32>) -> Vec<String> {
+    fn drain(b: &mut Buffer<ConfigMap>) -> Vec<String> {
         let mut out = Vec::new();
         while let Some(n) = b.pop() {
             out.push(show(&n));
@@ -217,22 +310,23 @@ mod tests {
         }
         assert_eq!(b.len(), 0);
         assert_eq!(b.initial_outstanding(), 0);
+        assert!(b.table.is_empty() && b.order.is_empty());
         out
     }
 
     #[test]
     fn folds_per_key_and_keeps_key_order() {
         let mut b = Buffer::default();
-        b.push("a".into(), add(1, true));
-        b.push("b".into(), add(10, false));
-        b.push("a".into(), upd(1, 2));
-        b.push("a".into(), upd(2, 3));
+        b.push(add("a", 1, true));
+        b.push(add("b", 10, false));
+        b.push(upd("a", 1, 2));
+        b.push(upd("a", 2, 3));
         assert_eq!(b.len(), 2);
         assert_eq!(b.initial_outstanding(), 1);
         assert_eq!(drain(&mut b), ["add 3*", "add 10"]);
 
-        b.push("a".into(), upd(3, 4));
-        b.push("a".into(), upd(4, 5));
+        b.push(upd("a", 3, 4));
+        b.push(upd("a", 4, 5));
         assert_eq!(drain(&mut b), ["update 3->5"]);
     }
 
@@ -240,37 +334,48 @@ mod tests {
     fn delete_wins_over_pending_state_and_a_recreation_follows_it() {
         let mut b = Buffer::default();
         // The handler saw 1 (delivered), then 1 changed and went away.
-        b.push("a".into(), add(1, true));
+        b.push(add("a", 1, true));
         assert_eq!(drain(&mut b), ["add 1*"]);
-        b.push("a".into(), upd(1, 2));
-        b.push("a".into(), del(2));
-        b.push("a".into(), add(7, false));
-        b.push("a".into(), upd(7, 8));
-        b.push("a".into(), del(8));
-        b.push("a".into(), add(9, false));
+        b.push(upd("a", 1, 2));
+        b.push(del("a", 2));
+        b.push(add("a", 7, false));
+        b.push(upd("a", 7, 8));
+        b.push(del("a", 8));
+        b.push(add("a", 9, false));
         assert_eq!(b.len(), 2);
         assert_eq!(drain(&mut b), ["delete 2", "add 9"]);
     }
 
     #[test]
+    fn a_deletion_and_a_recreation_come_out_together_before_later_keys() {
+        let mut b = Buffer::default();
+        b.push(add("a", 1, true));
+        assert_eq!(drain(&mut b), ["add 1*"]);
+        b.push(del("a", 1));
+        b.push(add("b", 10, false));
+        b.push(add("a", 2, false));
+        assert_eq!(drain(&mut b), ["delete 1", "add 2", "add 10"]);
+    }
+
+    #[test]
     fn an_object_deleted_before_its_add_was_delivered_is_never_mentioned() {
         let mut b = Buffer::default();
-        b.push("a".into(), add(1, true));
-        b.push("b".into(), add(10, false));
-        b.push("a".into(), upd(1, 2));
-        b.push("a".into(), del(2));
+        b.push(add("a", 1, true));
+        b.push(add("b", 10, false));
+        b.push(upd("a", 1, 2));
+        b.push(del("a", 2));
         assert_eq!(b.len(), 1);
         assert_eq!(
             b.initial_outstanding(),
             0,
             "a cancelled initial add no longer blocks sync"
         );
-        // The key comes back later: it is handed out in its new state.
-        b.push("c".into(), add(20, false));
-        b.push("a".into(), add(3, false));
-        assert_eq!(drain(&mut b), ["add 3", "add 10", "add 20"]);
-        b.push("a".into(), add(4, false));
-        b.push("a".into(), del(4));
+        // The key comes back later: it is pending again, behind the keys already waiting.
+        b.push(add("c", 20, false));
+        b.push(add("a", 3, false));
+        assert_eq!(drain(&mut b), ["add 10", "add 20", "add 3"]);
+        b.push(add("a", 4, false));
+        b.push(del("a", 4));
         assert_eq!(drain(&mut b), Vec::<String>::new());
     }
 
@@ -278,17 +383,32 @@ mod tests {
     fn bounded_by_keys_not_events() {
         let mut b = Buffer::default();
         for i in 0..10_000u32 {
-            b.push(format!("k{}", i % 10), upd(i, i + 1));
+            b.push(upd(&format!("k{}", i % 10), i, i + 1));
         }
         assert_eq!(b.len(), 10);
+        assert_eq!(b.entries.len(), 10);
         let out = drain(&mut b);
         assert_eq!(out[0], "update 0->9991");
     }
 
     #[test]
+    fn tombstones_fold_by_their_key() {
+        let mut b = Buffer::default();
+        b.push(add("a", 1, false));
+        assert_eq!(drain(&mut b), ["add 1"]);
+        b.push(upd("a", 1, 2));
+        b.push(Notification::Delete(Deleted::FinalStateUnknown {
+            key: "ns/a".into(),
+            last_known: Some(cm("a", 2)),
+        }));
+        assert_eq!(b.len(), 1);
+        assert_eq!(drain(&mut b), ["delete 2"]);
+    }
+
+    #[test]
     fn initial_add_counts_until_delivered() {
         let mut b = Buffer::default();
-        b.push("a".into(), add(1, true));
+        b.push(add("a", 1, true));
         let n = b.pop().unwrap();
         assert_eq!(b.initial_outstanding(), 1, "being delivered");
         b.delivered(&n);

@@ -5,6 +5,8 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::fifo::Deleted;
+use crate::resource::HasMetadata;
+use crate::store::ObjectKey;
 
 /// Receives an informer's notifications. Methods run on the handler's own task, one at a
 /// time, in the order of the object's changes; they should be short (typically: put the key
@@ -139,6 +141,18 @@ impl<K> Notification<K> {
     /// Whether this is an add of the initial list.
     pub fn is_initial_add(&self) -> bool {
         matches!(self, Notification::Add { initial: true, .. })
+    }
+}
+
+impl<K: HasMetadata> Notification<K> {
+    /// The key of the object this notification is about.
+    pub(crate) fn key(&self) -> ObjectKey<'_> {
+        match self {
+            Notification::Add { obj, .. } | Notification::Update { new: obj, .. } => {
+                ObjectKey::of(&**obj)
+            }
+            Notification::Delete(d) => d.key(),
+        }
     }
 }
 

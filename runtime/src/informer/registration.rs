@@ -14,6 +14,10 @@ use tokio_util::sync::CancellationToken;
 use super::buffer::Buffer;
 use super::handler::{EventHandler, Notification};
 use super::shared::Inner;
+use crate::resource::HasMetadata;
+
+/// Notifications a delivery task takes from its buffer at a time.
+const DELIVER_BATCH: usize = 64;
 
 /// A handler with its pending notifications.
 pub(crate) struct HandlerSlot<K> {
@@ -31,7 +35,7 @@ pub(crate) struct HandlerSlot<K> {
     task: Mutex<Option<CancellationToken>>,
 }
 
-impl<K: Send + Sync + 'static> HandlerSlot<K> {
+impl<K: HasMetadata + Send + Sync + 'static> HandlerSlot<K> {
     pub fn new(
         id: u64,
         handler: Arc<dyn EventHandler<K>>,
@@ -53,18 +57,18 @@ impl<K: Send + Sync + 'static> HandlerSlot<K> {
     }
 
     /// Queues a notification and wakes the delivery task.
-    pub fn push(&self, key: String, n: Notification<K>) {
-        self.buffer.lock().push(key, n);
+    pub fn push(&self, n: Notification<K>) {
+        self.buffer.lock().push(n);
         self.wake.notify_one();
     }
 
     /// Queues notifications in order under one lock and wakes the delivery task once.
-    pub fn push_many(&self, items: impl IntoIterator<Item = (String, Notification<K>)>) {
+    pub fn push_many(&self, items: impl IntoIterator<Item = Notification<K>>) {
         let mut pushed = false;
         {
             let mut buffer = self.buffer.lock();
-            for (key, n) in items {
-                buffer.push(key, n);
+            for n in items {
+                buffer.push(n);
                 pushed = true;
             }
         }
@@ -108,29 +112,52 @@ impl<K: Send + Sync + 'static> HandlerSlot<K> {
         }
     }
 
+    /// Delivers pending notifications until `cancel` fires: up to [`DELIVER_BATCH`] are
+    /// taken under one buffer lock, handed to the handler one by one, and marked delivered
+    /// under one more. Notifications already taken are delivered even when `cancel` fires
+    /// meanwhile, so that a handler stopped and started again misses none.
     async fn deliver(self: Arc<Self>, cancel: CancellationToken) {
+        let mut batch = Vec::with_capacity(DELIVER_BATCH);
         loop {
-            let n = loop {
+            loop {
                 let notified = self.wake.notified();
                 let mut notified = std::pin::pin!(notified);
                 notified.as_mut().enable();
-                if let Some(n) = self.buffer.lock().pop() {
-                    break n;
+                {
+                    let mut buffer = self.buffer.lock();
+                    while batch.len() < DELIVER_BATCH
+                        && let Some(n) = buffer.pop()
+                    {
+                        batch.push(n);
+                    }
+                }
+                if !batch.is_empty() {
+                    break;
                 }
                 tokio::select! {
                     () = notified => {}
                     () = cancel.cancelled() => return,
                 }
-            };
-            let handler = &*self.handler;
-            if std::panic::catch_unwind(AssertUnwindSafe(|| n.deliver(handler))).is_err() {
-                tracing::error!(
-                    handler = self.id,
-                    "informer: event handler panicked; going on"
-                );
             }
-            self.buffer.lock().delivered(&n);
-            self.progress.send_modify(|c| *c += 1);
+            let handler = &*self.handler;
+            for n in &batch {
+                if std::panic::catch_unwind(AssertUnwindSafe(|| n.deliver(handler))).is_err() {
+                    tracing::error!(
+                        handler = self.id,
+                        "informer: event handler panicked; going on"
+                    );
+                }
+            }
+            let initial = {
+                let mut buffer = self.buffer.lock();
+                batch.iter().for_each(|n| buffer.delivered(n));
+                batch.iter().any(Notification::is_initial_add)
+            };
+            // Only initial adds move `has_synced`, which is what `progress` wakes.
+            if initial {
+                self.progress.send_modify(|c| *c += 1);
+            }
+            batch.clear();
             if cancel.is_cancelled() {
                 return;
             }

@@ -344,7 +344,7 @@ impl<K: HasMetadata> SharedIndexInformer<K> {
             // consistent history (client-go's blockDeltas).
             let mut handlers = inner.handlers.write();
             for obj in inner.store.list() {
-                slot.push(obj.key(), Notification::Add { obj, initial: true });
+                slot.push(Notification::Add { obj, initial: true });
             }
             handlers.push(Arc::clone(&slot));
         }
@@ -525,22 +525,17 @@ impl<K: HasMetadata> Inner<K> {
             h.push_many(
                 out.iter()
                     .filter(|o| !o.sync || wants_sync(h))
-                    .map(|o| (o.key.clone(), o.n.clone())),
+                    .map(|o| o.n.clone()),
             );
         }
         let sync_ok = wants_sync(last);
-        last.push_many(
-            out.into_iter()
-                .filter(|o| !o.sync || sync_ok)
-                .map(|o| (o.key, o.n)),
-        );
+        last.push_many(out.into_iter().filter(|o| !o.sync || sync_ok).map(|o| o.n));
     }
 }
 
 /// A notification for the handlers: all of them, or only those whose resync is due when
 /// `sync` (an unchanged resourceVersion).
 struct Outgoing<K> {
-    key: String,
     sync: bool,
     n: Notification<K>,
 }
@@ -559,7 +554,6 @@ fn apply_delta<K: HasMetadata>(
         Delta::Deleted(d) => {
             garbage.extend(store.remove(d.key()));
             notify.then(|| Outgoing {
-                key: d.key().to_key(),
                 sync: false,
                 n: Notification::Delete(d.clone()),
             })
@@ -570,12 +564,10 @@ fn apply_delta<K: HasMetadata>(
                 garbage.extend(old);
                 return None;
             }
-            let key = obj.key();
             Some(match old {
                 // An unchanged resourceVersion is a resync: only handlers whose resync is
                 // due hear about it.
                 Some(old) => Outgoing {
-                    key,
                     sync: old.resource_version() == obj.resource_version(),
                     n: Notification::Update {
                         old,
@@ -583,7 +575,6 @@ fn apply_delta<K: HasMetadata>(
                     },
                 },
                 None => Outgoing {
-                    key,
                     sync: false,
                     n: Notification::Add {
                         obj: Arc::clone(obj),

@@ -57,6 +57,7 @@ mod patch;
 mod preload;
 mod registry;
 mod render;
+mod request_log;
 mod router;
 mod scale;
 mod status;
@@ -135,6 +136,8 @@ pub(crate) struct State {
     pub addr: SocketAddr,
     /// Exec handlers and port-forward/proxy backends.
     pub connect: connect::Connect,
+    /// Every request received (the latest [`request_log::CAPACITY`]).
+    pub requests: request_log::RequestLog,
 }
 
 /// Configures a [`TestApiServer`].
@@ -243,6 +246,7 @@ impl TestApiServerBuilder {
             cancel: cancel.clone(),
             addr,
             connect: connect::Connect::default(),
+            requests: request_log::RequestLog::default(),
         });
         let task = tokio::spawn(serve(listener, state.clone()));
         Ok(TestApiServer {
@@ -338,6 +342,12 @@ impl TestApiServer {
     /// The run-time fault switches.
     pub fn faults(&self) -> &Faults {
         &self.faults
+    }
+
+    /// The requests received so far, oldest first, as `METHOD path?query` (the query as the
+    /// client encoded it); at most the latest 10,000.
+    pub fn requests(&self) -> Vec<String> {
+        self.state.requests.entries()
     }
 
     /// The latest resourceVersion handed out.

@@ -30,6 +30,7 @@ pub(crate) async fn handle(
     state: Arc<State>,
     req: Request<Incoming>,
 ) -> Result<Response<Body>, Infallible> {
+    state.requests.record(req.method(), req.uri());
     Ok(match route(&state, req).await {
         Ok(r) => r,
         Err(e) => error_response(&e),

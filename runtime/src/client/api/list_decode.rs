@@ -83,10 +83,14 @@ fn decode_whole<K: DeserializeOwned>(
 }
 
 /// Decodes a LIST body into shared objects following `hints` (see the module docs).
+/// `on_metadata` gets the list's metadata as soon as it is known, before the items are
+/// decoded (the caller requests the next page then); a body the scanner rejects is decoded
+/// whole and `on_metadata` is not called.
 pub(crate) async fn decode_list<K>(
     bytes: Vec<u8>,
     hints: &ListHints<K>,
     origin: &ListOrigin,
+    on_metadata: impl FnOnce(&ListMeta),
 ) -> Result<ObjectList<Arc<K>>>
 where
     K: HasMetadata + Clone + DeserializeOwned,
@@ -97,6 +101,7 @@ where
     let Ok((metadata, ranges)) = check_parts(&bytes, parts) else {
         return decode_whole(&bytes, hints, origin);
     };
+    on_metadata(&metadata);
     let total: usize = ranges.iter().map(|r| r.len()).sum();
     let items = if total < PARALLEL_MIN_BYTES || ranges.len() < 2 {
         decode_items(&bytes, &ranges, 0, hints)

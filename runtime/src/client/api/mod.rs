@@ -13,6 +13,7 @@
 
 mod fast_decode;
 mod list_decode;
+mod next_page;
 mod params;
 mod query;
 mod scan;
@@ -49,6 +50,8 @@ pub struct Api<K> {
     resource: ApiResource,
     namespace: Option<String>,
     metadata_only: bool,
+    /// A paged LIST's next page, requested while the current one decodes.
+    next_page: next_page::NextPage,
     _kind: PhantomData<fn() -> K>,
 }
 
@@ -59,6 +62,7 @@ impl<K> Clone for Api<K> {
             resource: self.resource.clone(),
             namespace: self.namespace.clone(),
             metadata_only: self.metadata_only,
+            next_page: next_page::NextPage::default(),
             _kind: PhantomData,
         }
     }
@@ -103,6 +107,7 @@ impl<K> Api<K> {
             resource,
             namespace,
             metadata_only: false,
+            next_page: next_page::NextPage::default(),
             _kind: PhantomData,
         }
     }

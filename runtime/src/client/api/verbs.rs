@@ -80,16 +80,50 @@ where
         lp: &ListParams,
         hints: &ListHints<K>,
     ) -> Result<ObjectList<Arc<K>>> {
-        let mut q = Query::default();
-        q.list(lp);
-        let uri = format!("{}{}", self.collection(None), q.as_str());
-        let req = self.request(Method::GET, uri, Vec::new(), None, true)?;
-        let (request, bytes) = self.client.request_bytes(req).await?;
+        let uri = self.list_uri(lp);
+        let fetched = match self.next_page.take(&uri).await {
+            Some(fetched) => fetched,
+            None => {
+                let req = self.request(Method::GET, uri, Vec::new(), None, true)?;
+                self.client.request_bytes(req).await
+            }
+        };
+        let (request, bytes) = fetched?;
         let origin = ListOrigin {
             request,
             resource: self.resource.to_string(),
         };
-        list_decode::decode_list(bytes, hints, &origin).await
+        let send_next = |meta: &ListMeta| self.send_next_page(lp, meta);
+        list_decode::decode_list(bytes, hints, &origin, send_next).await
+    }
+
+    fn list_uri(&self, lp: &ListParams) -> String {
+        let mut q = Query::default();
+        q.list(lp);
+        format!("{}{}", self.collection(None), q.as_str())
+    }
+
+    /// Sends the request for the page after the one `meta` describes, if it has a
+    /// continue token (see the `next_page` module): the parameters the reflector asks for
+    /// next, with the token and without a resourceVersion (a token carries its snapshot).
+    fn send_next_page(&self, lp: &ListParams, meta: &ListMeta) {
+        let Some(token) = meta.continue_.as_deref().filter(|t| !t.is_empty()) else {
+            return;
+        };
+        if lp.limit.is_none() {
+            return;
+        }
+        let next = ListParams {
+            continue_token: Some(token.to_owned()),
+            resource_version: None,
+            resource_version_match: None,
+            ..lp.clone()
+        };
+        let uri = self.list_uri(&next);
+        // A request that cannot be built now fails the same way when the reflector asks.
+        if let Ok(req) = self.request(Method::GET, uri.clone(), Vec::new(), None, true) {
+            self.next_page.send_ahead(&self.client, uri, req);
+        }
     }
 
     /// `WATCH`: events are decoded as their bytes arrive; the stream ends when the server

@@ -58,7 +58,7 @@ async fn unchanged_resource_versions_reuse_the_cached_arc() {
         cm("ns", "b", "7", "new-b"),
         cm("ns", "c", "8", "c"),
     ]);
-    let page = decode_list(list, &hints, &origin()).await.unwrap();
+    let page = decode_list(list, &hints, &origin(), |_| {}).await.unwrap();
     assert_eq!(page.metadata.resource_version.as_deref(), Some("42"));
     assert_eq!(page.metadata.continue_.as_deref(), Some("tok"));
     assert_eq!(page.items.len(), 3);
@@ -72,7 +72,7 @@ async fn unchanged_resource_versions_reuse_the_cached_arc() {
 #[tokio::test]
 async fn managed_fields_are_skipped_only_on_request() {
     let list = body(&[cm("ns", "a", "5", "x")]);
-    let keep = decode_list::<ConfigMap>(list.clone(), &ListHints::default(), &origin())
+    let keep = decode_list::<ConfigMap>(list.clone(), &ListHints::default(), &origin(), |_| {})
         .await
         .unwrap();
     assert_eq!(
@@ -83,7 +83,7 @@ async fn managed_fields_are_skipped_only_on_request() {
         skip_managed_fields: true,
         ..ListHints::default()
     };
-    let skip = decode_list::<ConfigMap>(list, &hints, &origin())
+    let skip = decode_list::<ConfigMap>(list, &hints, &origin(), |_| {})
         .await
         .unwrap();
     assert_eq!(skip.items[0].metadata.managed_fields, None);
@@ -96,7 +96,7 @@ async fn the_transform_runs_on_decoded_objects() {
         transform: Some(Arc::new(|o: &mut ConfigMap| o.data = None)),
         ..ListHints::default()
     };
-    let page = decode_list(body(&[cm("ns", "a", "5", "x")]), &hints, &origin())
+    let page = decode_list(body(&[cm("ns", "a", "5", "x")]), &hints, &origin(), |_| {})
         .await
         .unwrap();
     assert_eq!(page.items[0].data, None);
@@ -116,7 +116,7 @@ async fn large_pages_decode_in_order_on_two_threads() {
         .collect();
     let list = body(&items);
     assert!(list.len() > PARALLEL_MIN_BYTES);
-    let page = decode_list::<ConfigMap>(list, &ListHints::default(), &origin())
+    let page = decode_list::<ConfigMap>(list, &ListHints::default(), &origin(), |_| {})
         .await
         .unwrap();
     let expected: Vec<ConfigMap> = items
@@ -153,7 +153,7 @@ async fn malformed_bodies_are_typed_errors_naming_the_request() {
             skip_managed_fields: true,
             ..ListHints::default()
         };
-        match decode_list::<ConfigMap>(bytes, &hints, &origin()).await {
+        match decode_list::<ConfigMap>(bytes, &hints, &origin(), |_| {}).await {
             Err(Error::Decode { request, what, .. }) => {
                 assert_eq!(request, "GET /api/v1/configmaps?limit=500", "{text}");
                 assert!(what.starts_with("v1/configmaps list"), "{what}");
@@ -170,7 +170,7 @@ async fn empty_and_null_items() {
         b"{\"metadata\":{\"resourceVersion\":\"3\"}}",
         b" { \"items\" : [ ] } ",
     ] {
-        let page = decode_list::<ConfigMap>(b.to_vec(), &ListHints::default(), &origin())
+        let page = decode_list::<ConfigMap>(b.to_vec(), &ListHints::default(), &origin(), |_| {})
             .await
             .unwrap();
         assert!(page.items.is_empty());
