@@ -9,6 +9,8 @@
 //! per-phase peaks) and allocator reuse between scenarios cannot blur the figures. Both
 //! libraries run in the same binary, hence with the same global allocator (the system one).
 //! Each client process has a 2-worker tokio runtime, as the server has.
+//! `KINFORM_COMPARE_RUNS=N` runs every scenario N times, interleaved, and reports the run
+//! with the median time of each (see [`runs`]).
 
 mod heap;
 mod rss;
@@ -92,7 +94,8 @@ fn main() {
         Some("server") => server::run(args[2].parse().expect("pods")),
         Some("client") => {
             let events: u64 = args.get(4).and_then(|a| a.parse().ok()).unwrap_or(0);
-            let figures = client(&args[2], &args[3], events);
+            let namespace = args.get(5).map_or(args[2].as_str(), String::as_str);
+            let figures = client(&args[2], &args[3], events, namespace);
             println!("RESULT {}", serde_json::to_string(&figures).unwrap());
         }
         _ => {
@@ -104,7 +107,8 @@ fn main() {
     }
 }
 
-fn client(scenario: &str, url: &str, events: u64) -> Figures {
+/// Runs one scenario; the watch scenarios watch (and the server bursts into) `namespace`.
+fn client(scenario: &str, url: &str, events: u64, namespace: &str) -> Figures {
     let sampler = rss::Sampler::start();
     let rt = runtime("client");
     let base = rss::rss();
@@ -158,17 +162,17 @@ fn client(scenario: &str, url: &str, events: u64) -> Figures {
             "kube-drop-mf" => sync(base, &sampler, &Kube::<Pod>::new(url, None, false, true)).await,
             "kinform-watch" => {
                 sampler.pause();
-                let k = Kinform::<ConfigMap>::new(url, Some(scenario), ListMode::Auto, false);
+                let k = Kinform::<ConfigMap>::new(url, Some(namespace), ListMode::Auto, false);
                 scenario::Client::synced(&k).await;
-                let f = burst(&k.counter, events, scenario).await;
+                let f = burst(&k.counter, events, namespace).await;
                 eprintln!("{:?}", k.metrics());
                 f
             }
             "kube-watch" => {
                 sampler.pause();
-                let k = Kube::<ConfigMap>::new(url, Some(scenario), false, false);
+                let k = Kube::<ConfigMap>::new(url, Some(namespace), false, false);
                 scenario::Client::synced(&k).await;
-                burst(&k.counter, events, scenario).await
+                burst(&k.counter, events, namespace).await
             }
             other => panic!("unknown scenario {other}"),
         }
@@ -210,8 +214,15 @@ impl Proc {
     }
 }
 
-fn run_client(server: &mut Proc, scenario: &str, url: &str, events: u64) -> (Figures, f64) {
-    let mut c = Proc::spawn(&["client", scenario, url, &events.to_string()]);
+fn run_client(
+    server: &mut Proc,
+    scenario: &str,
+    url: &str,
+    events: u64,
+    namespace: &str,
+) -> (Figures, f64) {
+    let args = ["client", scenario, url, &events.to_string(), namespace];
+    let mut c = Proc::spawn(&args);
     let mut server_secs = 0.0;
     loop {
         let l = c.line();
@@ -238,6 +249,23 @@ fn selected(scenario: &str) -> bool {
         .unwrap_or(true)
 }
 
+/// Runs of every scenario (`KINFORM_COMPARE_RUNS`, default 1). The runs are interleaved
+/// (every scenario once, then again), and each row reports the run with the median time, so
+/// that one slow moment of a noisy machine moves no ratio.
+fn runs() -> usize {
+    std::env::var("KINFORM_COMPARE_RUNS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(1)
+        .max(1)
+}
+
+/// The run with the median `key`.
+fn median<T>(mut runs: Vec<T>, key: impl Fn(&T) -> f64) -> T {
+    runs.sort_by(|a, b| key(a).total_cmp(&key(b)));
+    runs.swap_remove(runs.len() / 2)
+}
+
 fn mb(b: u64) -> f64 {
     b as f64 / 1e6
 }
@@ -245,7 +273,8 @@ fn mb(b: u64) -> f64 {
 fn orchestrate(pods: usize, events: u64, watch_only: bool) {
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     println!(
-        "kinform-compare: {pods} pods, {events} watch events; load average {}",
+        "kinform-compare: {pods} pods, {events} watch events, median of {} run(s); load average {}",
+        runs(),
         load.trim()
     );
     let mut server = Proc::spawn(&["server", &pods.to_string()]);
@@ -272,14 +301,18 @@ fn sync_table(server: &mut Proc, url: &str, pods: usize) {
         "\n| sync scenario ({pods} pods) | sync s | x floor | x kube | sync CPU s | steady RSS/obj | x kube | live heap/obj | x kube | peak sync / steady RSS | peak relist / steady RSS | peak sync / steady heap | peak relist / steady heap |"
     );
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
-    let mut results = Vec::new();
-    for (name, _) in SYNC {
-        if !selected(name) {
-            continue;
+    let names: Vec<&str> = SYNC.iter().map(|s| s.0).filter(|n| selected(n)).collect();
+    let mut all: Vec<Vec<Figures>> = names.iter().map(|_| Vec::new()).collect();
+    for _ in 0..runs() {
+        for (name, figures) in names.iter().zip(&mut all) {
+            figures.push(run_client(server, name, url, 0, name).0);
         }
-        let (f, _) = run_client(server, name, url, 0);
-        results.push((*name, f));
     }
+    let results: Vec<(&str, Figures)> = names
+        .into_iter()
+        .zip(all)
+        .map(|(n, runs)| (n, median(runs, |f| f.sync_secs)))
+        .collect();
     let row = |n: &str| results.iter().find(|r| r.0 == n).unwrap_or(&results[0]);
     let floor = row("floor-sync").1.sync_secs;
     let kube = &row("kube").1;
@@ -332,23 +365,35 @@ fn watch_table(server: &mut Proc, url: &str, events: u64) {
         "\n| watch scenario ({events} ConfigMap ADDED events) | events/s | x floor | x kube | client CPU µs/event | x kube | minor faults/event | server create s |"
     );
     println!("|---|---|---|---|---|---|---|---|");
-    let mut w = Vec::new();
-    for (name, _) in WATCH {
-        if !selected(name) {
-            continue;
+    let names: Vec<&str> = WATCH.iter().map(|s| s.0).filter(|n| selected(n)).collect();
+    // (events/s, CPU µs/event, minor faults/event, server create s) of every run.
+    let mut all: Vec<Vec<(f64, f64, f64, f64)>> = names.iter().map(|_| Vec::new()).collect();
+    for run in 0..runs() {
+        for (name, rows) in names.iter().zip(&mut all) {
+            // Each run bursts into a namespace of its own (the floor decodes the first
+            // burst's objects).
+            let namespace = match run {
+                0 => name.to_string(),
+                _ => format!("{name}-{run}"),
+            };
+            let (f, s) = run_client(server, name, url, events, &namespace);
+            let per_event = |x: f64| x / f.events.max(1) as f64;
+            rows.push((
+                f.events as f64 / f.events_secs.max(1e-9),
+                per_event(f.events_cpu_secs * 1e6),
+                per_event(f.events_minor_faults as f64),
+                s,
+            ));
         }
-        let (f, s) = run_client(server, name, url, events);
-        let per_event = |x: f64| x / f.events.max(1) as f64;
-        let cpu = per_event(f.events_cpu_secs * 1e6);
-        let faults = per_event(f.events_minor_faults as f64);
-        w.push((
-            *name,
-            f.events as f64 / f.events_secs.max(1e-9),
-            cpu,
-            faults,
-            s,
-        ));
     }
+    let w: Vec<(&str, f64, f64, f64, f64)> = names
+        .into_iter()
+        .zip(all)
+        .map(|(n, runs)| {
+            let (rate, cpu, faults, s) = median(runs, |r| r.0);
+            (n, rate, cpu, faults, s)
+        })
+        .collect();
     let row = |n: &str| w.iter().find(|r| r.0 == n).unwrap_or(&w[0]);
     let floor_rate = row("floor-watch").1;
     let kube_rate = row("kube-watch").1;
