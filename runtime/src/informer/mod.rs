@@ -46,7 +46,10 @@
 //!    [`InformerFactoryBuilder::keep_managed_fields`]).
 //!
 //! Handlers run on their own tokio tasks, one notification at a time; they should be short
-//! (typically: enqueue the key in a workqueue) and must not block the thread.
+//! (typically: enqueue the key in a workqueue) and must not block the thread. A handler's
+//! task takes up to 64 pending notifications from its buffer at once; when the handler is
+//! stopped, it still delivers the ones it has taken, so that an informer stopped and started
+//! again does not lose them.
 
 mod buffer;
 mod factory;

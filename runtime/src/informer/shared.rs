@@ -507,7 +507,12 @@ impl<K: HasMetadata> Inner<K> {
         let handlers = self.handlers.read();
         // Without handlers (a lister-only informer) no key or notification is built.
         let notify = !handlers.is_empty();
-        let mut out: Vec<Outgoing<K>> = Vec::new();
+        let deltas = if notify {
+            batch.iter().map(|d| d.as_slice().len()).sum()
+        } else {
+            0
+        };
+        let mut out: Vec<Outgoing<K>> = Vec::with_capacity(deltas);
         let mut garbage: Vec<Arc<K>> = Vec::new();
         self.store.write_with(|store| {
             for deltas in batch {
