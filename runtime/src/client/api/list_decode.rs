@@ -26,6 +26,7 @@ use serde::de::{DeserializeOwned, IgnoredAny};
 
 use super::fast_decode::Decoder;
 use super::scan::{self, ListParts};
+use super::two_threads;
 use super::verbs::RawList;
 use crate::client::{Error, ListHints, ObjectList, Result};
 use crate::resource::HasMetadata;
@@ -106,7 +107,7 @@ where
     let items = if total < PARALLEL_MIN_BYTES || ranges.len() < 2 {
         decode_items(&bytes, &ranges, 0, hints)
     } else {
-        decode_parallel(bytes, ranges, total, hints).await
+        decode_parallel(bytes, ranges, hints).await
     };
     let items = items.map_err(|(i, e)| origin.error(format!("list item {i}"), e))?;
     Ok(ObjectList { metadata, items })
@@ -135,70 +136,25 @@ fn check_parts(
     }
 }
 
-/// Decodes the items on this thread and on a blocking thread, about half the bytes each.
+/// Decodes the items on this thread and a blocking thread (see [`two_threads`]).
 async fn decode_parallel<K>(
     bytes: Vec<u8>,
     ranges: Vec<Range<usize>>,
-    total: usize,
     hints: &ListHints<K>,
 ) -> std::result::Result<Vec<Arc<K>>, ItemError>
 where
     K: HasMetadata + Clone + DeserializeOwned,
 {
-    let bytes = Arc::new(bytes);
-    let (b2, h2) = (Arc::clone(&bytes), hints.clone());
-    let (first, second) = on_two_threads(
-        ranges,
-        total,
-        Range::len,
-        |part, at| decode_items(&bytes, &part, at, hints),
-        move |part, at| decode_items(&b2, &part, at, &h2),
-    )
+    let hints = hints.clone();
+    let parts = two_threads::share(ranges, move |part, at| {
+        decode_items(&bytes, part, at, &hints)
+    })
     .await;
-    let mut items = first?;
-    items.extend(
-        second
-            .unwrap_or_else(|at| Err((at, serde::de::Error::custom("decoding was cancelled"))))?,
-    );
+    let mut items = Vec::with_capacity(parts.iter().map(|p| p.as_ref().map_or(0, Vec::len)).sum());
+    for part in parts {
+        items.extend(part?);
+    }
     Ok(items)
-}
-
-/// Runs `here` on the first part of `work` (about half of `total` by `weight`) on this
-/// thread and `there` on the rest on a blocking thread; both get their part and the index
-/// of its first element, and the results come back in order. The second result is
-/// `Err(index)` when the blocking task was cancelled (the runtime shutting down); a panic
-/// there is resumed here. `work` must hold at least two elements.
-pub(crate) async fn on_two_threads<I, R, H, T>(
-    mut work: Vec<I>,
-    total: usize,
-    weight: impl Fn(&I) -> usize,
-    here: H,
-    there: T,
-) -> (R, std::result::Result<R, usize>)
-where
-    I: Send + 'static,
-    R: Send + 'static,
-    H: FnOnce(Vec<I>, usize) -> R,
-    T: FnOnce(Vec<I>, usize) -> R + Send + 'static,
-{
-    let mut acc = 0;
-    let mid = work
-        .iter()
-        .position(|r| {
-            acc += weight(r);
-            acc * 2 >= total
-        })
-        .map_or(work.len() / 2, |i| i + 1)
-        .clamp(1, work.len().saturating_sub(1).max(1));
-    let second = work.split_off(mid.min(work.len()));
-    let handle = tokio::task::spawn_blocking(move || there(second, mid));
-    let first = here(work, 0);
-    let second = match handle.await {
-        Ok(r) => Ok(r),
-        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
-        Err(_) => Err(mid),
-    };
-    (first, second)
 }
 
 /// Decodes `ranges` of `bytes` (items numbered from `first`), stopping at the first error.

@@ -18,6 +18,7 @@ mod params;
 mod query;
 mod scan;
 mod subresource;
+mod two_threads;
 mod verbs;
 mod watch;
 mod watch_shared;

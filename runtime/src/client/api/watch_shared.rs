@@ -27,8 +27,9 @@ use futures_util::stream::{self, BoxStream};
 use serde::de::{DeserializeOwned, IgnoredAny};
 
 use super::fast_decode::Decoder;
-use super::list_decode::{decode_item, on_two_threads};
+use super::list_decode::decode_item;
 use super::scan;
+use super::two_threads;
 use super::watch::{Kind, Origin, RawBatch, decode_watch_line, raw_batches};
 use crate::client::{Error, ListHints, WatchBatch, WatchBatchStream, WatchEvent};
 use crate::resource::HasMetadata;
@@ -185,8 +186,8 @@ where
         .collect()
 }
 
-/// Decodes one batch of lines; a large one on this thread and a blocking thread, half the
-/// bytes each, in order.
+/// Decodes one batch of lines, in order; a large one on this thread and a blocking thread
+/// (see [`two_threads`]).
 async fn decode_batch<K>(
     raw: RawBatch,
     hints: &Arc<LineHints<K>>,
@@ -199,26 +200,14 @@ where
     let mut out = if total < PARALLEL_MIN_BYTES || raw.lines.len() < 2 {
         decode_lines(&raw.lines, hints, origin)
     } else {
-        let (h2, o2) = (Arc::clone(hints), Arc::clone(origin));
-        let (mut first, second) = on_two_threads(
-            raw.lines,
-            total,
-            Bytes::len,
-            |part, _| decode_lines(&part, hints, origin),
-            move |part, _| decode_lines(&part, &h2, &o2),
-        )
-        .await;
-        match second {
-            Ok(rest) => first.extend(rest),
-            // The runtime is shutting down: the rest of the batch is lost with the watch,
-            // which the reflector then reopens (or is itself stopped).
-            Err(_) => first.push(Err(Error::Transport {
-                request: origin.request.clone(),
-                message: "decoding the watch events was cancelled".into(),
-                source: None,
-            })),
-        }
-        first
+        let (hints, origin) = (Arc::clone(hints), Arc::clone(origin));
+        two_threads::share(raw.lines, move |part, _| {
+            decode_lines(part, &hints, &origin)
+        })
+        .await
+        .into_iter()
+        .flatten()
+        .collect()
     };
     out.extend(raw.error.map(Err));
     out

@@ -1,0 +1,104 @@
+//! Sharing one piece of decoding work (a LIST page's items, a large batch of watch lines)
+//! between the current thread and a blocking thread.
+//!
+//! Why not two halves: a half on each thread finishes together only when both threads run
+//! undisturbed, and on a busy machine they do not (the other runtime worker receives the next
+//! page meanwhile, the API server may share the cores); the thread that finishes first then
+//! waits. Here both threads take small chunks from a shared counter until none is left, so
+//! they finish within one chunk of each other whoever is slowed. Results come back in chunk
+//! order, so the caller's order (items, events) is kept.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Chunks the work is cut into (fewer when it has fewer elements).
+const CHUNKS: usize = 32;
+
+struct Shared<I, F> {
+    work: Vec<I>,
+    chunk: usize,
+    next: AtomicUsize,
+    f: F,
+}
+
+impl<I, F> Shared<I, F> {
+    /// Runs `f` on chunks taken from the counter until none is left; each result with the
+    /// chunk's number.
+    fn take_chunks<R>(&self) -> Vec<(usize, R)>
+    where
+        F: Fn(&[I], usize) -> R,
+    {
+        let mut done = Vec::new();
+        loop {
+            let c = self.next.fetch_add(1, Ordering::Relaxed);
+            let start = c.saturating_mul(self.chunk);
+            if start >= self.work.len() {
+                return done;
+            }
+            let end = (start + self.chunk).min(self.work.len());
+            done.push((c, (self.f)(&self.work[start..end], start)));
+        }
+    }
+}
+
+/// Runs `f` over `work`, cut into chunks, on this thread and on a blocking thread at once;
+/// `f` gets a chunk and the index of its first element. Returns the results in chunk order.
+///
+/// A panic in `f` on the blocking thread is resumed here. When the runtime is shutting down,
+/// the blocking task may never start: this thread then takes every chunk itself (a started
+/// blocking task always runs to its end, so no chunk is left half taken).
+pub(crate) async fn share<I, R, F>(work: Vec<I>, f: F) -> Vec<R>
+where
+    I: Send + Sync + 'static,
+    R: Send + 'static,
+    F: Fn(&[I], usize) -> R + Send + Sync + 'static,
+{
+    let chunk = work.len().div_ceil(CHUNKS).max(1);
+    let shared = Arc::new(Shared {
+        work,
+        chunk,
+        next: AtomicUsize::new(0),
+        f,
+    });
+    let other = Arc::clone(&shared);
+    let handle = tokio::task::spawn_blocking(move || other.take_chunks());
+    let mut done = shared.take_chunks();
+    match handle.await {
+        Ok(theirs) => done.extend(theirs),
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        Err(_) => {}
+    }
+    done.sort_unstable_by_key(|(c, _)| *c);
+    done.into_iter().map(|(_, r)| r).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn every_element_once_in_order() {
+        for n in [1usize, 2, 31, 32, 33, 1000] {
+            let work: Vec<usize> = (0..n).collect();
+            let parts = share(work, |part: &[usize], at| {
+                assert_eq!(part.first(), Some(&at));
+                part.to_vec()
+            })
+            .await;
+            assert!(parts.len() <= CHUNKS);
+            assert_eq!(parts.concat(), (0..n).collect::<Vec<_>>());
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    #[should_panic(expected = "chunk 3")]
+    async fn a_panic_on_either_thread_reaches_the_caller() {
+        let work: Vec<usize> = (0..64).collect();
+        share(work, |part: &[usize], at| {
+            if at / part.len() == 3 {
+                panic!("chunk 3");
+            }
+        })
+        .await;
+    }
+}
