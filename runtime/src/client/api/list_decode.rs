@@ -105,7 +105,7 @@ where
     on_metadata(&metadata);
     let total: usize = ranges.iter().map(|r| r.len()).sum();
     let items = if total < PARALLEL_MIN_BYTES || ranges.len() < 2 {
-        decode_items(&bytes, &ranges, 0, hints)
+        decode_items(&mut Decoder::default(), &bytes, &ranges, 0, hints)
     } else {
         decode_parallel(bytes, ranges, hints).await
     };
@@ -146,8 +146,8 @@ where
     K: HasMetadata + Clone + DeserializeOwned,
 {
     let hints = hints.clone();
-    let parts = two_threads::share(ranges, move |part, at| {
-        decode_items(&bytes, part, at, &hints)
+    let parts = two_threads::share(ranges, move |decoder, part, at| {
+        decode_items(decoder, &bytes, part, at, &hints)
     })
     .await;
     let mut items = Vec::with_capacity(parts.iter().map(|p| p.as_ref().map_or(0, Vec::len)).sum());
@@ -159,6 +159,7 @@ where
 
 /// Decodes `ranges` of `bytes` (items numbered from `first`), stopping at the first error.
 fn decode_items<K>(
+    decoder: &mut Decoder,
     bytes: &[u8],
     ranges: &[Range<usize>],
     first: usize,
@@ -167,10 +168,9 @@ fn decode_items<K>(
 where
     K: HasMetadata + Clone + DeserializeOwned,
 {
-    let mut decoder = Decoder::default();
     let mut out = Vec::with_capacity(ranges.len());
     for (i, r) in ranges.iter().enumerate() {
-        let obj = decode_item(bytes, r.clone(), hints, &mut decoder).map_err(|e| (first + i, e))?;
+        let obj = decode_item(bytes, r.clone(), hints, decoder).map_err(|e| (first + i, e))?;
         out.push(obj);
     }
     Ok(out)

@@ -6,7 +6,8 @@
 //! page meanwhile, the API server may share the cores); the thread that finishes first then
 //! waits. Here both threads take small chunks from a shared counter until none is left, so
 //! they finish within one chunk of each other whoever is slowed. Results come back in chunk
-//! order, so the caller's order (items, events) is kept.
+//! order, so the caller's order (items, events) is kept. Each thread keeps one scratch
+//! state (a decoder with its buffers) for all the chunks it takes.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -22,12 +23,13 @@ struct Shared<I, F> {
 }
 
 impl<I, F> Shared<I, F> {
-    /// Runs `f` on chunks taken from the counter until none is left; each result with the
-    /// chunk's number.
-    fn take_chunks<R>(&self) -> Vec<(usize, R)>
+    /// Runs `f` on chunks taken from the counter until none is left, with one scratch state
+    /// for all of them; each result with the chunk's number.
+    fn take_chunks<S: Default, R>(&self) -> Vec<(usize, R)>
     where
-        F: Fn(&[I], usize) -> R,
+        F: Fn(&mut S, &[I], usize) -> R,
     {
+        let mut scratch = S::default();
         let mut done = Vec::new();
         loop {
             let c = self.next.fetch_add(1, Ordering::Relaxed);
@@ -36,22 +38,24 @@ impl<I, F> Shared<I, F> {
                 return done;
             }
             let end = (start + self.chunk).min(self.work.len());
-            done.push((c, (self.f)(&self.work[start..end], start)));
+            done.push((c, (self.f)(&mut scratch, &self.work[start..end], start)));
         }
     }
 }
 
 /// Runs `f` over `work`, cut into chunks, on this thread and on a blocking thread at once;
-/// `f` gets a chunk and the index of its first element. Returns the results in chunk order.
+/// `f` gets its thread's scratch state (`S::default()` once per thread), a chunk and the
+/// index of the chunk's first element. Returns the results in chunk order.
 ///
 /// A panic in `f` on the blocking thread is resumed here. When the runtime is shutting down,
 /// the blocking task may never start: this thread then takes every chunk itself (a started
 /// blocking task always runs to its end, so no chunk is left half taken).
-pub(crate) async fn share<I, R, F>(work: Vec<I>, f: F) -> Vec<R>
+pub(crate) async fn share<I, S, R, F>(work: Vec<I>, f: F) -> Vec<R>
 where
     I: Send + Sync + 'static,
+    S: Default,
     R: Send + 'static,
-    F: Fn(&[I], usize) -> R + Send + Sync + 'static,
+    F: Fn(&mut S, &[I], usize) -> R + Send + Sync + 'static,
 {
     let chunk = work.len().div_ceil(CHUNKS).max(1);
     let shared = Arc::new(Shared {
@@ -61,8 +65,8 @@ where
         f,
     });
     let other = Arc::clone(&shared);
-    let handle = tokio::task::spawn_blocking(move || other.take_chunks());
-    let mut done = shared.take_chunks();
+    let handle = tokio::task::spawn_blocking(move || other.take_chunks::<S, R>());
+    let mut done = shared.take_chunks::<S, R>();
     match handle.await {
         Ok(theirs) => done.extend(theirs),
         Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
@@ -80,11 +84,16 @@ mod tests {
     async fn every_element_once_in_order() {
         for n in [1usize, 2, 31, 32, 33, 1000] {
             let work: Vec<usize> = (0..n).collect();
-            let parts = share(work, |part: &[usize], at| {
+            let parts = share(work, |taken: &mut usize, part: &[usize], at| {
                 assert_eq!(part.first(), Some(&at));
-                part.to_vec()
+                *taken += 1;
+                (*taken, part.to_vec())
             })
             .await;
+            // One scratch state per thread: each thread counts its own chunks from 1.
+            let firsts = parts.iter().filter(|(taken, _)| *taken == 1).count();
+            assert!((1..=2).contains(&firsts), "{firsts} scratch states");
+            let parts: Vec<Vec<usize>> = parts.into_iter().map(|(_, p)| p).collect();
             assert!(parts.len() <= CHUNKS);
             assert_eq!(parts.concat(), (0..n).collect::<Vec<_>>());
         }
@@ -94,7 +103,7 @@ mod tests {
     #[should_panic(expected = "chunk 3")]
     async fn a_panic_on_either_thread_reaches_the_caller() {
         let work: Vec<usize> = (0..64).collect();
-        share(work, |part: &[usize], at| {
+        share(work, |_: &mut (), part: &[usize], at| {
             if at / part.len() == 3 {
                 panic!("chunk 3");
             }

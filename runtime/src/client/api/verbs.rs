@@ -61,10 +61,7 @@ where
 
     /// `LIST` one page (or everything when `lp.limit` is `None`).
     pub async fn list(&self, lp: &ListParams) -> Result<ObjectList<K>> {
-        let mut q = Query::default();
-        q.list(lp);
-        let uri = format!("{}{}", self.collection(None), q.as_str());
-        let req = self.request(Method::GET, uri, Vec::new(), None, true)?;
+        let req = self.request(Method::GET, self.list_uri(lp), Vec::new(), None, true)?;
         let raw: RawList<K> = self.send(req, "list").await?;
         Ok(ObjectList {
             metadata: raw.metadata,
@@ -97,6 +94,7 @@ where
         list_decode::decode_list(bytes, hints, &origin, send_next).await
     }
 
+    /// The collection's URI with `lp` as its query.
     fn list_uri(&self, lp: &ListParams) -> String {
         let mut q = Query::default();
         q.list(lp);
@@ -263,12 +261,9 @@ where
         dp: &DeleteParams,
         lp: &ListParams,
     ) -> Result<DeleteResponse<ObjectList<K>>> {
-        let mut q = Query::default();
-        q.list(lp);
-        let uri = format!("{}{}", self.collection(None), q.as_str());
         let req = self.request(
             Method::DELETE,
-            uri,
+            self.list_uri(lp),
             dp.body(),
             Some("application/json"),
             true,

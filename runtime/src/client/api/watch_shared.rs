@@ -172,16 +172,19 @@ where
 }
 
 /// Decodes `lines` in order, one result per line.
-fn decode_lines<K>(lines: &[Bytes], hints: &LineHints<K>, origin: &Origin) -> WatchBatch<Arc<K>>
+fn decode_lines<K>(
+    decoder: &mut Decoder,
+    lines: &[Bytes],
+    hints: &LineHints<K>,
+    origin: &Origin,
+) -> WatchBatch<Arc<K>>
 where
     K: HasMetadata + Clone + DeserializeOwned,
 {
-    let mut decoder = Decoder::default();
     lines
         .iter()
         .map(|l| {
-            decode_line_shared(l, &hints.added, &hints.other, &mut decoder)
-                .map_err(|e| origin.error(e))
+            decode_line_shared(l, &hints.added, &hints.other, decoder).map_err(|e| origin.error(e))
         })
         .collect()
 }
@@ -198,11 +201,11 @@ where
 {
     let total: usize = raw.lines.iter().map(Bytes::len).sum();
     let mut out = if total < PARALLEL_MIN_BYTES || raw.lines.len() < 2 {
-        decode_lines(&raw.lines, hints, origin)
+        decode_lines(&mut Decoder::default(), &raw.lines, hints, origin)
     } else {
         let (hints, origin) = (Arc::clone(hints), Arc::clone(origin));
-        two_threads::share(raw.lines, move |part, _| {
-            decode_lines(part, &hints, &origin)
+        two_threads::share(raw.lines, move |decoder, part, _| {
+            decode_lines(decoder, part, &hints, &origin)
         })
         .await
         .into_iter()
