@@ -8,7 +8,7 @@ mod client_server_support;
 
 use std::time::Duration;
 
-use client_server_support::{cm, env};
+use client_server_support::{Env, cm, env};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kinform::client::{ListHints, PostParams};
 use kinform::{Api, HasMetadata, ListParams};
@@ -48,19 +48,21 @@ fn page(limit: u32, token: Option<&str>) -> ListParams {
     }
 }
 
-async fn create(api: &Api<ConfigMap>, n: usize) {
+/// A server holding `n` ConfigMaps `cm-0000`, `cm-0001`, ... in [`NS`], and an `Api` on them.
+async fn with_configmaps(n: usize) -> (Env, Api<ConfigMap>) {
+    let e = env().await;
+    let api: Api<ConfigMap> = Api::namespaced(e.client.clone(), NS);
     for i in 0..n {
         api.create(&PostParams::default(), &cm(&format!("cm-{i:04}"), &[]))
             .await
             .unwrap();
     }
+    (e, api)
 }
 
 #[tokio::test]
 async fn every_page_is_requested_once_and_in_order() {
-    let e = env().await;
-    let api: Api<ConfigMap> = Api::namespaced(e.client.clone(), NS);
-    create(&api, 25).await;
+    let (e, api) = with_configmaps(25).await;
     let hints = ListHints::default();
 
     let mut names = Vec::new();
@@ -99,9 +101,7 @@ async fn every_page_is_requested_once_and_in_order() {
 
 #[tokio::test]
 async fn a_page_requested_ahead_serves_only_that_request() {
-    let e = env().await;
-    let api: Api<ConfigMap> = Api::namespaced(e.client.clone(), NS);
-    create(&api, 12).await;
+    let (e, api) = with_configmaps(12).await;
     let hints = ListHints::default();
 
     let first = api.list_shared(&page(5, None), &hints).await.unwrap();
@@ -145,9 +145,7 @@ async fn a_page_requested_ahead_serves_only_that_request() {
 
 #[tokio::test]
 async fn an_unpaged_list_requests_nothing_ahead() {
-    let e = env().await;
-    let api: Api<ConfigMap> = Api::namespaced(e.client.clone(), NS);
-    create(&api, 3).await;
+    let (e, api) = with_configmaps(3).await;
     let list = api
         .list_shared(&ListParams::default(), &ListHints::default())
         .await
