@@ -207,11 +207,25 @@ impl Proc {
         assert!(!l.is_empty(), "child ended early");
         l.trim().to_owned()
     }
+    /// The server's CPU seconds so far (its `cpu` command).
+    fn cpu_secs(&mut self) -> f64 {
+        let l = self.say("cpu");
+        l.strip_prefix("CPU ").unwrap().parse().unwrap()
+    }
     fn say(&mut self, l: &str) -> String {
         writeln!(self.stdin, "{l}").unwrap();
         self.stdin.flush().unwrap();
         self.line()
     }
+}
+
+/// What the server process spent on one client scenario.
+struct ServerSide {
+    /// How long creating the burst's objects took (watch scenarios).
+    create_secs: f64,
+    /// CPU seconds the server used serving the sync (from the client's start to its
+    /// READY_RELIST) or the burst (from the end of its creation to the client's RESULT).
+    cpu_secs: f64,
 }
 
 fn run_client(
@@ -220,22 +234,31 @@ fn run_client(
     url: &str,
     events: u64,
     namespace: &str,
-) -> (Figures, f64) {
+) -> (Figures, ServerSide) {
     let args = ["client", scenario, url, &events.to_string(), namespace];
+    let mut cpu_start = server.cpu_secs();
+    let mut side = ServerSide {
+        create_secs: 0.0,
+        cpu_secs: 0.0,
+    };
     let mut c = Proc::spawn(&args);
-    let mut server_secs = 0.0;
     loop {
         let l = c.line();
         if l == "READY_RELIST" {
+            side.cpu_secs = server.cpu_secs() - cpu_start;
             assert_eq!(server.say("relist"), "OK");
         } else if let Some(rest) = l.strip_prefix("READY_WATCH ") {
             let b = server.say(&format!("burst {rest}"));
-            server_secs = b.strip_prefix("BURST ").unwrap().parse().unwrap();
+            side.create_secs = b.strip_prefix("BURST ").unwrap().parse().unwrap();
+            cpu_start = server.cpu_secs();
         } else if let Some(json) = l.strip_prefix("RESULT ") {
             let f: Figures = serde_json::from_str(json).unwrap();
             eprintln!("{scenario}: {f:?}");
             let _ = c.child.wait();
-            return (f, server_secs);
+            if side.cpu_secs == 0.0 {
+                side.cpu_secs = server.cpu_secs() - cpu_start;
+            }
+            return (f, side);
         }
     }
 }
@@ -298,22 +321,28 @@ fn orchestrate(pods: usize, events: u64, watch_only: bool) {
 
 fn sync_table(server: &mut Proc, url: &str, pods: usize) {
     println!(
-        "\n| sync scenario ({pods} pods) | sync s | x floor | x kube | sync CPU s | steady RSS/obj | x kube | live heap/obj | x kube | peak sync / steady RSS | peak relist / steady RSS | peak sync / steady heap | peak relist / steady heap |"
+        "\n| sync scenario ({pods} pods) | sync s | x floor | x kube | sync CPU s | steady RSS/obj | x kube | live heap/obj | x kube | peak sync / steady RSS | peak relist / steady RSS | peak sync / steady heap | peak relist / steady heap | server CPU s |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     let names: Vec<&str> = SYNC.iter().map(|s| s.0).filter(|n| selected(n)).collect();
-    let mut all: Vec<Vec<Figures>> = names.iter().map(|_| Vec::new()).collect();
+    let mut all: Vec<Vec<(Figures, ServerSide)>> = names.iter().map(|_| Vec::new()).collect();
     for _ in 0..runs() {
         for (name, figures) in names.iter().zip(&mut all) {
-            figures.push(run_client(server, name, url, 0, name).0);
+            figures.push(run_client(server, name, url, 0, name));
         }
     }
-    let results: Vec<(&str, Figures)> = names
+    let results: Vec<(&str, Figures, ServerSide)> = names
         .into_iter()
         .zip(all)
-        .map(|(n, runs)| (n, median(runs, |f| f.sync_secs)))
+        .map(|(n, runs)| {
+            let (f, s) = median(runs, |r| r.0.sync_secs);
+            (n, f, s)
+        })
         .collect();
-    let row = |n: &str| results.iter().find(|r| r.0 == n).unwrap_or(&results[0]);
+    let row = |n: &str| {
+        let r = results.iter().find(|r| r.0 == n).unwrap_or(&results[0]);
+        (r.0, &r.1)
+    };
     let floor = row("floor-sync").1.sync_secs;
     let kube = &row("kube").1;
     let kube_secs = kube.sync_secs;
@@ -323,13 +352,14 @@ fn sync_table(server: &mut Proc, url: &str, pods: usize) {
     let heap_obj =
         |f: &Figures| (f.heap_steady.saturating_sub(f.heap_base)) as f64 / f.objects.max(1) as f64;
     let kube_heap = heap_obj(kube);
-    for (name, f) in &results {
+    for (name, f, side) in &results {
         if *name == "floor-sync" {
             println!(
-                "| {name} | {:.3} | 1.00 | {:.2} | {:.2} | - | - | - | - | - | - | - | - |",
+                "| {name} | {:.3} | 1.00 | {:.2} | {:.2} | - | - | - | - | - | - | - | - | {:.2} |",
                 f.sync_secs,
                 f.sync_secs / kube_secs,
-                f.sync_cpu_secs
+                f.sync_cpu_secs,
+                side.cpu_secs
             );
             continue;
         }
@@ -337,7 +367,7 @@ fn sync_table(server: &mut Proc, url: &str, pods: usize) {
         let heap_steady = f.heap_steady.saturating_sub(f.heap_base).max(1) as f64;
         let heap_ratio = |p: u64| p.saturating_sub(f.heap_base) as f64 / heap_steady;
         println!(
-            "| {name} | {:.3} | {:.2} | {:.2} | {:.2} | {:.0} B | {:.2} | {:.0} B | {:.2} | {:.2} ({:.0}/{:.0} MB) | {:.2} ({:.0} MB, {:.2} s) | {:.2} ({:.0} MB) | {:.2} ({:.0} MB) |",
+            "| {name} | {:.3} | {:.2} | {:.2} | {:.2} | {:.0} B | {:.2} | {:.0} B | {:.2} | {:.2} ({:.0}/{:.0} MB) | {:.2} ({:.0} MB, {:.2} s) | {:.2} ({:.0} MB) | {:.2} ({:.0} MB) | {:.2} |",
             f.sync_secs,
             f.sync_secs / floor,
             f.sync_secs / kube_secs,
@@ -356,18 +386,20 @@ fn sync_table(server: &mut Proc, url: &str, pods: usize) {
             mb(f.heap_peak_sync.saturating_sub(f.heap_base)),
             heap_ratio(f.heap_peak_relist),
             mb(f.heap_peak_relist.saturating_sub(f.heap_base)),
+            side.cpu_secs,
         );
     }
 }
 
 fn watch_table(server: &mut Proc, url: &str, events: u64) {
     println!(
-        "\n| watch scenario ({events} ConfigMap ADDED events) | events/s | x floor | x kube | client CPU µs/event | x kube | minor faults/event | server create s |"
+        "\n| watch scenario ({events} ConfigMap ADDED events) | events/s | x floor | x kube | client CPU µs/event | x kube | minor faults/event | server create s | server CPU µs/event |"
     );
-    println!("|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|");
     let names: Vec<&str> = WATCH.iter().map(|s| s.0).filter(|n| selected(n)).collect();
-    // (events/s, CPU µs/event, minor faults/event, server create s) of every run.
-    let mut all: Vec<Vec<(f64, f64, f64, f64)>> = names.iter().map(|_| Vec::new()).collect();
+    // (events/s, CPU µs/event, minor faults/event, server create s, server CPU µs/event)
+    // of every run.
+    let mut all: Vec<Vec<(f64, f64, f64, f64, f64)>> = names.iter().map(|_| Vec::new()).collect();
     for run in 0..runs() {
         for (name, rows) in names.iter().zip(&mut all) {
             // Each run bursts into a namespace of its own (the floor decodes the first
@@ -376,31 +408,32 @@ fn watch_table(server: &mut Proc, url: &str, events: u64) {
                 0 => name.to_string(),
                 _ => format!("{name}-{run}"),
             };
-            let (f, s) = run_client(server, name, url, events, &namespace);
+            let (f, side) = run_client(server, name, url, events, &namespace);
             let per_event = |x: f64| x / f.events.max(1) as f64;
             rows.push((
-                f.events as f64 / f.events_secs.max(1e-9),
+                f.events.saturating_sub(1) as f64 / f.events_secs.max(1e-9),
                 per_event(f.events_cpu_secs * 1e6),
                 per_event(f.events_minor_faults as f64),
-                s,
+                side.create_secs,
+                per_event(side.cpu_secs * 1e6),
             ));
         }
     }
-    let w: Vec<(&str, f64, f64, f64, f64)> = names
+    let w: Vec<(&str, f64, f64, f64, f64, f64)> = names
         .into_iter()
         .zip(all)
         .map(|(n, runs)| {
-            let (rate, cpu, faults, s) = median(runs, |r| r.0);
-            (n, rate, cpu, faults, s)
+            let (rate, cpu, faults, s, server_cpu) = median(runs, |r| r.0);
+            (n, rate, cpu, faults, s, server_cpu)
         })
         .collect();
     let row = |n: &str| w.iter().find(|r| r.0 == n).unwrap_or(&w[0]);
     let floor_rate = row("floor-watch").1;
     let kube_rate = row("kube-watch").1;
     let kube_cpu = row("kube-watch").2;
-    for (name, rate, cpu, faults, s) in &w {
+    for (name, rate, cpu, faults, s, server_cpu) in &w {
         println!(
-            "| {name} | {rate:.0} | {:.3} | {:.2} | {cpu:.2} | {:.2} | {faults:.2} | {s:.3} |",
+            "| {name} | {rate:.0} | {:.3} | {:.2} | {cpu:.2} | {:.2} | {faults:.2} | {s:.3} | {server_cpu:.2} |",
             rate / floor_rate,
             rate / kube_rate,
             cpu / kube_cpu

@@ -5,6 +5,7 @@
 //! the watchers reconnect and receive the N events from the history at full speed);
 //! `relist` (one unrelated change, compaction past it, every watch ended: the watchers'
 //! resourceVersion is too old, they get 410 and relist);
+//! `cpu` (this process's CPU seconds so far, to measure what serving a burst costs);
 //! `quit`.
 
 use std::io::BufRead;
@@ -75,6 +76,7 @@ pub fn run(pods: usize) {
                 server.faults().drop_watches();
                 println!("OK");
             }
+            Some("cpu") => println!("CPU {}", crate::rss::cpu_secs()),
             _ => break,
         }
     }
