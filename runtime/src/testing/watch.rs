@@ -170,6 +170,10 @@ impl Watcher {
         ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tokio::select! {
+                // A drop first: a change made after `drop_watches` returned must not reach
+                // a watch it ended, even when both are ready at once.
+                biased;
+                _ = drops.changed() => return Err(Ended),
                 ev = rx.recv() => match ev {
                     Ok(ev) => self.deliver(tx, &ev).await?,
                     Err(_) => return Err(Ended),
@@ -179,7 +183,6 @@ impl Watcher {
                     self.send(tx, b).await?;
                 }
                 _ = &mut deadline, if timeout.is_some() => return Ok(()),
-                _ = drops.changed() => return Err(Ended),
             }
         }
     }
