@@ -25,6 +25,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta;
 use serde::de::{DeserializeOwned, IgnoredAny};
 
 use super::fast_decode::Decoder;
+use super::heap_ahead;
 use super::scan::{self, ListParts};
 use super::two_threads;
 use super::verbs::RawList;
@@ -168,6 +169,7 @@ fn decode_items<K>(
 where
     K: HasMetadata + Clone + DeserializeOwned,
 {
+    heap_ahead::reserve_for(ranges.iter().map(Range::len).sum());
     let mut out = Vec::with_capacity(ranges.len());
     for (i, r) in ranges.iter().enumerate() {
         let obj = decode_item(bytes, r.clone(), hints, decoder).map_err(|e| (first + i, e))?;

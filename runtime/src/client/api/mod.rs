@@ -12,6 +12,7 @@
 //! client-go's metadata client sends.
 
 mod fast_decode;
+mod heap_ahead;
 mod list_decode;
 mod next_page;
 mod params;

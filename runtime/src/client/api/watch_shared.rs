@@ -27,6 +27,7 @@ use futures_util::stream::{self, BoxStream};
 use serde::de::{DeserializeOwned, IgnoredAny};
 
 use super::fast_decode::Decoder;
+use super::heap_ahead;
 use super::list_decode::decode_item;
 use super::scan;
 use super::two_threads;
@@ -181,6 +182,7 @@ fn decode_lines<K>(
 where
     K: HasMetadata + Clone + DeserializeOwned,
 {
+    heap_ahead::reserve_for(lines.iter().map(Bytes::len).sum());
     lines
         .iter()
         .map(|l| {
