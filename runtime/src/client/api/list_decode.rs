@@ -106,9 +106,10 @@ where
     on_metadata(&metadata);
     let total: usize = ranges.iter().map(|r| r.len()).sum();
     let items = if total < PARALLEL_MIN_BYTES || ranges.len() < 2 {
+        heap_ahead::reserve_for(total);
         decode_items(&mut Decoder::default(), &bytes, &ranges, 0, hints)
     } else {
-        decode_parallel(bytes, ranges, hints).await
+        decode_parallel(bytes, ranges, total, hints).await
     };
     let items = items.map_err(|(i, e)| origin.error(format!("list item {i}"), e))?;
     Ok(ObjectList { metadata, items })
@@ -137,17 +138,23 @@ fn check_parts(
     }
 }
 
-/// Decodes the items on this thread and a blocking thread (see [`two_threads`]).
+/// Decodes the items (`total` bytes of them) on this thread and a blocking thread (see
+/// [`two_threads`]).
 async fn decode_parallel<K>(
     bytes: Vec<u8>,
     ranges: Vec<Range<usize>>,
+    total: usize,
     hints: &ListHints<K>,
 ) -> std::result::Result<Vec<Arc<K>>, ItemError>
 where
     K: HasMetadata + Clone + DeserializeOwned,
 {
     let hints = hints.clone();
-    let parts = two_threads::share(ranges, move |decoder, part, at| {
+    let new_decoder = move || {
+        heap_ahead::reserve_for(total / 2);
+        Decoder::default()
+    };
+    let parts = two_threads::share(ranges, new_decoder, move |decoder, part, at| {
         decode_items(decoder, &bytes, part, at, &hints)
     })
     .await;
@@ -169,7 +176,6 @@ fn decode_items<K>(
 where
     K: HasMetadata + Clone + DeserializeOwned,
 {
-    heap_ahead::reserve_for(ranges.iter().map(Range::len).sum());
     let mut out = Vec::with_capacity(ranges.len());
     for (i, r) in ranges.iter().enumerate() {
         let obj = decode_item(bytes, r.clone(), hints, decoder).map_err(|e| (first + i, e))?;

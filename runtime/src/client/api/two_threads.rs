@@ -6,8 +6,10 @@
 //! page meanwhile, the API server may share the cores); the thread that finishes first then
 //! waits. Here both threads take small chunks from a shared counter until none is left, so
 //! they finish within one chunk of each other whoever is slowed. Results come back in chunk
-//! order, so the caller's order (items, events) is kept. Each thread keeps one scratch
-//! state (a decoder with its buffers) for all the chunks it takes.
+//! order, so the caller's order (items, events) is kept. Each thread makes one scratch
+//! state (a decoder with its buffers) when it takes its first chunk, on that thread (so
+//! that it can prepare the thread's heap, see `heap_ahead`), and keeps it for all the
+//! chunks it takes.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -15,21 +17,23 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// Chunks the work is cut into (fewer when it has fewer elements).
 const CHUNKS: usize = 32;
 
-struct Shared<I, F> {
+struct Shared<I, N, F> {
     work: Vec<I>,
     chunk: usize,
     next: AtomicUsize,
+    new_state: N,
     f: F,
 }
 
-impl<I, F> Shared<I, F> {
+impl<I, N, F> Shared<I, N, F> {
     /// Runs `f` on chunks taken from the counter until none is left, with one scratch state
-    /// for all of them; each result with the chunk's number.
-    fn take_chunks<S: Default, R>(&self) -> Vec<(usize, R)>
+    /// for all of them, made before the first; each result with the chunk's number.
+    fn take_chunks<S, R>(&self) -> Vec<(usize, R)>
     where
+        N: Fn() -> S,
         F: Fn(&mut S, &[I], usize) -> R,
     {
-        let mut scratch = S::default();
+        let mut scratch: Option<S> = None;
         let mut done = Vec::new();
         loop {
             let c = self.next.fetch_add(1, Ordering::Relaxed);
@@ -38,23 +42,25 @@ impl<I, F> Shared<I, F> {
                 return done;
             }
             let end = (start + self.chunk).min(self.work.len());
-            done.push((c, (self.f)(&mut scratch, &self.work[start..end], start)));
+            let scratch = scratch.get_or_insert_with(&self.new_state);
+            done.push((c, (self.f)(scratch, &self.work[start..end], start)));
         }
     }
 }
 
 /// Runs `f` over `work`, cut into chunks, on this thread and on a blocking thread at once;
-/// `f` gets its thread's scratch state (`S::default()` once per thread), a chunk and the
-/// index of the chunk's first element. Returns the results in chunk order.
+/// `f` gets its thread's scratch state (made by `new_state` on that thread, once, before
+/// its first chunk), a chunk and the index of the chunk's first element. Returns the
+/// results in chunk order.
 ///
 /// A panic in `f` on the blocking thread is resumed here. When the runtime is shutting down,
 /// the blocking task may never start: this thread then takes every chunk itself (a started
 /// blocking task always runs to its end, so no chunk is left half taken).
-pub(crate) async fn share<I, S, R, F>(work: Vec<I>, f: F) -> Vec<R>
+pub(crate) async fn share<I, S, R, N, F>(work: Vec<I>, new_state: N, f: F) -> Vec<R>
 where
     I: Send + Sync + 'static,
-    S: Default,
     R: Send + 'static,
+    N: Fn() -> S + Send + Sync + 'static,
     F: Fn(&mut S, &[I], usize) -> R + Send + Sync + 'static,
 {
     let chunk = work.len().div_ceil(CHUNKS).max(1);
@@ -62,6 +68,7 @@ where
         work,
         chunk,
         next: AtomicUsize::new(0),
+        new_state,
         f,
     });
     let other = Arc::clone(&shared);
@@ -84,11 +91,15 @@ mod tests {
     async fn every_element_once_in_order() {
         for n in [1usize, 2, 31, 32, 33, 1000] {
             let work: Vec<usize> = (0..n).collect();
-            let parts = share(work, |taken: &mut usize, part: &[usize], at| {
-                assert_eq!(part.first(), Some(&at));
-                *taken += 1;
-                (*taken, part.to_vec())
-            })
+            let parts = share(
+                work,
+                usize::default,
+                |taken: &mut usize, part: &[usize], at| {
+                    assert_eq!(part.first(), Some(&at));
+                    *taken += 1;
+                    (*taken, part.to_vec())
+                },
+            )
             .await;
             // One scratch state per thread: each thread counts its own chunks from 1.
             let firsts = parts.iter().filter(|(taken, _)| *taken == 1).count();
@@ -103,11 +114,15 @@ mod tests {
     #[should_panic(expected = "chunk 3")]
     async fn a_panic_on_either_thread_reaches_the_caller() {
         let work: Vec<usize> = (0..64).collect();
-        share(work, |_: &mut (), part: &[usize], at| {
-            if at / part.len() == 3 {
-                panic!("chunk 3");
-            }
-        })
+        share(
+            work,
+            || (),
+            |_: &mut (), part: &[usize], at| {
+                if at / part.len() == 3 {
+                    panic!("chunk 3");
+                }
+            },
+        )
         .await;
     }
 }

@@ -182,7 +182,6 @@ fn decode_lines<K>(
 where
     K: HasMetadata + Clone + DeserializeOwned,
 {
-    heap_ahead::reserve_for(lines.iter().map(Bytes::len).sum());
     lines
         .iter()
         .map(|l| {
@@ -203,10 +202,15 @@ where
 {
     let total: usize = raw.lines.iter().map(Bytes::len).sum();
     let mut out = if total < PARALLEL_MIN_BYTES || raw.lines.len() < 2 {
+        heap_ahead::reserve_for(total);
         decode_lines(&mut Decoder::default(), &raw.lines, hints, origin)
     } else {
         let (hints, origin) = (Arc::clone(hints), Arc::clone(origin));
-        two_threads::share(raw.lines, move |decoder, part, _| {
+        let new_decoder = move || {
+            heap_ahead::reserve_for(total / 2);
+            Decoder::default()
+        };
+        two_threads::share(raw.lines, new_decoder, move |decoder, part, _| {
             decode_lines(decoder, part, &hints, &origin)
         })
         .await
