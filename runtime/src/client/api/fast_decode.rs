@@ -54,6 +54,13 @@ pub(crate) struct Decoder {
 }
 
 impl Decoder {
+    /// A decoder for about `json_bytes` of objects on this thread, whose heap is made ready
+    /// for them first (see [`heap_ahead`](super::heap_ahead)).
+    pub(crate) fn for_objects(json_bytes: usize) -> Self {
+        super::heap_ahead::reserve_for(json_bytes);
+        Self::default()
+    }
+
     /// Decodes `src` as one JSON document (see the module docs); `skip_managed_fields`
     /// leaves out `metadata.managedFields` of the document's root object.
     pub(crate) fn decode<K: DeserializeOwned>(

@@ -12,12 +12,18 @@
 //!
 //! Allocating the expected growth first, in blocks below malloc's mmap threshold (128 KiB
 //! by default, so they come from the arena), and freeing it at once, extends the arena one
-//! `mprotect` per block instead of per page; glibc never lowers an arena's protected size
-//! again (`shrink_heap` only `madvise`s the pages away), so the objects decoded next are
-//! carved from space that is already mapped. The blocks are never written, so they cost no
-//! page faults and no resident memory. With another global allocator (jemalloc, mimalloc)
+//! `mprotect` per block instead of per page; glibc does not lower an arena's protected size
+//! again when it trims it (`shrink_heap` only `madvise`s the pages away, unless
+//! `vm.overcommit_memory` is 2), so the objects decoded next are carved from space that is
+//! already writable. Only the blocks' chunk headers are written (one page per block, which
+//! the objects then use), so the blocks cost no other page faults or resident memory. With another global allocator (jemalloc, mimalloc)
 //! the same calls take and return a few large blocks, which costs well under a microsecond
-//! per block. Measured in BENCHMARKS.md (session 5).
+//! per block.
+//!
+//! It is done once per page of a LIST and per batch of watch lines, by each decoding thread
+//! for its share ([`Decoder::for_objects`](super::fast_decode::Decoder::for_objects)).
+//! Measured in BENCHMARKS.md (session 5): 12-15% of the client's CPU in `mprotect` before,
+//! 2-4% after.
 
 /// Heap bytes an object takes per byte of its JSON, rounded up (pods without managedFields:
 /// 25 KB for 5-6 KB of JSON; small ConfigMaps: 2.6 KB for 0.8 KB).

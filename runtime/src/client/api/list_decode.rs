@@ -25,7 +25,6 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta;
 use serde::de::{DeserializeOwned, IgnoredAny};
 
 use super::fast_decode::Decoder;
-use super::heap_ahead;
 use super::scan::{self, ListParts};
 use super::two_threads;
 use super::verbs::RawList;
@@ -106,8 +105,7 @@ where
     on_metadata(&metadata);
     let total: usize = ranges.iter().map(|r| r.len()).sum();
     let items = if total < PARALLEL_MIN_BYTES || ranges.len() < 2 {
-        heap_ahead::reserve_for(total);
-        decode_items(&mut Decoder::default(), &bytes, &ranges, 0, hints)
+        decode_items(&mut Decoder::for_objects(total), &bytes, &ranges, 0, hints)
     } else {
         decode_parallel(bytes, ranges, total, hints).await
     };
@@ -150,10 +148,7 @@ where
     K: HasMetadata + Clone + DeserializeOwned,
 {
     let hints = hints.clone();
-    let new_decoder = move || {
-        heap_ahead::reserve_for(total / 2);
-        Decoder::default()
-    };
+    let new_decoder = move || Decoder::for_objects(total / 2);
     let parts = two_threads::share(ranges, new_decoder, move |decoder, part, at| {
         decode_items(decoder, &bytes, part, at, &hints)
     })

@@ -27,7 +27,6 @@ use futures_util::stream::{self, BoxStream};
 use serde::de::{DeserializeOwned, IgnoredAny};
 
 use super::fast_decode::Decoder;
-use super::heap_ahead;
 use super::list_decode::decode_item;
 use super::scan;
 use super::two_threads;
@@ -202,14 +201,10 @@ where
 {
     let total: usize = raw.lines.iter().map(Bytes::len).sum();
     let mut out = if total < PARALLEL_MIN_BYTES || raw.lines.len() < 2 {
-        heap_ahead::reserve_for(total);
-        decode_lines(&mut Decoder::default(), &raw.lines, hints, origin)
+        decode_lines(&mut Decoder::for_objects(total), &raw.lines, hints, origin)
     } else {
         let (hints, origin) = (Arc::clone(hints), Arc::clone(origin));
-        let new_decoder = move || {
-            heap_ahead::reserve_for(total / 2);
-            Decoder::default()
-        };
+        let new_decoder = move || Decoder::for_objects(total / 2);
         two_threads::share(raw.lines, new_decoder, move |decoder, part, _| {
             decode_lines(decoder, part, &hints, &origin)
         })
