@@ -339,12 +339,9 @@ fn sync_table(server: &mut Proc, url: &str, pods: usize) {
             (n, f, s)
         })
         .collect();
-    let row = |n: &str| {
-        let r = results.iter().find(|r| r.0 == n).unwrap_or(&results[0]);
-        (r.0, &r.1)
-    };
-    let floor = row("floor-sync").1.sync_secs;
-    let kube = &row("kube").1;
+    let row = |n: &str| &results.iter().find(|r| r.0 == n).unwrap_or(&results[0]).1;
+    let floor = row("floor-sync").sync_secs;
+    let kube = row("kube");
     let kube_secs = kube.sync_secs;
     let per_obj =
         |f: &Figures| (f.rss_steady.saturating_sub(f.rss_base)) as f64 / f.objects.max(1) as f64;
@@ -391,15 +388,22 @@ fn sync_table(server: &mut Proc, url: &str, pods: usize) {
     }
 }
 
+/// One watch run's figures, per event where it says so.
+struct WatchRun {
+    events_per_sec: f64,
+    cpu_us: f64,
+    minor_faults: f64,
+    server_create_secs: f64,
+    server_cpu_us: f64,
+}
+
 fn watch_table(server: &mut Proc, url: &str, events: u64) {
     println!(
         "\n| watch scenario ({events} ConfigMap ADDED events) | events/s | x floor | x kube | client CPU µs/event | x kube | minor faults/event | server create s | server CPU µs/event |"
     );
     println!("|---|---|---|---|---|---|---|---|---|");
     let names: Vec<&str> = WATCH.iter().map(|s| s.0).filter(|n| selected(n)).collect();
-    // (events/s, CPU µs/event, minor faults/event, server create s, server CPU µs/event)
-    // of every run.
-    let mut all: Vec<Vec<(f64, f64, f64, f64, f64)>> = names.iter().map(|_| Vec::new()).collect();
+    let mut all: Vec<Vec<WatchRun>> = names.iter().map(|_| Vec::new()).collect();
     for run in 0..runs() {
         for (name, rows) in names.iter().zip(&mut all) {
             // Each run bursts into a namespace of its own (the floor decodes the first
@@ -410,33 +414,34 @@ fn watch_table(server: &mut Proc, url: &str, events: u64) {
             };
             let (f, side) = run_client(server, name, url, events, &namespace);
             let per_event = |x: f64| x / f.events.max(1) as f64;
-            rows.push((
-                f.events.saturating_sub(1) as f64 / f.events_secs.max(1e-9),
-                per_event(f.events_cpu_secs * 1e6),
-                per_event(f.events_minor_faults as f64),
-                side.create_secs,
-                per_event(side.cpu_secs * 1e6),
-            ));
+            rows.push(WatchRun {
+                events_per_sec: f.events.saturating_sub(1) as f64 / f.events_secs.max(1e-9),
+                cpu_us: per_event(f.events_cpu_secs * 1e6),
+                minor_faults: per_event(f.events_minor_faults as f64),
+                server_create_secs: side.create_secs,
+                server_cpu_us: per_event(side.cpu_secs * 1e6),
+            });
         }
     }
-    let w: Vec<(&str, f64, f64, f64, f64, f64)> = names
+    let w: Vec<(&str, WatchRun)> = names
         .into_iter()
         .zip(all)
-        .map(|(n, runs)| {
-            let (rate, cpu, faults, s, server_cpu) = median(runs, |r| r.0);
-            (n, rate, cpu, faults, s, server_cpu)
-        })
+        .map(|(n, runs)| (n, median(runs, |r| r.events_per_sec)))
         .collect();
-    let row = |n: &str| w.iter().find(|r| r.0 == n).unwrap_or(&w[0]);
-    let floor_rate = row("floor-watch").1;
-    let kube_rate = row("kube-watch").1;
-    let kube_cpu = row("kube-watch").2;
-    for (name, rate, cpu, faults, s, server_cpu) in &w {
+    let row = |n: &str| &w.iter().find(|r| r.0 == n).unwrap_or(&w[0]).1;
+    let floor_rate = row("floor-watch").events_per_sec;
+    let kube = row("kube-watch");
+    for (name, r) in &w {
         println!(
-            "| {name} | {rate:.0} | {:.3} | {:.2} | {cpu:.2} | {:.2} | {faults:.2} | {s:.3} | {server_cpu:.2} |",
-            rate / floor_rate,
-            rate / kube_rate,
-            cpu / kube_cpu
+            "| {name} | {:.0} | {:.3} | {:.2} | {:.2} | {:.2} | {:.2} | {:.3} | {:.2} |",
+            r.events_per_sec,
+            r.events_per_sec / floor_rate,
+            r.events_per_sec / kube.events_per_sec,
+            r.cpu_us,
+            r.cpu_us / kube.cpu_us,
+            r.minor_faults,
+            r.server_create_secs,
+            r.server_cpu_us,
         );
     }
 }
