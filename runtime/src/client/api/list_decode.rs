@@ -83,12 +83,31 @@ fn decode_whole<K: DeserializeOwned>(
     })
 }
 
-/// Decodes a LIST body into shared objects following `hints` (see the module docs).
-/// `on_metadata` gets the list's metadata as soon as it is known, before the items are
-/// decoded (the caller requests the next page then); a body the scanner rejects is decoded
-/// whole and `on_metadata` is not called.
-pub(crate) async fn decode_list<K>(
+/// A LIST body, scanned: the list's metadata and its items' byte ranges, or `None` when
+/// the scanner does not take the body (it is then decoded whole by serde_json). Scanning
+/// is a pass over the whole page on one thread, so a page fetched ahead is scanned by the
+/// task that fetched it, while the page before it decodes (see `next_page`).
+pub(crate) struct ScannedList {
     bytes: Vec<u8>,
+    parts: Option<(ListMeta, Vec<Range<usize>>)>,
+}
+
+impl ScannedList {
+    /// Scans `bytes` (and checks the members other than the items with serde_json).
+    pub(crate) fn new(bytes: Vec<u8>) -> Self {
+        let parts = scan::list_parts(&bytes)
+            .ok()
+            .and_then(|parts| check_parts(&bytes, parts).ok());
+        Self { bytes, parts }
+    }
+}
+
+/// Decodes a scanned LIST body into shared objects following `hints` (see the module
+/// docs). `on_metadata` gets the list's metadata before the items are decoded (the caller
+/// requests the next page then); a body the scanner rejected is decoded whole and
+/// `on_metadata` is not called.
+pub(crate) async fn decode_list<K>(
+    list: ScannedList,
     hints: &ListHints<K>,
     origin: &ListOrigin,
     on_metadata: impl FnOnce(&ListMeta),
@@ -96,13 +115,15 @@ pub(crate) async fn decode_list<K>(
 where
     K: HasMetadata + Clone + DeserializeOwned,
 {
-    let Ok(parts) = scan::list_parts(&bytes) else {
-        return decode_whole(&bytes, hints, origin);
-    };
-    let Ok((metadata, ranges)) = check_parts(&bytes, parts) else {
+    let ScannedList { bytes, parts } = list;
+    let Some((metadata, ranges)) = parts else {
         return decode_whole(&bytes, hints, origin);
     };
     on_metadata(&metadata);
+    // Let what `on_metadata` started (the next page's request) run before the items keep
+    // this worker busy: a task spawned on a busy worker waits in its slot, which other
+    // workers do not take from.
+    tokio::task::yield_now().await;
     let total: usize = ranges.iter().map(|r| r.len()).sum();
     let items = if total < PARALLEL_MIN_BYTES || ranges.len() < 2 {
         decode_items(&mut Decoder::for_objects(total), &bytes, &ranges, 0, hints)

@@ -8,15 +8,18 @@
 //! reflector asks for exactly that request (same URI). The server sees the same requests in
 //! the same order, only earlier; a response nobody asks for (the list ended in an error, the
 //! informer stopped) is dropped, and its request aborted, when the next list asks for
-//! something else or the `Api` is dropped. At most one page is held ahead.
+//! something else or the `Api` is dropped. At most one page is held ahead. The task that
+//! fetches a page also scans it (finds its items), so that this pass over the page runs
+//! while the page before it decodes, not in between.
 
 use parking_lot::Mutex;
 use tokio::task::JoinHandle;
 
+use super::list_decode::ScannedList;
 use crate::client::{Client, Result};
 
-/// The response of a request sent ahead: the request's description and the body.
-type Fetched = Result<(String, Vec<u8>)>;
+/// The response of a request sent ahead: the request's description and the scanned body.
+type Fetched = Result<(String, ScannedList)>;
 
 struct Ahead {
     uri: String,
@@ -38,7 +41,10 @@ impl NextPage {
     /// Sends `req` (a GET of `uri`) now, replacing any request sent ahead before.
     pub(crate) fn send_ahead(&self, client: &Client, uri: String, req: http::Request<Vec<u8>>) {
         let client = client.clone();
-        let task = tokio::spawn(async move { client.request_bytes(req).await });
+        let task = tokio::spawn(async move {
+            let (request, bytes) = client.request_bytes(req).await?;
+            Ok((request, ScannedList::new(bytes)))
+        });
         *self.0.lock() = Some(Ahead { uri, task });
     }
 

@@ -8,7 +8,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use super::Api;
-use super::list_decode::{self, ListOrigin};
+use super::list_decode::{self, ListOrigin, ScannedList};
 use super::params::{DeleteParams, DeleteResponse, Either, Patch, PatchParams, PostParams};
 use super::query::Query;
 use super::watch::{Origin, decode_batches, decode_stream};
@@ -82,16 +82,17 @@ where
             Some(fetched) => fetched,
             None => {
                 let req = self.request(Method::GET, uri, Vec::new(), None, true)?;
-                self.client.request_bytes(req).await
+                let (request, bytes) = self.client.request_bytes(req).await?;
+                Ok((request, ScannedList::new(bytes)))
             }
         };
-        let (request, bytes) = fetched?;
+        let (request, list) = fetched?;
         let origin = ListOrigin {
             request,
             resource: self.resource.to_string(),
         };
         let send_next = |meta: &ListMeta| self.send_next_page(lp, meta);
-        list_decode::decode_list(bytes, hints, &origin, send_next).await
+        list_decode::decode_list(list, hints, &origin, send_next).await
     }
 
     /// The collection's URI with `lp` as its query.
