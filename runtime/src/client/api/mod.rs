@@ -17,6 +17,7 @@ mod list_decode;
 mod next_page;
 mod params;
 mod query;
+mod read_ahead;
 mod scan;
 mod subresource;
 mod two_threads;

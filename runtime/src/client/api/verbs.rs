@@ -148,7 +148,13 @@ where
         hints: &ListHints<K>,
     ) -> Result<WatchBatchStream<Arc<K>>> {
         let (body, origin) = self.open_watch(wp).await?;
-        Ok(decode_shared_batches(body, origin, hints.clone()))
+        let initial_events = wp.send_initial_events;
+        Ok(decode_shared_batches(
+            body,
+            origin,
+            hints.clone(),
+            initial_events,
+        ))
     }
 
     async fn open_watch(
