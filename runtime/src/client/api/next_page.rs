@@ -21,6 +21,12 @@ use crate::client::{Client, Result};
 /// The response of a request sent ahead: the request's description and the scanned body.
 type Fetched = Result<(String, ScannedList)>;
 
+/// Sends a LIST request and scans its response's body.
+pub(crate) async fn fetch(client: &Client, req: http::Request<Vec<u8>>) -> Fetched {
+    let (request, bytes) = client.request_bytes(req).await?;
+    Ok((request, ScannedList::new(bytes)))
+}
+
 struct Ahead {
     uri: String,
     task: JoinHandle<Fetched>,
@@ -41,10 +47,7 @@ impl NextPage {
     /// Sends `req` (a GET of `uri`) now, replacing any request sent ahead before.
     pub(crate) fn send_ahead(&self, client: &Client, uri: String, req: http::Request<Vec<u8>>) {
         let client = client.clone();
-        let task = tokio::spawn(async move {
-            let (request, bytes) = client.request_bytes(req).await?;
-            Ok((request, ScannedList::new(bytes)))
-        });
+        let task = tokio::spawn(async move { fetch(&client, req).await });
         *self.0.lock() = Some(Ahead { uri, task });
     }
 

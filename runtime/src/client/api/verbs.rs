@@ -8,7 +8,8 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use super::Api;
-use super::list_decode::{self, ListOrigin, ScannedList};
+use super::list_decode::{self, ListOrigin};
+use super::next_page;
 use super::params::{DeleteParams, DeleteResponse, Either, Patch, PatchParams, PostParams};
 use super::query::Query;
 use super::watch::{Origin, decode_batches, decode_stream};
@@ -82,8 +83,7 @@ where
             Some(fetched) => fetched,
             None => {
                 let req = self.request(Method::GET, uri, Vec::new(), None, true)?;
-                let (request, bytes) = self.client.request_bytes(req).await?;
-                Ok((request, ScannedList::new(bytes)))
+                next_page::fetch(&self.client, req).await
             }
         };
         let (request, list) = fetched?;
