@@ -37,6 +37,14 @@ fn origin() -> ListOrigin {
     }
 }
 
+/// `bytes` scanned and decoded as a page, nobody told of its metadata.
+async fn decode(
+    bytes: Vec<u8>,
+    hints: &ListHints<ConfigMap>,
+) -> Result<ObjectList<Arc<ConfigMap>>> {
+    decode_list(ScannedList::new(bytes), hints, &origin(), |_| {}).await
+}
+
 fn lookup(store: &Store<ConfigMap>) -> CachedLookup<ConfigMap> {
     let store = store.clone();
     Arc::new(move |key, rv: &str| ReflectorSink::cached(&store, key, rv))
@@ -58,9 +66,7 @@ async fn unchanged_resource_versions_reuse_the_cached_arc() {
         cm("ns", "b", "7", "new-b"),
         cm("ns", "c", "8", "c"),
     ]);
-    let page = decode_list(ScannedList::new(list), &hints, &origin(), |_| {})
-        .await
-        .unwrap();
+    let page = decode(list, &hints).await.unwrap();
     assert_eq!(page.metadata.resource_version.as_deref(), Some("42"));
     assert_eq!(page.metadata.continue_.as_deref(), Some("tok"));
     assert_eq!(page.items.len(), 3);
@@ -74,14 +80,7 @@ async fn unchanged_resource_versions_reuse_the_cached_arc() {
 #[tokio::test]
 async fn managed_fields_are_skipped_only_on_request() {
     let list = body(&[cm("ns", "a", "5", "x")]);
-    let keep = decode_list::<ConfigMap>(
-        ScannedList::new(list.clone()),
-        &ListHints::default(),
-        &origin(),
-        |_| {},
-    )
-    .await
-    .unwrap();
+    let keep = decode(list.clone(), &ListHints::default()).await.unwrap();
     assert_eq!(
         keep.items[0].metadata.managed_fields.as_ref().map(Vec::len),
         Some(1)
@@ -90,9 +89,7 @@ async fn managed_fields_are_skipped_only_on_request() {
         skip_managed_fields: true,
         ..ListHints::default()
     };
-    let skip = decode_list::<ConfigMap>(ScannedList::new(list), &hints, &origin(), |_| {})
-        .await
-        .unwrap();
+    let skip = decode(list, &hints).await.unwrap();
     assert_eq!(skip.items[0].metadata.managed_fields, None);
     assert_eq!(skip.items[0].data, keep.items[0].data);
 }
@@ -103,14 +100,9 @@ async fn the_transform_runs_on_decoded_objects() {
         transform: Some(Arc::new(|o: &mut ConfigMap| o.data = None)),
         ..ListHints::default()
     };
-    let page = decode_list(
-        ScannedList::new(body(&[cm("ns", "a", "5", "x")])),
-        &hints,
-        &origin(),
-        |_| {},
-    )
-    .await
-    .unwrap();
+    let page = decode(body(&[cm("ns", "a", "5", "x")]), &hints)
+        .await
+        .unwrap();
     assert_eq!(page.items[0].data, None);
 }
 
@@ -128,14 +120,7 @@ async fn large_pages_decode_in_order_on_two_threads() {
         .collect();
     let list = body(&items);
     assert!(list.len() > PARALLEL_MIN_BYTES);
-    let page = decode_list::<ConfigMap>(
-        ScannedList::new(list),
-        &ListHints::default(),
-        &origin(),
-        |_| {},
-    )
-    .await
-    .unwrap();
+    let page = decode(list, &ListHints::default()).await.unwrap();
     let expected: Vec<ConfigMap> = items
         .into_iter()
         .map(|v| serde_json::from_value(v).unwrap())
@@ -170,7 +155,7 @@ async fn malformed_bodies_are_typed_errors_naming_the_request() {
             skip_managed_fields: true,
             ..ListHints::default()
         };
-        match decode_list::<ConfigMap>(ScannedList::new(bytes), &hints, &origin(), |_| {}).await {
+        match decode(bytes, &hints).await {
             Err(Error::Decode { request, what, .. }) => {
                 assert_eq!(request, "GET /api/v1/configmaps?limit=500", "{text}");
                 assert!(what.starts_with("v1/configmaps list"), "{what}");
@@ -187,14 +172,7 @@ async fn empty_and_null_items() {
         b"{\"metadata\":{\"resourceVersion\":\"3\"}}",
         b" { \"items\" : [ ] } ",
     ] {
-        let page = decode_list::<ConfigMap>(
-            ScannedList::new(b.to_vec()),
-            &ListHints::default(),
-            &origin(),
-            |_| {},
-        )
-        .await
-        .unwrap();
+        let page = decode(b.to_vec(), &ListHints::default()).await.unwrap();
         assert!(page.items.is_empty());
     }
 }
