@@ -40,10 +40,10 @@ const AHEAD_CHUNKS: usize = 64;
 
 /// Ends the reading ahead of a [`read_ahead`] stream: after the chunk the task is reading,
 /// the stream reads the body itself again.
-#[derive(Clone)]
 pub(crate) struct StopReadingAhead(Arc<AtomicBool>);
 
 impl StopReadingAhead {
+    /// Stops the reading ahead (see the type's docs).
     pub(crate) fn stop(&self) {
         self.0.store(true, Ordering::Relaxed);
     }
