@@ -94,6 +94,38 @@ async fn drop_watches_ends_every_open_watch() {
     server.shutdown().await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_watch_sends_no_change_made_after_the_drop() {
+    let server = TestApiServer::start().await.unwrap();
+    let raw = Raw::new(&server.url());
+    // Each round: a watch in its event loop, then a drop and a change at once, so that
+    // both are ready when the watch runs next: a watch that does not check for the drop
+    // first sends the change in some of the rounds.
+    for round in 0..100 {
+        // From the current version: no initial events for the earlier rounds' objects.
+        let now = rv(&raw.get(CMS).await.body);
+        let mut w = raw
+            .watch(&format!("{CMS}?watch=true&resourceVersion={now}"))
+            .await;
+        raw.post(
+            CMS,
+            &configmap("default", &format!("seen-{round}"), json!({})),
+        )
+        .await;
+        assert_eq!(w.next().await.unwrap()["type"], "ADDED");
+        server.faults().drop_watches();
+        server
+            .create_object(configmap("default", &format!("after-{round}"), json!({})))
+            .unwrap();
+        let next = w.next().await;
+        assert!(
+            next.is_none(),
+            "round {round}: a change after the drop: {next:?}"
+        );
+    }
+    server.shutdown().await;
+}
+
 #[tokio::test]
 async fn compaction_makes_resumes_410() {
     let server = TestApiServer::start().await.unwrap();
