@@ -392,6 +392,7 @@ fn sync_table(server: &mut Proc, url: &str, pods: usize) {
 struct WatchRun {
     events_per_sec: f64,
     cpu_us: f64,
+    user_us: f64,
     minor_faults: f64,
     server_create_secs: f64,
     server_cpu_us: f64,
@@ -399,9 +400,9 @@ struct WatchRun {
 
 fn watch_table(server: &mut Proc, url: &str, events: u64) {
     println!(
-        "\n| watch scenario ({events} ConfigMap ADDED events) | events/s | x floor | x kube | client CPU µs/event | x kube | minor faults/event | server create s | server CPU µs/event |"
+        "\n| watch scenario ({events} ConfigMap ADDED events) | events/s | x floor | x kube | client CPU µs/event | x kube | of it user µs | x kube | minor faults/event | server create s | server CPU µs/event |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
     let names: Vec<&str> = WATCH.iter().map(|s| s.0).filter(|n| selected(n)).collect();
     let mut all: Vec<Vec<WatchRun>> = names.iter().map(|_| Vec::new()).collect();
     for run in 0..runs() {
@@ -417,6 +418,7 @@ fn watch_table(server: &mut Proc, url: &str, events: u64) {
             rows.push(WatchRun {
                 events_per_sec: f.events.saturating_sub(1) as f64 / f.events_secs.max(1e-9),
                 cpu_us: per_event(f.events_cpu_secs * 1e6),
+                user_us: per_event(f.events_user_secs * 1e6),
                 minor_faults: per_event(f.events_minor_faults as f64),
                 server_create_secs: side.create_secs,
                 server_cpu_us: per_event(side.cpu_secs * 1e6),
@@ -433,12 +435,14 @@ fn watch_table(server: &mut Proc, url: &str, events: u64) {
     let kube = row("kube-watch");
     for (name, r) in &w {
         println!(
-            "| {name} | {:.0} | {:.3} | {:.2} | {:.2} | {:.2} | {:.2} | {:.3} | {:.2} |",
+            "| {name} | {:.0} | {:.3} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.3} | {:.2} |",
             r.events_per_sec,
             r.events_per_sec / floor_rate,
             r.events_per_sec / kube.events_per_sec,
             r.cpu_us,
             r.cpu_us / kube.cpu_us,
+            r.user_us,
+            r.user_us / kube.user_us,
             r.minor_faults,
             r.server_create_secs,
             r.server_cpu_us,

@@ -24,6 +24,8 @@ pub fn status() -> (u64, u64) {
 #[derive(Clone, Copy, Debug)]
 pub struct Usage {
     pub cpu_secs: f64,
+    /// The user-space part of `cpu_secs` (page faults and other kernel work excluded).
+    pub user_secs: f64,
     pub minor_faults: u64,
 }
 
@@ -38,6 +40,7 @@ pub fn usage() -> Usage {
     let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
     Usage {
         cpu_secs: secs(ru.ru_utime) + secs(ru.ru_stime),
+        user_secs: secs(ru.ru_utime),
         minor_faults: ru.ru_minflt as u64,
     }
 }

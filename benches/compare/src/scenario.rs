@@ -31,6 +31,8 @@ pub struct Figures {
     /// CPU time of the client process from just before the burst is served to the last
     /// event (all its threads; the RSS sampler is paused).
     pub events_cpu_secs: f64,
+    /// The user-space part of `events_cpu_secs`.
+    pub events_user_secs: f64,
     /// Minor page faults of the client process over the same span.
     pub events_minor_faults: u64,
 }
@@ -166,11 +168,13 @@ pub async fn watch_burst(counter: &Arc<Counter>, n: u64, namespace: &str) -> Fig
         );
         tokio::time::sleep(Duration::from_millis(1)).await;
     }
+    let after = crate::rss::usage();
     Figures {
         events: n,
         events_secs: (counter.last_instant() - counter.first_instant()).as_secs_f64(),
-        events_cpu_secs: crate::rss::cpu_secs() - usage.cpu_secs,
-        events_minor_faults: crate::rss::usage().minor_faults - usage.minor_faults,
+        events_cpu_secs: after.cpu_secs - usage.cpu_secs,
+        events_user_secs: after.user_secs - usage.user_secs,
+        events_minor_faults: after.minor_faults - usage.minor_faults,
         ..Figures::default()
     }
 }

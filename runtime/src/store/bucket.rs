@@ -43,12 +43,30 @@ impl BuildHasher for SlotHash {
 /// The slots indexed under one value. Never empty: empty buckets are removed.
 ///
 /// Sixteen bytes: unique values (a pod's `instance` label, a custom index by uid) are the
-/// common case and pay for no hash set.
+/// common case and pay for no hash set. A value most objects carry (a namespace, `app=web`
+/// on a store of web pods) becomes a bit set over the slot numbers once it holds one slot in
+/// [`DENSE_MIN_SHARE`] or more: a bit per slot instead of about eight bytes per member, and
+/// the slots of new objects (taken in order from the slab's end) set neighbouring bits
+/// where a hash set scatters them over its table, one cache miss each (the index inserts
+/// were a quarter of the store's time in a burst of 200k new ConfigMaps, BENCHMARKS.md
+/// session 6).
 #[derive(Clone, Debug)]
 pub(crate) enum Bucket {
     One(Slot),
     Many(Box<HashSet<Slot, SlotHash>>),
+    Dense(Box<SlotBits>),
 }
+
+/// A hash set becomes a bit set when it is about to grow and at least one slot in this many
+/// below its highest belongs to it (the bit set then takes at most eight bytes per member).
+const DENSE_MIN_SHARE: usize = 64;
+
+/// A bit set becomes a hash set again when fewer than one slot in this many belongs to it
+/// (four times sparser than [`DENSE_MIN_SHARE`], so that no bucket flips back and forth).
+const DENSE_MAX_SPARSITY: usize = 256;
+
+/// Hash sets this small stay hash sets.
+const DENSE_MIN_LEN: usize = 64;
 
 impl Bucket {
     /// Adds `slot` (idempotent).
@@ -62,8 +80,20 @@ impl Bucket {
                 *self = Bucket::Many(Box::new(set));
             }
             Bucket::Many(set) => {
+                if set.len() >= DENSE_MIN_LEN && set.len() == set.capacity() {
+                    let highest = set.iter().copied().chain([slot]).max().unwrap_or(slot);
+                    if (highest as usize) < set.len() * DENSE_MIN_SHARE {
+                        let mut bits = SlotBits::default();
+                        for &s in set.iter().chain([&slot]) {
+                            bits.insert(s);
+                        }
+                        *self = Bucket::Dense(Box::new(bits));
+                        return;
+                    }
+                }
                 set.insert(slot);
             }
+            Bucket::Dense(bits) => bits.insert(slot),
         }
     }
 
@@ -83,6 +113,23 @@ impl Bucket {
                     _ => false,
                 }
             }
+            Bucket::Dense(bits) => {
+                bits.remove(slot);
+                if bits.len == 0 {
+                    return true;
+                }
+                if bits.len * DENSE_MAX_SPARSITY < bits.words.len() * 64 {
+                    *self = match bits.len {
+                        1 => Bucket::One(bits.iter().next().expect("len is 1")),
+                        _ => {
+                            let mut set = HashSet::with_capacity_and_hasher(bits.len, SlotHash);
+                            set.extend(bits.iter());
+                            Bucket::Many(Box::new(set))
+                        }
+                    };
+                }
+                false
+            }
         }
     }
 
@@ -91,16 +138,66 @@ impl Bucket {
         match self {
             Bucket::One(_) => 1,
             Bucket::Many(set) => set.len(),
+            Bucket::Dense(bits) => bits.len,
         }
     }
 
     /// The slots, in no particular order.
     pub(crate) fn iter(&self) -> impl Iterator<Item = Slot> + '_ {
-        let (one, many) = match self {
-            Bucket::One(s) => (Some(*s), None),
-            Bucket::Many(set) => (None, Some(set.iter().copied())),
+        let (one, many, dense) = match self {
+            Bucket::One(s) => (Some(*s), None, None),
+            Bucket::Many(set) => (None, Some(set.iter().copied()), None),
+            Bucket::Dense(bits) => (None, None, Some(bits.iter())),
         };
-        one.into_iter().chain(many.into_iter().flatten())
+        one.into_iter()
+            .chain(many.into_iter().flatten())
+            .chain(dense.into_iter().flatten())
+    }
+}
+
+/// A set of slots as one bit per slot number, up to the highest member.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct SlotBits {
+    /// Bit `s % 64` of word `s / 64` is set for member `s`; the last word is never zero.
+    words: Vec<u64>,
+    len: usize,
+}
+
+impl SlotBits {
+    fn insert(&mut self, slot: Slot) {
+        let (word, bit) = (slot as usize / 64, 1u64 << (slot % 64));
+        if word >= self.words.len() {
+            self.words.resize(word + 1, 0);
+        }
+        if self.words[word] & bit == 0 {
+            self.words[word] |= bit;
+            self.len += 1;
+        }
+    }
+
+    fn remove(&mut self, slot: Slot) {
+        let (word, bit) = (slot as usize / 64, 1u64 << (slot % 64));
+        if let Some(w) = self.words.get_mut(word)
+            && *w & bit != 0
+        {
+            *w &= !bit;
+            self.len -= 1;
+            while self.words.last() == Some(&0) {
+                self.words.pop();
+            }
+        }
+    }
+
+    /// The members in increasing order.
+    fn iter(&self) -> impl Iterator<Item = Slot> + '_ {
+        self.words.iter().enumerate().flat_map(|(i, &w)| {
+            let base = (i * 64) as Slot;
+            std::iter::successors((w != 0).then_some(w), |&w| {
+                let rest = w & (w - 1);
+                (rest != 0).then_some(rest)
+            })
+            .map(move |w| base + w.trailing_zeros())
+        })
     }
 }
 
@@ -175,5 +272,57 @@ mod tests {
         idx.remove("a", 2);
         idx.remove("missing", 2);
         assert!(idx.is_empty());
+    }
+
+    /// Inserts and removes `ops` (true: insert) into a bucket and a `BTreeSet`; the bucket
+    /// must have the same length after every step and the same slots at the end. Returns the
+    /// bucket (`None` once emptied).
+    fn run(ops: &[(bool, Slot)]) -> Option<Bucket> {
+        let mut bucket: Option<Bucket> = None;
+        let mut model = std::collections::BTreeSet::new();
+        for &(add, slot) in ops {
+            if add {
+                model.insert(slot);
+                match &mut bucket {
+                    Some(b) => b.insert(slot),
+                    None => bucket = Some(Bucket::One(slot)),
+                }
+            } else if model.remove(&slot) {
+                let b = bucket.as_mut().expect("a member's bucket exists");
+                if b.remove(slot) {
+                    bucket = None;
+                }
+            }
+            assert_eq!(bucket.as_ref().map_or(0, Bucket::len), model.len());
+        }
+        let mut got: Vec<Slot> = bucket.iter().flat_map(Bucket::iter).collect();
+        got.sort_unstable();
+        assert_eq!(got, model.into_iter().collect::<Vec<_>>());
+        bucket
+    }
+
+    #[test]
+    fn a_value_most_slots_carry_becomes_a_bit_set_and_a_sparse_one_a_hash_set_again() {
+        // New objects take slots 0, 1, 2, ...: every one carries the value.
+        let fill: Vec<(bool, Slot)> = (0..10_000).map(|s| (true, s)).collect();
+        assert!(matches!(run(&fill), Some(Bucket::Dense(_))));
+        // One slot in a thousand carries it: it stays a hash set.
+        let sparse: Vec<(bool, Slot)> = (0..1_000).map(|s| (true, s * 1_000)).collect();
+        assert!(matches!(run(&sparse), Some(Bucket::Many(_))));
+        // Most members leave: back to a hash set, then to one slot.
+        let mut ops = fill.clone();
+        ops.extend((0..9_990).map(|s| (false, s)));
+        assert!(matches!(run(&ops), Some(Bucket::Many(_))));
+        ops.extend((9_990..9_999).map(|s| (false, s)));
+        assert!(matches!(run(&ops), Some(Bucket::One(9_999))));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn a_bucket_holds_exactly_its_slots(
+            ops in proptest::collection::vec((proptest::bool::weighted(0.7), 0u32..1_000), 0..600)
+        ) {
+            run(&ops);
+        }
     }
 }
