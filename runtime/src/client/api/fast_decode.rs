@@ -14,8 +14,9 @@
 //! - **The recursion limit.** simd-json has none and its serde driver recurses per nesting
 //!   level, so a deeply nested `serde_json::Value` field would overflow the stack. A document
 //!   whose tape nests deeper than serde_json's own limit of 128 levels goes to serde_json.
-//! - **Surrogate escapes.** A document with a `\uD800`-`\uDFFF` escape goes to serde_json
-//!   directly (simd-json 0.15 decodes a lone surrogate as `\0` instead of failing).
+//! - **Surrogate escapes** need nothing of their own since simd-json 0.19: it pairs
+//!   `\uD83D\uDE00` as serde_json does and fails on a lone `\uD800` (0.15 decoded it as
+//!   `\0`), which then goes to serde_json like any failure (tested).
 //! - **Errors and the last word.** Any failure (invalid JSON, the limit, a type mismatch, a
 //!   type simd-json cannot drive such as `RawValue`) decodes the same bytes again with
 //!   `serde_json`, whose result is returned: callers see serde_json's errors with line and
@@ -38,19 +39,35 @@
 //! wrapper around every value costs about as much as simd-json saves.
 
 use serde::de::DeserializeOwned;
-use simd_json::Node;
+use simd_json::{Node, Tape};
 
 /// serde_json's recursion limit: documents nested deeper go to serde_json.
 const RECURSION_LIMIT: usize = 128;
 
-/// Scratch space for decoding many objects on one thread (simd-json needs a mutable copy of
-/// its input and parsing buffers; both are reused).
-#[derive(Default)]
+/// Scratch space for decoding many objects on one thread, all reused from one object to the
+/// next: the padded mutable copy of the input simd-json parses in place, its parsing
+/// buffers and its tape. Reusing the tape matters most: allocated and freed for every
+/// object, it left a hole among the cached objects that malloc then split up and merged
+/// again (glibc's `unlink_chunk` and `_int_malloc` were a sixth of a watch burst's user
+/// time, BENCHMARKS.md session 6).
 pub(crate) struct Decoder {
     input: Vec<u8>,
     buffers: simd_json::Buffers,
+    /// Empty between documents; only its allocation is kept.
+    tape: Tape<'static>,
     /// Open containers while the depth is checked: the tape index each one ends at.
     ends: Vec<usize>,
+}
+
+impl Default for Decoder {
+    fn default() -> Self {
+        Self {
+            input: Vec::new(),
+            buffers: simd_json::Buffers::default(),
+            tape: Tape(Vec::new()),
+            ends: Vec::new(),
+        }
+    }
 }
 
 impl Decoder {
@@ -68,30 +85,44 @@ impl Decoder {
         src: &[u8],
         skip_managed_fields: bool,
     ) -> serde_json::Result<K> {
-        if !has_surrogate_escape(src) {
-            self.input.clear();
-            self.input.extend_from_slice(src);
-            if let Ok(mut tape) =
-                simd_json::to_tape_with_buffers(&mut self.input, &mut self.buffers)
-                && nesting_within(&tape.0, RECURSION_LIMIT, &mut self.ends)
-            {
+        match self.decode_simd(src, skip_managed_fields) {
+            Some(obj) => Ok(obj),
+            None => serde_json::from_slice(src),
+        }
+    }
+
+    /// simd-json's decoding of `src`, when it succeeds and passes the checks of the module
+    /// docs.
+    fn decode_simd<K: DeserializeOwned>(
+        &mut self,
+        src: &[u8],
+        skip_managed_fields: bool,
+    ) -> Option<K> {
+        let Self {
+            input,
+            buffers,
+            tape,
+            ends,
+        } = self;
+        input.clear();
+        input.extend_from_slice(src);
+        input.resize(src.len() + simd_json::INPUT_PADDING, 0);
+        let mut tape = std::mem::replace(tape, Tape(Vec::new())).reset();
+        let obj = match simd_json::fill_tape_padded(input, src.len(), buffers, &mut tape) {
+            Ok(()) if nesting_within(&tape.0, RECURSION_LIMIT, ends) => {
                 if skip_managed_fields {
                     remove_managed_fields(&mut tape.0);
                 }
-                if let Ok(obj) = tape.deserialize() {
-                    return Ok(obj);
-                }
+                let mut de = simd_json::Deserializer::from_tape(tape);
+                let obj = K::deserialize(&mut de).ok();
+                tape = de.into_tape();
+                obj
             }
-        }
-        serde_json::from_slice(src)
+            _ => None,
+        };
+        self.tape = tape.reset();
+        obj
     }
-}
-
-/// Whether `src` may hold a `\uD800`-`\uDFFF` escape (UTF-16 surrogates, which serde_json
-/// pairs or rejects and simd-json 0.15 mis-decodes). A false positive (`\\ud` is an escaped
-/// backslash before `ud`) only costs the serde_json path.
-fn has_surrogate_escape(src: &[u8]) -> bool {
-    memchr::memmem::find_iter(src, br"\u").any(|i| matches!(src.get(i + 2), Some(b'd' | b'D')))
 }
 
 /// The number of tape nodes the value at `tape[i]` spans.
