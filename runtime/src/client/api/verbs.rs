@@ -148,13 +148,7 @@ where
         hints: &ListHints<K>,
     ) -> Result<WatchBatchStream<Arc<K>>> {
         let (body, origin) = self.open_watch(wp).await?;
-        let initial_events = wp.send_initial_events;
-        Ok(decode_shared_batches(
-            body,
-            origin,
-            hints.clone(),
-            initial_events,
-        ))
+        Ok(decode_shared_batches(body, origin, hints.clone()))
     }
 
     async fn open_watch(

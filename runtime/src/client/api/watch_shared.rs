@@ -220,32 +220,23 @@ where
 
 /// Decodes a watch body stream into batches of shared events following `hints` (see the
 /// module docs): the batches of [`decode_batches`](super::watch::decode_batches), with the
-/// transform applied, managedFields skipped, exact capacities, two threads for a large
-/// batch, and, until the initial-events-end bookmark, cached objects reused and, when
-/// `initial_events` (a streaming list), the body read ahead by a task of its own (see
-/// [`read_ahead`]). Fused.
+/// body read ahead by a task of its own (see [`read_ahead`]), the transform applied,
+/// managedFields skipped, exact capacities, two threads for a large batch, and, until the
+/// initial-events-end bookmark, cached objects reused. Fused.
 pub(crate) fn decode_shared_batches<K>(
     src: BoxStream<'static, Result<Bytes, Error>>,
     origin: Origin,
     hints: ListHints<K>,
-    initial_events: bool,
 ) -> WatchBatchStream<Arc<K>>
 where
     K: HasMetadata + Clone + DeserializeOwned,
 {
     let origin = Arc::new(origin);
-    let (src, reading_ahead) = if initial_events {
-        let (src, stop) = read_ahead::read_ahead(src);
-        (src, Some(stop))
-    } else {
-        (src, None)
-    };
     let state = (
-        raw_batches(src),
+        raw_batches(read_ahead::read_ahead(src)),
         Arc::new(LineHints::new(hints)),
-        reading_ahead,
     );
-    stream::unfold(state, move |(mut raw, mut hints, mut reading_ahead)| {
+    stream::unfold(state, move |(mut raw, mut hints)| {
         let origin = Arc::clone(&origin);
         async move {
             let batch = raw.next().await?;
@@ -253,16 +244,12 @@ where
             let ended = |e: &Result<WatchEvent<Arc<K>>, Error>| {
                 matches!(e, Ok(WatchEvent::Bookmark(b)) if b.is_initial_events_end())
             };
-            let initial = hints.added.cached.is_some() || reading_ahead.is_some();
-            if initial && out.iter().any(ended) {
+            if hints.added.cached.is_some() && out.iter().any(ended) {
                 // The initial events are over: ordinary watch events follow, one new
-                // object each, in batches too small for the hand-off to pay.
+                // object each.
                 hints = Arc::new(hints.without_cache());
-                if let Some(stop) = reading_ahead.take() {
-                    stop.stop();
-                }
             }
-            Some((out, (raw, hints, reading_ahead)))
+            Some((out, (raw, hints)))
         }
     })
     .fuse()

@@ -49,7 +49,7 @@ fn body(chunks: Vec<Vec<u8>>) -> BoxStream<'static, Result<Bytes, Error>> {
 }
 
 async fn events(chunks: Vec<Vec<u8>>, hints: ListHints<ConfigMap>) -> WatchBatch<Arc<ConfigMap>> {
-    decode_shared_batches(body(chunks), origin(), hints, false)
+    decode_shared_batches(body(chunks), origin(), hints)
         .collect::<Vec<_>>()
         .await
         .into_iter()
@@ -177,18 +177,8 @@ fn counting_lookup(store: &Store<ConfigMap>, calls: &Arc<AtomicUsize>) -> Cached
     })
 }
 
-#[tokio::test]
-async fn added_objects_at_the_cached_resource_version_are_reused_until_the_end_bookmark() {
-    reused_until_the_end_bookmark(false).await;
-}
-
-/// The same with the body read ahead until the end bookmark, as for a streaming list.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn read_ahead_until_the_end_bookmark_changes_no_event() {
-    reused_until_the_end_bookmark(true).await;
-}
-
-async fn reused_until_the_end_bookmark(initial_events: bool) {
+async fn added_objects_at_the_cached_resource_version_are_reused_until_the_end_bookmark() {
     let store = Store::<ConfigMap>::new();
     let a: Arc<ConfigMap> = Arc::new(serde_json::from_value(cm("a", "5", "old")).unwrap());
     let b: Arc<ConfigMap> = Arc::new(serde_json::from_value(cm("b", "6", "old")).unwrap());
@@ -204,7 +194,7 @@ async fn reused_until_the_end_bookmark(initial_events: bool) {
     // batches).
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Result<Bytes, Error>>();
     let rx = stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|c| (c, rx)) });
-    let mut batches = decode_shared_batches(rx.boxed(), origin(), hints, initial_events);
+    let mut batches = decode_shared_batches(rx.boxed(), origin(), hints);
     let first = [
         line("ADDED", cm("a", "5", "old")),
         line("ADDED", cm("b", "7", "new")),
