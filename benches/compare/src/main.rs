@@ -10,9 +10,11 @@
 //! libraries run in the same binary, hence with the same global allocator (the system one).
 //! Each client process has a 2-worker tokio runtime, as the server has.
 //! `KINFORM_COMPARE_RUNS=N` runs every scenario N times, interleaved, and reports the run
-//! with the median time of each (see [`runs`]).
+//! with the median time of each (see [`runs`]). `kinform-compare page-touch` measures what a
+//! page fault costs on the machine (see [`page_touch`]).
 
 mod heap;
+mod page_touch;
 mod rss;
 mod scenario;
 mod server;
@@ -92,6 +94,7 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     match args.get(1).map(String::as_str) {
         Some("server") => server::run(args[2].parse().expect("pods")),
+        Some("page-touch") => page_touch::run(),
         Some("client") => {
             let events: u64 = args.get(4).and_then(|a| a.parse().ok()).unwrap_or(0);
             let namespace = args.get(5).map_or(args[2].as_str(), String::as_str);
