@@ -41,6 +41,8 @@
 use serde::de::DeserializeOwned;
 use simd_json::{Node, Tape};
 
+use super::heap_ahead;
+
 /// serde_json's recursion limit: documents nested deeper go to serde_json.
 const RECURSION_LIMIT: usize = 128;
 
@@ -57,7 +59,15 @@ pub(crate) struct Decoder {
     tape: Tape<'static>,
     /// Open containers while the depth is checked: the tape index each one ends at.
     ends: Vec<usize>,
+    /// Bytes of JSON this thread's heap is still grown ahead for (see [`heap_ahead`]).
+    heap_ahead_for: usize,
 }
+
+/// When the heap grown ahead is used up, it is grown again for this much more JSON at
+/// least: a thread that takes more than its share of a batch (its expected share is
+/// prepared when it starts) grows its heap in steps of 1.25 MiB instead of one page at a
+/// time, each page an `mprotect` that stalls the other thread's page faults.
+const HEAP_AHEAD_STEP: usize = 256 * 1024;
 
 impl Default for Decoder {
     fn default() -> Self {
@@ -66,16 +76,23 @@ impl Default for Decoder {
             buffers: simd_json::Buffers::default(),
             tape: Tape(Vec::new()),
             ends: Vec::new(),
+            heap_ahead_for: 0,
         }
     }
 }
 
 impl Decoder {
     /// A decoder for about `json_bytes` of objects on this thread, whose heap is made ready
-    /// for them first (see [`heap_ahead`](super::heap_ahead)).
+    /// for them first (see [`heap_ahead`]).
     pub(crate) fn for_objects(json_bytes: usize) -> Self {
-        super::heap_ahead::reserve_for(json_bytes);
-        Self::default()
+        let mut decoder = Self::default();
+        decoder.grow_heap_ahead(json_bytes);
+        decoder
+    }
+
+    fn grow_heap_ahead(&mut self, json_bytes: usize) {
+        heap_ahead::reserve_for(json_bytes);
+        self.heap_ahead_for = json_bytes;
     }
 
     /// Decodes `src` as one JSON document (see the module docs); `skip_managed_fields`
@@ -85,6 +102,10 @@ impl Decoder {
         src: &[u8],
         skip_managed_fields: bool,
     ) -> serde_json::Result<K> {
+        if src.len() > self.heap_ahead_for {
+            self.grow_heap_ahead(src.len().max(HEAP_AHEAD_STEP));
+        }
+        self.heap_ahead_for -= src.len();
         match self.decode_simd(src, skip_managed_fields) {
             Some(obj) => Ok(obj),
             None => serde_json::from_slice(src),
@@ -103,6 +124,7 @@ impl Decoder {
             buffers,
             tape,
             ends,
+            ..
         } = self;
         input.clear();
         input.extend_from_slice(src);

@@ -21,13 +21,21 @@
 //! per block.
 //!
 //! It is done once per page of a LIST and per batch of watch lines, by each decoding thread
-//! for its share ([`Decoder::for_objects`](super::fast_decode::Decoder::for_objects)).
+//! for its share ([`Decoder::for_objects`](super::fast_decode::Decoder::for_objects)), and
+//! again in steps whenever a thread decodes more than that (its share is an estimate: the
+//! threads take chunks from a common counter). Growing a thread's heap for both threads'
+//! whole batch instead removed the single-page `mprotect` calls as well, but the blocks'
+//! headers touch one page each, which the arena's trim then gives back: 10% more page faults
+//! per event (BENCHMARKS.md, session 6).
 //! Measured in BENCHMARKS.md (session 5): 12-15% of the client's CPU in `mprotect` before,
 //! 2-4% after.
 
-/// Heap bytes an object takes per byte of its JSON, rounded up (pods without managedFields:
-/// 25 KB for 5-6 KB of JSON; small ConfigMaps: 2.6 KB for 0.8 KB).
-const HEAP_PER_JSON_BYTE: usize = 4;
+/// Heap bytes an object takes per byte of its JSON, with a margin (pods decoded without
+/// managedFields: 25 KB for 6.2 KB of JSON, 4.0x; small ConfigMaps: 2.6 KB for 0.8 KB). At
+/// exactly 4, the last percent of every thread's share of a streaming list grew its arena
+/// one page, one `mprotect`, at a time: 5,800 single-page calls in a 10k-pod sync, 300
+/// with 5 (`strace -f -e trace=mprotect`, BENCHMARKS.md session 6).
+const HEAP_PER_JSON_BYTE: usize = 5;
 
 /// Below glibc's default mmap threshold, so that a block comes from the thread's arena.
 const BLOCK: usize = 96 * 1024;
