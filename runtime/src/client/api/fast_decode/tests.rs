@@ -289,6 +289,26 @@ proptest! {
         prop_assert_eq!(ours, serde_json::from_slice::<Value>(&b).unwrap());
     }
 
+    /// One decoder for many documents, as a decoding thread has: the tape, the input copy
+    /// and the heap accounting carried from one document to the next change no result,
+    /// whether a document before decoded, failed or was too deep for simd-json.
+    #[test]
+    fn one_decoder_decodes_a_sequence_as_serde_json_does(
+        docs in proptest::collection::vec((value(), 0u8..4), 1..12)
+    ) {
+        let mut decoder = Decoder::for_objects(0);
+        for (v, kind) in docs {
+            let b = match kind {
+                0 => b"{\"cut\": [1, 2".to_vec(),
+                1 => format!("{}1{}", "[".repeat(200), "]".repeat(200)).into_bytes(),
+                _ => serde_json::to_vec(&without_floats(v)).unwrap(),
+            };
+            let ours = decoder.decode::<Value>(&b, false).map_err(|e| e.to_string());
+            let theirs = serde_json::from_slice::<Value>(&b).map_err(|e| e.to_string());
+            prop_assert_eq!(ours, theirs);
+        }
+    }
+
     #[test]
     fn floats_are_the_nearest_f64(f in any::<f64>().prop_filter("finite", |f| f.is_finite()), exp in -30i32..30) {
         for text in [serde_json::to_string(&f).unwrap(), format!("{f:e}"), format!("{}e{exp}", f / 7.0)] {
