@@ -125,12 +125,18 @@ where
     // workers do not take from.
     tokio::task::yield_now().await;
     let total: usize = ranges.iter().map(|r| r.len()).sum();
-    let items = if total < PARALLEL_MIN_BYTES || ranges.len() < 2 {
-        decode_items(&mut Decoder::for_objects(total), &bytes, &ranges, 0, hints)
-    } else {
-        decode_parallel(bytes, ranges, total, hints).await
-    };
-    let items = items.map_err(|(i, e)| origin.error(format!("list item {i}"), e))?;
+    let hints = hints.clone();
+    let parts = two_threads::decode(
+        ranges,
+        total,
+        PARALLEL_MIN_BYTES,
+        move |decoder, part, at| decode_items(decoder, &bytes, part, at, &hints),
+    )
+    .await;
+    let mut items = Vec::with_capacity(parts.iter().map(|p| p.as_ref().map_or(0, Vec::len)).sum());
+    for part in parts {
+        items.extend(part.map_err(|(i, e)| origin.error(format!("list item {i}"), e))?);
+    }
     Ok(ObjectList { metadata, items })
 }
 
@@ -155,30 +161,6 @@ fn check_parts(
         Some(r) if bytes[r.start] != b'[' && &bytes[r.clone()] != b"null" => Err(()),
         _ => Ok((metadata, parts.item_ranges)),
     }
-}
-
-/// Decodes the items (`total` bytes of them) on this thread and a blocking thread (see
-/// [`two_threads`]).
-async fn decode_parallel<K>(
-    bytes: Vec<u8>,
-    ranges: Vec<Range<usize>>,
-    total: usize,
-    hints: &ListHints<K>,
-) -> std::result::Result<Vec<Arc<K>>, ItemError>
-where
-    K: HasMetadata + Clone + DeserializeOwned,
-{
-    let hints = hints.clone();
-    let new_decoder = move || Decoder::for_objects(total / 2);
-    let parts = two_threads::share(ranges, new_decoder, move |decoder, part, at| {
-        decode_items(decoder, &bytes, part, at, &hints)
-    })
-    .await;
-    let mut items = Vec::with_capacity(parts.iter().map(|p| p.as_ref().map_or(0, Vec::len)).sum());
-    for part in parts {
-        items.extend(part?);
-    }
-    Ok(items)
 }
 
 /// Decodes `ranges` of `bytes` (items numbered from `first`), stopping at the first error.

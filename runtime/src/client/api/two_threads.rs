@@ -14,6 +14,8 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use super::fast_decode::Decoder;
+
 /// Chunks the work is cut into (fewer when it has fewer elements).
 const CHUNKS: usize = 32;
 
@@ -81,6 +83,28 @@ where
     }
     done.sort_unstable_by_key(|(c, _)| *c);
     done.into_iter().map(|(_, r)| r).collect()
+}
+
+/// Decodes `work` (`json_bytes` of JSON in all) with `f`: on this thread alone when it is
+/// under `parallel_min_bytes` or a single element, else on this thread and a blocking
+/// thread ([`share`]). Each thread's decoder has its heap grown ahead for its expected share
+/// ([`Decoder::for_objects`]). Returns the results in order, one per chunk.
+pub(crate) async fn decode<I, R, F>(
+    work: Vec<I>,
+    json_bytes: usize,
+    parallel_min_bytes: usize,
+    f: F,
+) -> Vec<R>
+where
+    I: Send + Sync + 'static,
+    R: Send + 'static,
+    F: Fn(&mut Decoder, &[I], usize) -> R + Send + Sync + 'static,
+{
+    if json_bytes < parallel_min_bytes || work.len() < 2 {
+        vec![f(&mut Decoder::for_objects(json_bytes), &work, 0)]
+    } else {
+        share(work, move || Decoder::for_objects(json_bytes / 2), f).await
+    }
 }
 
 #[cfg(test)]

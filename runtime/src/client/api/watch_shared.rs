@@ -201,19 +201,15 @@ where
     K: HasMetadata + Clone + DeserializeOwned,
 {
     let total: usize = raw.lines.iter().map(Bytes::len).sum();
-    let mut out = if total < PARALLEL_MIN_BYTES || raw.lines.len() < 2 {
-        decode_lines(&mut Decoder::for_objects(total), &raw.lines, hints, origin)
-    } else {
-        let (hints, origin) = (Arc::clone(hints), Arc::clone(origin));
-        let new_decoder = move || Decoder::for_objects(total / 2);
-        two_threads::share(raw.lines, new_decoder, move |decoder, part, _| {
-            decode_lines(decoder, part, &hints, &origin)
-        })
-        .await
-        .into_iter()
-        .flatten()
-        .collect()
-    };
+    let (hints, origin) = (Arc::clone(hints), Arc::clone(origin));
+    let parts = two_threads::decode(
+        raw.lines,
+        total,
+        PARALLEL_MIN_BYTES,
+        move |decoder, part, _| decode_lines(decoder, part, &hints, &origin),
+    )
+    .await;
+    let mut out: WatchBatch<Arc<K>> = parts.into_iter().flatten().collect();
     out.extend(raw.error.map(Err));
     out
 }
