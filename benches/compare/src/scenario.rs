@@ -37,6 +37,22 @@ pub struct Figures {
     pub events_minor_faults: u64,
 }
 
+impl Figures {
+    /// The figures of `events` watch events received in `secs`, with the process's CPU and
+    /// page faults since `before`.
+    pub fn burst(events: u64, secs: f64, before: &crate::rss::Usage) -> Self {
+        let after = crate::rss::usage();
+        Figures {
+            events,
+            events_secs: secs,
+            events_cpu_secs: after.cpu_secs - before.cpu_secs,
+            events_user_secs: after.user_secs - before.user_secs,
+            events_minor_faults: after.minor_faults - before.minor_faults,
+            ..Figures::default()
+        }
+    }
+}
+
 /// A handler's calls: how many, and the first and last instants.
 pub struct Counter {
     n: AtomicU64,
@@ -168,13 +184,6 @@ pub async fn watch_burst(counter: &Arc<Counter>, n: u64, namespace: &str) -> Fig
         );
         tokio::time::sleep(Duration::from_millis(1)).await;
     }
-    let after = crate::rss::usage();
-    Figures {
-        events: n,
-        events_secs: (counter.last_instant() - counter.first_instant()).as_secs_f64(),
-        events_cpu_secs: after.cpu_secs - usage.cpu_secs,
-        events_user_secs: after.user_secs - usage.user_secs,
-        events_minor_faults: after.minor_faults - usage.minor_faults,
-        ..Figures::default()
-    }
+    let secs = (counter.last_instant() - counter.first_instant()).as_secs_f64();
+    Figures::burst(n, secs, &usage)
 }

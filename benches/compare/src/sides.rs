@@ -201,13 +201,5 @@ pub async fn floor_watch(url: &str, n: usize) -> Figures {
         let e: WatchLine = serde_json::from_str(l).expect("line");
         std::hint::black_box(e.object);
     }
-    let after = crate::rss::usage();
-    Figures {
-        events: lines.len() as u64,
-        events_secs: start.elapsed().as_secs_f64(),
-        events_cpu_secs: after.cpu_secs - usage.cpu_secs,
-        events_user_secs: after.user_secs - usage.user_secs,
-        events_minor_faults: after.minor_faults - usage.minor_faults,
-        ..Figures::default()
-    }
+    Figures::burst(lines.len() as u64, start.elapsed().as_secs_f64(), &usage)
 }
