@@ -15,20 +15,20 @@
 //! `mprotect` per block instead of per page; glibc does not lower an arena's protected size
 //! again when it trims it (`shrink_heap` only `madvise`s the pages away, unless
 //! `vm.overcommit_memory` is 2), so the objects decoded next are carved from space that is
-//! already writable. Only the blocks' chunk headers are written (one page per block, which
-//! the objects then use), so the blocks cost no other page faults or resident memory. With another global allocator (jemalloc, mimalloc)
-//! the same calls take and return a few large blocks, which costs well under a microsecond
-//! per block.
+//! already writable. Only the blocks' chunk headers are written, one page per block: the
+//! objects then use that page, unless the arena's trim gives it back first because the
+//! blocks outgrew what was decoded (so reserving far more than needed costs page faults:
+//! preparing each thread for both threads' whole batch cost 10% more faults per event in a
+//! watch burst, BENCHMARKS.md session 6). With another global allocator (jemalloc,
+//! mimalloc) the same calls take and return a few large blocks, which costs well under a
+//! microsecond per block.
 //!
 //! It is done once per page of a LIST and per batch of watch lines, by each decoding thread
 //! for its share ([`Decoder::for_objects`](super::fast_decode::Decoder::for_objects)), and
 //! again in steps whenever a thread decodes more than that (its share is an estimate: the
-//! threads take chunks from a common counter). Growing a thread's heap for both threads'
-//! whole batch instead removed the single-page `mprotect` calls as well, but the blocks'
-//! headers touch one page each, which the arena's trim then gives back: 10% more page faults
-//! per event (BENCHMARKS.md, session 6).
-//! Measured in BENCHMARKS.md (session 5): 12-15% of the client's CPU in `mprotect` before,
-//! 2-4% after.
+//! threads take chunks from a common counter). Measured in BENCHMARKS.md: 12-15% of the
+//! client's CPU in `mprotect` before, 2-4% after (session 5); the margin and the steps left
+//! 300 of 5,800 single-page `mprotect` calls in a streaming sync (session 6).
 
 /// Heap bytes an object takes per byte of its JSON, with a margin (pods decoded without
 /// managedFields: 25 KB for 6.2 KB of JSON, 4.0x; small ConfigMaps: 2.6 KB for 0.8 KB). At
