@@ -14,9 +14,9 @@ use std::time::Duration;
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use k8s_openapi::api::core::v1::Pod;
-use kinform::fifo::{Delta, DeltaFifo, Deltas, KnownObjects};
-use kinform::reflector::ReflectorSink;
-use kinform::store::Store;
+use kinform_runtime::fifo::{Delta, DeltaFifo, Deltas, KnownObjects};
+use kinform_runtime::reflector::ReflectorSink;
+use kinform_runtime::store::Store;
 
 const N: usize = 10_000;
 

@@ -17,10 +17,10 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
-use kinform::informer::{EventHandlerFns, InformerFactory};
-use kinform::reflector::ListMode;
-use kinform::testing::TestApiServer;
-use kinform::{Client, Config};
+use kinform_client::{Client, Config};
+use kinform_runtime::informer::{EventHandlerFns, InformerFactory};
+use kinform_runtime::reflector::ListMode;
+use kinform_testserver::TestApiServer;
 use serde::Deserialize;
 use tokio::runtime::Runtime;
 

@@ -15,9 +15,9 @@ use std::time::Duration;
 
 use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use k8s_openapi::api::core::v1::Pod;
-use kinform::HasMetadata;
-use kinform::selector::LabelSelector;
-use kinform::store::{NAMESPACE_INDEX, Store};
+use kinform_core::HasMetadata;
+use kinform_core::selector::LabelSelector;
+use kinform_runtime::store::{NAMESPACE_INDEX, Store};
 
 /// A pod as informers cache them: namespace, name, uid, resource version and three labels,
 /// `app` shared by 100 pods in a namespace, `pod-template-hash` by 10, `instance` unique.

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use kinform::workqueue::{
+use kinform_runtime::workqueue::{
     DelayingQueue, Queue, RateLimitingQueue, default_controller_rate_limiter,
 };
 

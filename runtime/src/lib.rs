@@ -1,48 +1,26 @@
-//! # kinform
+//! # kinform-runtime
 //!
-//! The runtime every kinform controller links: typed clients over a hyper + rustls transport,
-//! the reflector, DeltaFIFO, indexed store, shared informers, listers and the workqueue
-//! family, reproducing client-go's semantics (see `DESIGN.md` in the repository).
+//! The controller runtime: the third layer of kinform (see the repository's
+//! `ARCHITECTURE.md`), reproducing client-go's `tools/cache`, `util/workqueue`,
+//! `tools/leaderelection` and `tools/events`, and controller-runtime's controller loop. It
+//! imports `kinform-core` and `kinform-client`, never the reverse; the reflector reads the API
+//! through the client's decoding seam ([`reflector::ListerWatcher`], implemented for `Api<K>`).
+//!
+//! The flow of one object: [`reflector`] (list + watch) -> [`fifo`] (DeltaFIFO, per-key
+//! deltas) -> [`informer`] (applies each delta to the [`store`] and notifies handlers) ->
+//! handlers -> [`workqueue`] -> [`controller`] workers reading [`lister`]s. [`leader`]
+//! elects one active replica on a Lease; [`events`] records Events.
 //!
 //! Objects are decoded once and shared as [`Arc<K>`](std::sync::Arc) between the FIFO, the
 //! indexer, event handlers and listers. Keys are `namespace/name`, or `name` for
 //! cluster-scoped objects, as client-go's `MetaNamespaceKeyFunc`.
 
-pub mod client;
 pub mod controller;
-#[cfg(feature = "derive")]
-pub mod crd;
 pub mod events;
 pub mod fifo;
 pub mod informer;
 pub mod leader;
 pub mod lister;
 pub mod reflector;
-pub mod resource;
-pub mod selector;
 pub mod store;
 pub mod workqueue;
-
-#[cfg(feature = "testing")]
-pub mod testing;
-
-pub use client::{
-    Api, Client, Config, DynamicObject, Error, ListParams, ListerWatcher, PartialObjectMetadata,
-    WatchEvent, WatchParams,
-};
-pub use resource::{ApiResource, HasMetadata, Resource, Scope};
-pub use selector::{FieldSelector, LabelSelector};
-
-/// `#[derive(CustomResource)]`: the root type, `Resource` impl, CRD, typed client, lister,
-/// informer and factory accessor of a hand-written spec type.
-#[cfg(feature = "derive")]
-pub use kinform_macros::CustomResource;
-
-/// `#[api_group(group = "...")]` on an inline module of derived types: the group accessors
-/// `client.example_com_v1().foos("ns")` and `factory.example_com().v1().foos()`, as generated
-/// code has them.
-#[cfg(feature = "derive")]
-pub use kinform_macros::api_group;
-
-/// Re-exported so that generated and derived code can name it through `kinform`.
-pub use k8s_openapi;

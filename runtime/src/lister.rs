@@ -9,9 +9,9 @@
 use std::fmt;
 use std::sync::Arc;
 
-use crate::resource::HasMetadata;
-use crate::selector::LabelSelector;
 use crate::store::{NAMESPACE_INDEX, Store, StoreError};
+use kinform_core::resource::HasMetadata;
+use kinform_core::selector::LabelSelector;
 
 /// Reads objects of type `K` from a cache.
 pub struct Lister<K> {

@@ -9,9 +9,9 @@
 use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::ConfigMap;
-use kinform::fifo::{Delta, DeltaFifo, DeltaType, Deltas, KnownObjects};
-use kinform::reflector::{ReflectorSink, SinkOp};
-use kinform::store::Store;
+use kinform_runtime::fifo::{Delta, DeltaFifo, DeltaType, Deltas, KnownObjects};
+use kinform_runtime::reflector::{ReflectorSink, SinkOp};
+use kinform_runtime::store::Store;
 use proptest::prelude::*;
 
 #[derive(Clone, Debug)]

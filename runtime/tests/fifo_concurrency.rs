@@ -6,9 +6,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::ConfigMap;
-use kinform::fifo::{Delta, DeltaFifo, KnownObjects};
-use kinform::reflector::ReflectorSink;
-use kinform::store::Store;
+use kinform_runtime::fifo::{Delta, DeltaFifo, KnownObjects};
+use kinform_runtime::reflector::ReflectorSink;
+use kinform_runtime::store::Store;
 use parking_lot::Mutex;
 
 const PRODUCERS: usize = 4;
@@ -36,7 +36,7 @@ async fn producers_and_consumers_deliver_every_change_in_order() {
             let (fifo, store, seen) = (fifo.clone(), store.clone(), Arc::clone(&seen));
             tokio::spawn(async move {
                 loop {
-                    let process = |d: &kinform::fifo::Deltas<ConfigMap>| {
+                    let process = |d: &kinform_runtime::fifo::Deltas<ConfigMap>| {
                         let mut seen = seen.lock();
                         let versions = seen.entry(d.key().to_string()).or_default();
                         for delta in d {

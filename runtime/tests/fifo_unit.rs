@@ -4,9 +4,11 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::ConfigMap;
-use kinform::fifo::{Deleted, Delta, DeltaFifo, DeltaType, Deltas, FifoClosed, KnownObjects};
-use kinform::reflector::{ReflectorSink, SinkClosed};
-use kinform::store::Store;
+use kinform_runtime::fifo::{
+    Deleted, Delta, DeltaFifo, DeltaType, Deltas, FifoClosed, KnownObjects,
+};
+use kinform_runtime::reflector::{ReflectorSink, SinkClosed};
+use kinform_runtime::store::Store;
 
 fn cm(name: &str, rv: &str) -> Arc<ConfigMap> {
     let mut obj = ConfigMap::default();

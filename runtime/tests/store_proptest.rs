@@ -7,8 +7,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::ConfigMap;
-use kinform::selector::LabelSelector;
-use kinform::store::{IndexFn, LABEL_INDEX, NAMESPACE_INDEX, Store, StoreError};
+use kinform_core::selector::LabelSelector;
+use kinform_runtime::store::{IndexFn, LABEL_INDEX, NAMESPACE_INDEX, Store, StoreError};
 use proptest::prelude::*;
 
 const NAMESPACES: [Option<&str>; 3] = [None, Some("n1"), Some("n2")];
@@ -87,7 +87,7 @@ fn label_values() -> IndexFn<ConfigMap> {
 fn keys_of(objs: Vec<Arc<ConfigMap>>) -> BTreeSet<String> {
     objs.iter()
         .map(|o| {
-            kinform::resource::object_key(
+            kinform_core::resource::object_key(
                 o.metadata.namespace.as_deref(),
                 o.metadata.name.as_deref().unwrap(),
             )

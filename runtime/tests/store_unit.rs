@@ -4,9 +4,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::ConfigMap;
-use kinform::reflector::ReflectorSink;
-use kinform::selector::LabelSelector;
-use kinform::store::{IndexFn, LABEL_INDEX, NAMESPACE_INDEX, ObjectKey, Store, StoreError};
+use kinform_core::selector::LabelSelector;
+use kinform_runtime::reflector::ReflectorSink;
+use kinform_runtime::store::{IndexFn, LABEL_INDEX, NAMESPACE_INDEX, ObjectKey, Store, StoreError};
 
 fn cm(ns: Option<&str>, name: &str, labels: &[(&str, &str)], rv: &str) -> Arc<ConfigMap> {
     let mut obj = ConfigMap::default();

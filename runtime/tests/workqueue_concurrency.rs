@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
-use kinform::workqueue::Queue;
+use kinform_runtime::workqueue::Queue;
 
 const KEYS: usize = 64;
 const PRODUCERS: u64 = 8;

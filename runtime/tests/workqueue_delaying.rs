@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use futures_util::FutureExt;
-use kinform::workqueue::DelayingQueue;
+use kinform_runtime::workqueue::DelayingQueue;
 
 fn secs(s: u64) -> Duration {
     Duration::from_secs(s)
@@ -176,7 +176,7 @@ mod model {
     use std::time::Duration;
 
     use futures_util::FutureExt;
-    use kinform::workqueue::DelayingQueue;
+    use kinform_runtime::workqueue::DelayingQueue;
     use proptest::prelude::*;
 
     #[derive(Debug, Clone)]

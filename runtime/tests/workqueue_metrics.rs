@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use kinform::workqueue::{
+use kinform_runtime::workqueue::{
     CounterMetric, DelayingQueue, GaugeMetric, HistogramMetric, MetricsProvider, Queue,
     QueueConfig, SettableGaugeMetric,
 };
@@ -202,7 +202,7 @@ async fn unnamed_queue_reports_nothing() {
 #[cfg(feature = "prometheus")]
 #[tokio::test(start_paused = true)]
 async fn prometheus_provider_exports_client_go_names() {
-    use kinform::workqueue::PrometheusMetricsProvider;
+    use kinform_runtime::workqueue::PrometheusMetricsProvider;
 
     let registry = prometheus::Registry::new();
     let provider = PrometheusMetricsProvider::new(&registry).unwrap();

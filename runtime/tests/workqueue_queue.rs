@@ -5,7 +5,7 @@ use std::collections::{HashSet, VecDeque};
 use std::time::Duration;
 
 use futures_util::FutureExt;
-use kinform::workqueue::Queue;
+use kinform_runtime::workqueue::Queue;
 use proptest::prelude::*;
 
 /// client-go's queue written the obvious way: a FIFO plus dirty and processing sets.

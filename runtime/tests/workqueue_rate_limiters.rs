@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use kinform::workqueue::{
+use kinform_runtime::workqueue::{
     BucketRateLimiter, ItemExponentialFailureRateLimiter, ItemFastSlowRateLimiter,
     MaxOfRateLimiter, RateLimiter, RateLimitingQueue, WithMaxWaitRateLimiter,
     default_controller_rate_limiter,

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::resource::split_key;
+use kinform_core::resource::split_key;
 
 /// What to do with a key after a successful reconcile.
 ///

@@ -11,10 +11,10 @@ use super::metrics::{ControllerMetricsProvider, Recorder};
 use super::run::Controller;
 use super::watch::{EnqueueMapped, EnqueueSelf, Mapper, Registered, Watch, owner_mapper};
 use crate::informer::InformerFactory;
-use crate::resource::{Resource, object_key};
 use crate::workqueue::{
     MetricsProvider, QueueConfig, RateLimiter, RateLimitingQueue, default_controller_rate_limiter,
 };
+use kinform_core::resource::{Resource, object_key};
 
 type WatchFn = Box<dyn FnOnce(&InformerFactory, &RateLimitingQueue<String>) -> Box<dyn Watch>>;
 
@@ -91,7 +91,7 @@ impl<K: Resource> ControllerBuilder<K> {
 
     /// Reconciles the keys of `K` that `mapper` returns for every change of a `C` (for an
     /// update, those of the old and of the new state; for a delete, those of the last known
-    /// state). Use [`object_key`](crate::resource::object_key) to build keys.
+    /// state). Use [`object_key`](kinform_core::resource::object_key) to build keys.
     pub fn watches<C: Resource, I>(self, mapper: impl Fn(&C) -> I + Send + Sync + 'static) -> Self
     where
         I: IntoIterator<Item = String>,
@@ -158,7 +158,7 @@ impl<K: Resource> ControllerBuilder<K> {
 /// [`watches`](ControllerBuilder::watches) mappers).
 pub fn key_of<K: Resource>(namespace: Option<&str>, name: &str) -> String {
     match K::SCOPE {
-        crate::resource::Scope::Namespaced => object_key(namespace, name),
-        crate::resource::Scope::Cluster => object_key(None, name),
+        kinform_core::resource::Scope::Namespaced => object_key(namespace, name),
+        kinform_core::resource::Scope::Cluster => object_key(None, name),
     }
 }

@@ -28,11 +28,11 @@
 //!   feature), and always-on counters ([`Controller::stats`]).
 //!
 //! ```no_run
-//! # async fn demo(client: kinform::Client) {
+//! # async fn demo(client: kinform_client::Client) {
 //! use std::time::Duration;
 //! use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
-//! use kinform::controller::{Action, Controller, shutdown_signal};
-//! use kinform::informer::InformerFactory;
+//! use kinform_runtime::controller::{Action, Controller, shutdown_signal};
+//! use kinform_runtime::informer::InformerFactory;
 //!
 //! let factory = InformerFactory::new(client);
 //! let controller = Controller::<Deployment>::builder(&factory)

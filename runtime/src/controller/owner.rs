@@ -9,7 +9,7 @@
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 
-use crate::resource::{HasMetadata, Resource, Scope, object_key};
+use kinform_core::resource::{HasMetadata, Resource, Scope, object_key};
 
 /// The `ownerReferences` entry of `obj` with `controller: true`, if any (`GetControllerOf`).
 pub fn controller_of<C: HasMetadata>(obj: &C) -> Option<&OwnerReference> {

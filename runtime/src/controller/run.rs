@@ -15,8 +15,8 @@ use super::metrics::{Outcome, ReconcileStats, Recorder};
 use super::watch::Watch;
 use crate::informer::InformerFactory;
 use crate::lister::Lister;
-use crate::resource::Resource;
 use crate::workqueue::RateLimitingQueue;
+use kinform_core::resource::Resource;
 
 /// Reconciles the objects of `K`: informer handlers put keys into a rate-limited workqueue
 /// and N workers take them out and call the reconcile function (see the

@@ -8,8 +8,8 @@ use futures_util::future::BoxFuture;
 use super::owner::owner_key;
 use crate::fifo::Deleted;
 use crate::informer::{EventHandler, Registration};
-use crate::resource::{HasMetadata, Resource};
 use crate::workqueue::RateLimitingQueue;
+use kinform_core::resource::{HasMetadata, Resource};
 
 /// A registered handler, whatever the type it watches.
 pub(crate) trait Watch: Send + Sync {

@@ -27,8 +27,8 @@
 //! a series.
 //!
 //! ```no_run
-//! # async fn demo(client: kinform::Client, foo: k8s_openapi::api::core::v1::ConfigMap) {
-//! use kinform::events::{EventRecorder, NewEvent, RecorderConfig};
+//! # async fn demo(client: kinform_client::Client, foo: k8s_openapi::api::core::v1::ConfigMap) {
+//! use kinform_runtime::events::{EventRecorder, NewEvent, RecorderConfig};
 //!
 //! let recorder = EventRecorder::new(client, RecorderConfig::new("example.com/foo-controller", "pod-1"));
 //! recorder.record(&foo, NewEvent::normal("Synced", "Reconcile").note("Foo synced successfully"));

@@ -16,8 +16,8 @@ use super::config::RecorderConfig;
 use super::correlator::{SeriesCache, SeriesEntry, SpamFilter, series_key, spam_key};
 use super::reference::object_reference;
 use super::worker::{Work, run_worker};
-use crate::client::Client;
-use crate::resource::Resource;
+use kinform_client::Client;
+use kinform_core::resource::Resource;
 
 /// `type` of an event.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -2,7 +2,7 @@
 
 use k8s_openapi::api::core::v1::ObjectReference;
 
-use crate::resource::{ApiResource, HasMetadata, Resource};
+use kinform_core::resource::{ApiResource, HasMetadata, Resource};
 
 fn non_empty(s: &str) -> Option<String> {
     (!s.is_empty()).then(|| s.to_owned())

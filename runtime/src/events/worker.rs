@@ -12,7 +12,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::time::{Instant, MissedTickBehavior};
 
 use super::recorder::{Counters, Shared};
-use crate::client::{Api, Client, Error, Patch, PatchParams, PostParams};
+use kinform_client::{Api, Client, Error, Patch, PatchParams, PostParams};
 
 /// One unit of work for the sender.
 pub(crate) enum Work {

@@ -4,8 +4,8 @@
 use std::fmt;
 use std::sync::Arc;
 
-use crate::resource::HasMetadata;
 use crate::store::ObjectKey;
+use kinform_core::resource::HasMetadata;
 
 /// The kind of a [`Delta`] (client-go's `DeltaType`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -10,8 +10,8 @@ use super::delta::{Delta, Deltas};
 use super::known::KnownObjects;
 use super::state::State;
 use crate::reflector::{ReflectorSink, SinkClosed, SinkOp};
-use crate::resource::HasMetadata;
 use crate::store::ObjectKey;
+use kinform_core::resource::HasMetadata;
 
 /// The FIFO was closed and has nothing left to pop (client-go's `ErrFIFOClosed`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]

@@ -7,8 +7,8 @@
 
 use std::sync::Arc;
 
-use crate::resource::HasMetadata;
 use crate::store::{ObjectKey, Store};
+use kinform_core::resource::HasMetadata;
 
 /// Read access to the objects the consumer of a [`DeltaFifo`](super::DeltaFifo) knows.
 pub trait KnownObjects<K>: Send + Sync {

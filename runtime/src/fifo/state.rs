@@ -14,8 +14,8 @@ use hashbrown::{DefaultHashBuilder, HashTable};
 
 use super::delta::{Deleted, Delta, Deltas};
 use super::known::KnownObjects;
-use crate::resource::HasMetadata;
 use crate::store::{ObjectKey, hash_key};
+use kinform_core::resource::HasMetadata;
 
 /// Recycled delta buffers kept at most.
 const POOL_MAX: usize = 256;

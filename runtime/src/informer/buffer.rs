@@ -26,8 +26,8 @@ use std::collections::VecDeque;
 use hashbrown::{DefaultHashBuilder, HashTable};
 
 use super::handler::Notification;
-use crate::resource::HasMetadata;
 use crate::store::{ObjectKey, hash_key};
+use kinform_core::resource::HasMetadata;
 
 /// The pending notifications of one key: at most a deletion, then the live object's.
 struct Pending<K> {

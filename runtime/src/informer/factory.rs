@@ -13,10 +13,11 @@ use futures_util::future::{BoxFuture, join_all};
 use parking_lot::Mutex;
 
 use super::shared::SharedIndexInformer;
-use crate::client::{Api, Client, DynamicObject, ListerWatcher, PartialObjectMetadata};
 use crate::lister::Lister;
+use crate::reflector::ListerWatcher;
 use crate::reflector::{ListMode, ReflectorConfig};
-use crate::resource::{ApiResource, HasMetadata, Resource};
+use kinform_client::{Api, Client, DynamicObject, PartialObjectMetadata};
+use kinform_core::resource::{ApiResource, HasMetadata, Resource};
 
 /// The factory's default transform: drops `metadata.managedFields`, which controllers
 /// rarely read and which is often the largest part of an object (kube-controller-manager
@@ -194,10 +195,10 @@ struct FactoryInner {
 /// Shares one informer per (type, namespace, label selector, field selector). Cheap to clone.
 ///
 /// ```no_run
-/// # async fn demo(client: kinform::client::Client) -> Result<(), Box<dyn std::error::Error>> {
+/// # async fn demo(client: kinform_client::Client) -> Result<(), Box<dyn std::error::Error>> {
 /// use std::time::Duration;
 /// use k8s_openapi::api::core::v1::Pod;
-/// use kinform::informer::{EventHandlerFns, InformerFactory};
+/// use kinform_runtime::informer::{EventHandlerFns, InformerFactory};
 ///
 /// let factory = InformerFactory::new(client);
 /// let pods = factory.informer::<Pod>();

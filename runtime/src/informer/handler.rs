@@ -5,8 +5,8 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::fifo::Deleted;
-use crate::resource::HasMetadata;
 use crate::store::ObjectKey;
+use kinform_core::resource::HasMetadata;
 
 /// Receives an informer's notifications. Methods run on the handler's own task, one at a
 /// time, in the order of the object's changes; they should be short (typically: put the key

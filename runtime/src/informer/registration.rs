@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 use super::buffer::Buffer;
 use super::handler::{EventHandler, Notification};
 use super::shared::Inner;
-use crate::resource::HasMetadata;
+use kinform_core::resource::HasMetadata;
 
 /// Notifications a delivery task takes from its buffer at a time.
 const DELIVER_BATCH: usize = 64;
@@ -181,7 +181,7 @@ impl<K> std::fmt::Debug for Registration<K> {
     }
 }
 
-impl<K: crate::resource::HasMetadata> Registration<K> {
+impl<K: kinform_core::resource::HasMetadata> Registration<K> {
     /// True once the informer has synced and every add of the initial list (or, for a
     /// handler added later, of the cached objects) was delivered to this handler.
     pub fn has_synced(&self) -> bool {

@@ -15,15 +15,15 @@ use tokio_util::sync::CancellationToken;
 
 use super::handler::{EventHandler, Notification};
 use super::registration::{HandlerSlot, Registration, wants_sync};
-use crate::client::ListerWatcher;
 use crate::fifo::{Delta, DeltaFifo, Deltas, KnownObjects};
 use crate::lister::Lister;
+use crate::reflector::ListerWatcher;
 use crate::reflector::{
     MetricsSnapshot, Reflector, ReflectorConfig, ReflectorMetrics, ReflectorSink, ShouldResync,
     SinkClosed, SinkOp, Transform, WatchErrorHook,
 };
-use crate::resource::HasMetadata;
 use crate::store::{IndexFn, ObjectKey, Store, StoreError};
+use kinform_core::resource::HasMetadata;
 
 /// The smallest resync period a handler gets (client-go's `minimumResyncPeriod`).
 pub const MINIMUM_RESYNC_PERIOD: Duration = Duration::from_secs(1);
@@ -49,57 +49,6 @@ struct RunParts<K> {
 
 type Spawner<K> =
     Box<dyn Fn(RunParts<K>) -> BoxFuture<'static, Result<(), SinkClosed>> + Send + Sync>;
-
-/// Delegates to a shared lister-watcher, so that each run gets its own reflector.
-struct SharedLw<L>(Arc<L>);
-
-impl<K, L: crate::client::ListerWatcher<K>> crate::client::ListerWatcher<K> for SharedLw<L> {
-    fn list(
-        &self,
-        params: &crate::client::ListParams,
-    ) -> impl Future<Output = Result<crate::client::ObjectList<K>, crate::client::Error>> + Send
-    {
-        self.0.list(params)
-    }
-    fn watch(
-        &self,
-        params: &crate::client::WatchParams,
-    ) -> impl Future<Output = Result<crate::client::WatchStream<K>, crate::client::Error>> + Send
-    {
-        self.0.watch(params)
-    }
-    fn watch_batches(
-        &self,
-        params: &crate::client::WatchParams,
-    ) -> impl Future<Output = Result<crate::client::WatchBatchStream<K>, crate::client::Error>> + Send
-    where
-        K: Send + 'static,
-    {
-        self.0.watch_batches(params)
-    }
-
-    fn watch_shared(
-        &self,
-        params: &crate::client::WatchParams,
-        hints: &crate::client::ListHints<K>,
-    ) -> impl Future<Output = Result<crate::client::WatchBatchStream<Arc<K>>, crate::client::Error>> + Send
-    where
-        K: Send + Sync + 'static,
-    {
-        self.0.watch_shared(params, hints)
-    }
-
-    fn list_shared(
-        &self,
-        params: &crate::client::ListParams,
-        hints: &crate::client::ListHints<K>,
-    ) -> impl Future<Output = Result<crate::client::ObjectList<Arc<K>>, crate::client::Error>> + Send
-    where
-        K: Send,
-    {
-        self.0.list_shared(params, hints)
-    }
-}
 
 /// The FIFO as the reflector's sink, noticing when a Replace completes the sync.
 struct InformerSink<K> {
@@ -205,8 +154,8 @@ impl<K: HasMetadata> SharedIndexInformer<K> {
                 fifo: parts.fifo,
                 after_replace: parts.after_replace,
             });
-            let mut r = Reflector::new(SharedLw(Arc::clone(&lw)), sink, parts.config)
-                .with_metrics(parts.metrics);
+            let mut r =
+                Reflector::new(Arc::clone(&lw), sink, parts.config).with_metrics(parts.metrics);
             if let Some(hook) = parts.hook {
                 r = r.with_error_hook(hook);
             }

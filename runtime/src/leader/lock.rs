@@ -13,7 +13,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use parking_lot::Mutex;
 
 use super::record::LeaderElectionRecord;
-use crate::client::{Api, Error as ClientError, PostParams};
+use kinform_client::{Api, Error as ClientError, PostParams};
 
 /// Why a lock operation failed.
 #[derive(Debug, thiserror::Error)]

@@ -32,9 +32,9 @@
 //! `leaseDurationSeconds` is whole seconds, so `lease_duration` is rounded up.
 //!
 //! ```no_run
-//! # async fn demo(client: kinform::Client) -> Result<(), Box<dyn std::error::Error>> {
-//! use kinform::Api;
-//! use kinform::leader::{LeaderCallbacks, LeaderElectionConfig, LeaderElector, LeaseLock};
+//! # async fn demo(client: kinform_client::Client) -> Result<(), Box<dyn std::error::Error>> {
+//! use kinform_client::Api;
+//! use kinform_runtime::leader::{LeaderCallbacks, LeaderElectionConfig, LeaderElector, LeaseLock};
 //! use tokio_util::sync::CancellationToken;
 //!
 //! let lock = LeaseLock::new(Api::namespaced(client, "kube-system"), "my-controller", "pod-1");

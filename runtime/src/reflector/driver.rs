@@ -1,7 +1,7 @@
 //! The driver that performs the state machine's requests against a [`ListerWatcher`] and
 //! writes its outputs to a [`ReflectorSink`].
 //!
-//! Watches are read in batches of shared objects ([`ListerWatcher::watch_shared`], with the
+//! Watches are read in batches of shared objects ([`ListerWatcher::watch`], with the
 //! same decoding hints as lists; cached objects may stand in only for the initial events of
 //! a streaming list): every event of a batch
 //! still goes through [`Machine::step`] on its own (resourceVersion, ERROR and bookmark
@@ -18,13 +18,16 @@ use futures_util::StreamExt;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use super::ListerWatcher;
 use super::config::ReflectorConfig;
 use super::error::ReflectorError;
 use super::metrics::ReflectorMetrics;
 use super::sink::{ReflectorSink, SinkClosed};
 use super::state::{Command, Input, Machine, SinkOp, State};
-use crate::client::{Error, ListHints, ListerWatcher, WatchBatchStream, WatchEvent};
-use crate::resource::HasMetadata;
+use kinform_client::Error;
+use kinform_client::decode::{ListHints, WatchBatchStream};
+use kinform_core::resource::HasMetadata;
+use kinform_core::{Transform, WatchEvent};
 
 /// Called with every error the reflector recovers from (client-go's `WatchErrorHandler`).
 pub type WatchErrorHook = Arc<dyn Fn(&ReflectorError) + Send + Sync>;
@@ -32,10 +35,6 @@ pub type WatchErrorHook = Arc<dyn Fn(&ReflectorError) + Send + Sync>;
 /// Decides, at each resync check, whether the sink should be resynced (client-go's
 /// `ShouldResync`, answered by the informer's handlers).
 pub type ShouldResync = Arc<dyn Fn() -> bool + Send + Sync>;
-
-/// Rewrites each object once, after decoding and before it reaches the sink (client-go's
-/// `TransformFunc`; e.g. drop `managedFields`).
-pub type Transform<K> = Arc<dyn Fn(&mut K) + Send + Sync>;
 
 /// The open watch: its stream of batches and the undelivered rest of the current batch.
 struct OpenWatch<K> {
@@ -54,7 +53,7 @@ impl<K> Default for OpenWatch<K> {
 
 fn event_input<K>(item: Result<WatchEvent<Arc<K>>, Error>) -> Input<K> {
     match item {
-        Ok(event) => Input::EventShared(event),
+        Ok(event) => Input::Event(event),
         Err(e) => Input::StreamError(e),
     }
 }
@@ -183,20 +182,12 @@ where
         let mut ops: Vec<SinkOp<K>> = Vec::new();
         let hints = self.list_hints();
         loop {
-            let mut input = match (state.command(), watch.pending.next()) {
+            // Listed objects and watch events come transformed (the hints carry the
+            // transform into the decoding).
+            let input = match (state.command(), watch.pending.next()) {
                 (Command::NextEvent, Some(item)) => event_input(item),
                 _ => self.perform(&state, &mut watch, &hints).await,
             };
-            // Shared lists and events were transformed while decoding.
-            if let Some(transform) = &self.transform {
-                match &mut input {
-                    Input::Listed(Ok(page)) => page.items.iter_mut().for_each(|o| transform(o)),
-                    Input::Event(
-                        WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o),
-                    ) => transform(o),
-                    _ => {}
-                }
-            }
             let (out, next) = machine.step(state, input, Instant::now());
             if !next.reads_stream() {
                 // The rest of a batch after the event that ended the watch is dropped, as
@@ -262,7 +253,7 @@ where
                 } else {
                     without_lookups()
                 };
-                Input::ListedShared(self.lister_watcher.list_shared(params, &hints).await)
+                Input::Listed(self.lister_watcher.list(params, &hints).await)
             }
             Command::Watch(params) => {
                 let sent_at = Instant::now();
@@ -271,7 +262,7 @@ where
                 } else {
                     without_lookups()
                 };
-                let result = match self.lister_watcher.watch_shared(params, &hints).await {
+                let result = match self.lister_watcher.watch(params, &hints).await {
                     Ok(s) => {
                         *watch = OpenWatch {
                             stream: Some(s),

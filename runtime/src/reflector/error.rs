@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::client::Error;
+use kinform_client::Error;
 
 /// An error the reflector met and recovered from (by retrying, re-watching or relisting).
 #[derive(Debug, thiserror::Error)]

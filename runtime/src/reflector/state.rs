@@ -16,8 +16,10 @@ use super::backoff::Backoff;
 use super::config::{ListMode, ReflectorConfig};
 use super::error::ReflectorError;
 use super::metrics::ReflectorMetrics;
-use crate::client::{Error, ListParams, ObjectList, ResourceVersionMatch, WatchEvent, WatchParams};
-use crate::resource::HasMetadata;
+use kinform_client::{
+    Error, ListParams, ObjectList, ResourceVersionMatch, WatchEvent, WatchParams,
+};
+use kinform_core::resource::HasMetadata;
 
 /// Where the reflector is in its list-and-watch loop; each state names its pending request.
 #[derive(Debug)]
@@ -116,11 +118,9 @@ impl<K> State<K> {
 /// The outcome of a [`Command`].
 #[derive(Debug)]
 pub enum Input<K> {
-    /// A LIST response.
-    Listed(Result<ObjectList<K>, Error>),
-    /// A LIST response whose objects are already shared (and transformed), as
-    /// [`ListerWatcher::list_shared`](crate::client::ListerWatcher::list_shared) gives them.
-    ListedShared(Result<ObjectList<Arc<K>>, Error>),
+    /// A LIST response, its objects shared and transformed as
+    /// [`ListerWatcher::list`](super::ListerWatcher::list) gives them.
+    Listed(Result<ObjectList<Arc<K>>, Error>),
     /// A WATCH was opened (or failed to open); the request was sent at `sent_at`.
     WatchOpened {
         /// The outcome.
@@ -128,12 +128,10 @@ pub enum Input<K> {
         /// When the request was sent (client-go starts the short-watch clock there).
         sent_at: Instant,
     },
-    /// One watch event.
-    Event(WatchEvent<K>),
-    /// One watch event whose object is already shared (and transformed), as
-    /// [`ListerWatcher::watch_shared`](crate::client::ListerWatcher::watch_shared) gives
-    /// them (a streaming list's initial events may reuse cached objects this way).
-    EventShared(WatchEvent<Arc<K>>),
+    /// One watch event, its object shared and transformed as
+    /// [`ListerWatcher::watch`](super::ListerWatcher::watch) gives them (a streaming list's
+    /// initial events may reuse cached objects).
+    Event(WatchEvent<Arc<K>>),
     /// Reading the watch failed.
     StreamError(Error),
     /// The server closed the watch.
@@ -147,10 +145,8 @@ impl<K> Input<K> {
     pub fn label(&self) -> &'static str {
         match self {
             Input::Listed(_) => "Listed",
-            Input::ListedShared(_) => "ListedShared",
             Input::WatchOpened { .. } => "WatchOpened",
             Input::Event(_) => "Event",
-            Input::EventShared(_) => "EventShared",
             Input::StreamError(_) => "StreamError",
             Input::StreamEnded => "StreamEnded",
             Input::Woke => "Woke",
@@ -280,17 +276,8 @@ impl Machine {
     ) -> (Output<K>, State<K>) {
         match (state, input) {
             (State::Backoff { then, .. }, Input::Woke) => (Output::none(), *then),
-            (State::Listing(l), Input::Listed(Ok(page))) => {
-                let page = ObjectList {
-                    metadata: page.metadata,
-                    items: page.items.into_iter().map(Arc::new).collect(),
-                };
-                self.on_page(l, page)
-            }
-            (State::Listing(l), Input::ListedShared(Ok(page))) => self.on_page(l, page),
-            (State::Listing(l), Input::Listed(Err(e)) | Input::ListedShared(Err(e))) => {
-                self.on_list_error(l, e, now)
-            }
+            (State::Listing(l), Input::Listed(Ok(page))) => self.on_page(l, page),
+            (State::Listing(l), Input::Listed(Err(e))) => self.on_list_error(l, e, now),
             (State::StreamOpening { .. }, Input::WatchOpened { result, .. }) => match result {
                 Ok(()) => {
                     self.metrics.watch_opened();
@@ -298,12 +285,7 @@ impl Machine {
                 }
                 Err(e) => self.stream_failed("the request failed", Some(e), now),
             },
-            (State::Streaming { items }, Input::Event(ev)) => {
-                self.on_stream_event(items, ev.map(Arc::new), now)
-            }
-            (State::Streaming { items }, Input::EventShared(ev)) => {
-                self.on_stream_event(items, ev, now)
-            }
+            (State::Streaming { items }, Input::Event(ev)) => self.on_stream_event(items, ev, now),
             (State::Streaming { .. }, Input::StreamError(e)) => {
                 self.stream_failed("reading it failed", Some(e), now)
             }
@@ -314,9 +296,6 @@ impl Machine {
                 self.on_watch_opened(result, sent_at, now)
             }
             (State::Watching { started, events }, Input::Event(ev)) => {
-                self.on_watch_event(started, events, ev.map(Arc::new), now)
-            }
-            (State::Watching { started, events }, Input::EventShared(ev)) => {
                 self.on_watch_event(started, events, ev, now)
             }
             (State::Watching { started, events }, Input::StreamError(e)) => {

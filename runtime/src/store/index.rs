@@ -9,7 +9,7 @@
 use super::bucket::{Bucket, Slot, ValueIndex};
 use super::labels::LabelIndex;
 use super::{IndexFn, LABEL_INDEX, NAMESPACE_INDEX, StoreError};
-use crate::resource::HasMetadata;
+use kinform_core::resource::HasMetadata;
 
 /// A named index defined by an [`IndexFn`].
 pub(crate) struct CustomIndex<K> {

@@ -16,8 +16,8 @@ use hashbrown::{DefaultHashBuilder, HashTable};
 use super::IndexFn;
 use super::bucket::Slot;
 use super::index::Indexes;
-use super::key::ObjectKey;
-use crate::resource::HasMetadata;
+use kinform_core::ObjectKey;
+use kinform_core::resource::HasMetadata;
 
 /// Hashes a key; the same for a key string and for an object with that key.
 pub(crate) fn hash_key(hasher: &DefaultHashBuilder, key: ObjectKey<'_>) -> u64 {

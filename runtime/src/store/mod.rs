@@ -38,7 +38,6 @@ mod bucket;
 mod error;
 mod index;
 mod inner;
-mod key;
 mod labels;
 mod select;
 
@@ -51,10 +50,10 @@ pub use self::error::StoreError;
 use self::inner::Inner;
 pub(crate) use self::inner::Inner as StoreInner;
 pub(crate) use self::inner::hash_key;
-pub use self::key::ObjectKey;
 use crate::reflector::{ReflectorSink, SinkClosed};
-use crate::resource::HasMetadata;
-use crate::selector::LabelSelector;
+pub use kinform_core::ObjectKey;
+use kinform_core::resource::HasMetadata;
+use kinform_core::selector::LabelSelector;
 
 /// A multi-valued index function (client-go's `IndexFunc`): the values under which an object
 /// is indexed. It must be pure (the same object always gives the same values).

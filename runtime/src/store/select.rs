@@ -16,8 +16,8 @@ use std::sync::Arc;
 use super::bucket::Bucket;
 use super::inner::Inner;
 use super::labels::NsLabels;
-use crate::resource::HasMetadata;
-use crate::selector::{LabelOp, LabelRequirement, LabelSelector};
+use kinform_core::resource::HasMetadata;
+use kinform_core::selector::{LabelOp, LabelRequirement, LabelSelector};
 
 /// The values of an `in` requirement without repetitions (a hand-built selector may repeat
 /// one; each label value's bucket must be walked once).

@@ -89,7 +89,7 @@ impl<T> Drop for DelayInner<T> {
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
 /// # async fn main() {
 /// use std::time::Duration;
-/// use kinform::workqueue::DelayingQueue;
+/// use kinform_runtime::workqueue::DelayingQueue;
 ///
 /// let queue = DelayingQueue::new();
 /// queue.add_after("default/web", Duration::from_secs(10));

@@ -98,7 +98,7 @@ pub(crate) struct Shared<T> {
 ///
 /// ```
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
-/// use kinform::workqueue::Queue;
+/// use kinform_runtime::workqueue::Queue;
 ///
 /// let queue = Queue::new();
 /// queue.add("default/web".to_string());

@@ -11,7 +11,7 @@
 //! ```
 //! # #[tokio::main(flavor = "current_thread", start_paused = true)]
 //! # async fn main() {
-//! use kinform::workqueue::{RateLimitingQueue, default_controller_rate_limiter};
+//! use kinform_runtime::workqueue::{RateLimitingQueue, default_controller_rate_limiter};
 //!
 //! let queue = RateLimitingQueue::new(default_controller_rate_limiter());
 //! queue.add("default/web".to_string());

@@ -11,15 +11,15 @@ use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
 use super::support::*;
-use crate::client::{
-    Error, ListParams, ListerWatcher, ObjectList, WatchEvent, WatchParams, WatchStream,
+use crate::reflector::{
+    ListHints, ListMode, ListerWatcher, Reflector, ReflectorSink, SinkClosed, WatchBatchStream,
 };
-use crate::reflector::{ListMode, Reflector, ReflectorSink, SinkClosed};
-use crate::resource::HasMetadata;
+use kinform_client::{Error, ListParams, ObjectList, WatchEvent, WatchParams};
+use kinform_core::resource::HasMetadata;
 
 /// One scripted answer.
 enum Answer {
-    List(Result<ObjectList<Pod>, Error>),
+    List(Result<ObjectList<Arc<Pod>>, Error>),
     /// A watch that yields these items, then ends (or hangs when `hang`).
     Watch(Result<Vec<Result<WatchEvent<Pod>, Error>>, Error>, bool),
 }
@@ -48,26 +48,41 @@ impl Script {
 struct ScriptedLw(Arc<Script>);
 
 impl ListerWatcher<Pod> for ScriptedLw {
-    async fn list(&self, params: &ListParams) -> Result<ObjectList<Pod>, Error> {
+    async fn list(
+        &self,
+        params: &ListParams,
+        hints: &ListHints<Pod>,
+    ) -> Result<ObjectList<Arc<Pod>>, Error> {
         self.0.calls.lock().push(Call::List(params.clone()));
         let answer = self.0.answers.lock().pop_front();
         match answer {
-            Some(Answer::List(r)) => r,
+            Some(Answer::List(r)) => r.map(|page| ObjectList {
+                metadata: page.metadata,
+                items: (page.items.into_iter())
+                    .map(|o| hints.share(Arc::unwrap_or_clone(o)))
+                    .collect(),
+            }),
             Some(Answer::Watch(..)) => panic!("script expected a watch, got a list"),
             None => std::future::pending().await,
         }
     }
 
-    async fn watch(&self, params: &WatchParams) -> Result<WatchStream<Pod>, Error> {
+    async fn watch(
+        &self,
+        params: &WatchParams,
+        hints: &ListHints<Pod>,
+    ) -> Result<WatchBatchStream<Arc<Pod>>, Error> {
         self.0.calls.lock().push(Call::Watch(params.clone()));
         let answer = self.0.answers.lock().pop_front();
         match answer {
             Some(Answer::Watch(Ok(events), hang)) => {
-                let s = stream::iter(events);
+                let hints = hints.clone();
+                let s = stream::iter(events).map(move |e| e.map(|ev| ev.map(|o| hints.share(o))));
+                // The events ready at once form one batch, as the client's watch gives them.
                 Ok(if hang {
-                    s.chain(stream::pending()).boxed()
+                    s.chain(stream::pending()).ready_chunks(1024).boxed()
                 } else {
-                    s.boxed()
+                    s.ready_chunks(1024).boxed()
                 })
             }
             Some(Answer::Watch(Err(e), _)) => Err(e),

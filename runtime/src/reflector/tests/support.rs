@@ -6,8 +6,8 @@ use std::sync::Arc;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ListMeta, Status, StatusDetails};
 
-use crate::client::{Bookmark, Error, INITIAL_EVENTS_END_ANNOTATION, ObjectList};
-use crate::reflector::{ListMode, Machine, ReflectorConfig, ReflectorMetrics};
+use crate::reflector::{Input, ListMode, Machine, ReflectorConfig, ReflectorMetrics};
+use kinform_client::{Bookmark, Error, INITIAL_EVENTS_END_ANNOTATION, ObjectList, WatchEvent};
 
 pub fn pod(name: &str, rv: &str) -> Pod {
     let mut p = Pod::default();
@@ -17,15 +17,21 @@ pub fn pod(name: &str, rv: &str) -> Pod {
     p
 }
 
-pub fn page(items: Vec<Pod>, rv: &str, continue_token: Option<&str>) -> ObjectList<Pod> {
+/// A LIST page of `items`, shared as the reflector's lister-watcher hands them over.
+pub fn page(items: Vec<Pod>, rv: &str, continue_token: Option<&str>) -> ObjectList<Arc<Pod>> {
     ObjectList {
         metadata: ListMeta {
             resource_version: Some(rv.into()),
             continue_: continue_token.map(Into::into),
             ..ListMeta::default()
         },
-        items,
+        items: items.into_iter().map(Arc::new).collect(),
     }
+}
+
+/// A watch event as the machine's input, its object shared.
+pub fn event(ev: WatchEvent<Pod>) -> Input<Pod> {
+    Input::Event(ev.map(Arc::new))
 }
 
 pub fn status(code: i32, reason: &str) -> Box<Status> {

@@ -6,8 +6,8 @@ use k8s_openapi::api::core::v1::Pod;
 use tokio::time::Instant;
 
 use super::support::*;
-use crate::client::{ListParams, ResourceVersionMatch, WatchEvent, WatchParams};
 use crate::reflector::{Command, Input, ListMode, Machine, ReflectorError, SinkOp, State};
+use kinform_client::{ListParams, ResourceVersionMatch, WatchEvent, WatchParams};
 
 type S = State<Pod>;
 
@@ -231,7 +231,7 @@ fn expired_or_too_large_rv_relists_at_once_with_a_consistent_read() {
     let now = Instant::now();
     let too_large = {
         let mut e = api_err(504, "Timeout");
-        if let crate::client::Error::Api { status, .. } = &mut e {
+        if let kinform_client::Error::Api { status, .. } = &mut e {
             status.message = Some("Too large resource version: 20, current: 10".into());
         }
         e
@@ -239,11 +239,7 @@ fn expired_or_too_large_rv_relists_at_once_with_a_consistent_read() {
     for err in [api_err(410, "Expired"), too_large] {
         let (mut m, s) = watching(now);
         // A watch ERROR 410 relists at the last synced RV first...
-        let (_, s) = m.step(
-            s,
-            Input::Event(WatchEvent::Error(status(410, "Expired"))),
-            now,
-        );
+        let (_, s) = m.step(s, event(WatchEvent::Error(status(410, "Expired"))), now);
         let (_, s) = sleep_then(s);
         assert_eq!(list_params(&s).resource_version.as_deref(), Some("10"));
         // ...and when that list says the RV is unavailable, a consistent list follows at once.
@@ -272,11 +268,7 @@ fn expired_or_too_large_rv_relists_at_once_with_a_consistent_read() {
 fn relist_at_a_known_rv_is_not_paged_unless_the_first_list_was() {
     let now = Instant::now();
     let (mut m, s) = watching(now);
-    let (_, s) = m.step(
-        s,
-        Input::Event(WatchEvent::Error(status(410, "Expired"))),
-        now,
-    );
+    let (_, s) = m.step(s, event(WatchEvent::Error(status(410, "Expired"))), now);
     let (_, s) = sleep_then(s);
     let p = list_params(&s);
     assert_eq!(p.resource_version.as_deref(), Some("10"));
@@ -289,11 +281,7 @@ fn relist_at_a_known_rv_is_not_paged_unless_the_first_list_was() {
     let (_, s) = m.step(s, Input::Listed(Ok(page(vec![], "9", Some("t")))), now);
     let (_, s) = m.step(s, Input::Listed(Ok(page(vec![], "9", None))), now);
     let (_, s) = m.step(s, opened(now), now);
-    let (_, s) = m.step(
-        s,
-        Input::Event(WatchEvent::Error(status(410, "Expired"))),
-        now,
-    );
+    let (_, s) = m.step(s, event(WatchEvent::Error(status(410, "Expired"))), now);
     let (_, s) = sleep_then(s);
     assert_eq!(list_params(&s).limit, Some(500));
 }
@@ -302,18 +290,14 @@ fn relist_at_a_known_rv_is_not_paged_unless_the_first_list_was() {
 fn events_and_bookmarks_advance_the_rv_and_a_closed_watch_resumes_there() {
     let now = Instant::now();
     let (mut m, s) = watching(now);
-    let (out, s) = m.step(s, Input::Event(WatchEvent::Added(pod("b", "11"))), now);
+    let (out, s) = m.step(s, event(WatchEvent::Added(pod("b", "11"))), now);
     assert!(matches!(out.op, Some(SinkOp::Add(ref p)) if p.metadata.name.as_deref() == Some("b")));
-    let (out, s) = m.step(s, Input::Event(WatchEvent::Modified(pod("b", "12"))), now);
+    let (out, s) = m.step(s, event(WatchEvent::Modified(pod("b", "12"))), now);
     assert!(matches!(out.op, Some(SinkOp::Update(_))));
-    let (out, s) = m.step(s, Input::Event(WatchEvent::Deleted(pod("a", "13"))), now);
+    let (out, s) = m.step(s, event(WatchEvent::Deleted(pod("a", "13"))), now);
     assert!(matches!(out.op, Some(SinkOp::Delete(_))));
     assert_eq!(m.last_sync_resource_version(), "13");
-    let (out, s) = m.step(
-        s,
-        Input::Event(WatchEvent::Bookmark(bookmark("20", false))),
-        now,
-    );
+    let (out, s) = m.step(s, event(WatchEvent::Bookmark(bookmark("20", false))), now);
     assert!(out.op.is_none());
     assert_eq!(m.last_sync_resource_version(), "20");
     let (out, s) = m.step(s, Input::StreamEnded, now);
@@ -345,11 +329,7 @@ fn a_short_watch_without_events_is_an_error() {
     assert!(out.error.is_none());
     assert_eq!(s.label(), "WatchOpening");
     let (mut m2, s2) = watching(t0);
-    let (_, s2) = m2.step(
-        s2,
-        Input::Event(WatchEvent::Bookmark(bookmark("11", false))),
-        t0,
-    );
+    let (_, s2) = m2.step(s2, event(WatchEvent::Bookmark(bookmark("11", false))), t0);
     let (out, s2) = m2.step(s2, Input::StreamEnded, t0 + Duration::from_millis(100));
     assert!(out.error.is_none());
     assert_eq!(s2.label(), "WatchOpening");
@@ -406,18 +386,14 @@ fn watch_error_events_429_rewatch_and_410_relist() {
     let (mut m, s) = watching(now);
     let (_, s) = m.step(
         s,
-        Input::Event(WatchEvent::Error(status(429, "TooManyRequests"))),
+        event(WatchEvent::Error(status(429, "TooManyRequests"))),
         now,
     );
     let (_, s) = sleep_then(s);
     assert_eq!(watch_params(&s).resource_version.as_deref(), Some("10"));
 
     let (mut m, s) = watching(now);
-    let (out, s) = m.step(
-        s,
-        Input::Event(WatchEvent::Error(status(410, "Expired"))),
-        now,
-    );
+    let (out, s) = m.step(s, event(WatchEvent::Error(status(410, "Expired"))), now);
     assert!(out.error.unwrap().is_gone());
     let (_, s) = sleep_then(s);
     assert_eq!(s.label(), "Listing");
@@ -427,13 +403,13 @@ fn watch_error_events_429_rewatch_and_410_relist() {
 fn stream_errors_transport_rewatches_decode_relists() {
     let now = Instant::now();
     let (mut m, s) = watching(now);
-    let (_, s) = m.step(s, Input::Event(WatchEvent::Added(pod("x", "11"))), now);
+    let (_, s) = m.step(s, event(WatchEvent::Added(pod("x", "11"))), now);
     let (out, s) = m.step(s, Input::StreamError(transport_err()), now);
     assert!(out.error.is_some(), "reported to the hook");
     assert_eq!(watch_params(&s).resource_version.as_deref(), Some("11"));
 
     let (mut m, s) = watching(now);
-    let decode = crate::client::Error::Decode {
+    let decode = kinform_client::Error::Decode {
         request: "WATCH pods".into(),
         what: "a watch event".into(),
         source: serde_json::from_str::<u8>("x").unwrap_err(),
@@ -482,24 +458,16 @@ fn streaming_list_collects_until_the_end_bookmark_then_keeps_watching() {
         "first streaming list is consistent"
     );
     let (_, s) = m.step(s, opened(now), now);
-    let (_, s) = m.step(s, Input::Event(WatchEvent::Added(pod("a", "3"))), now);
-    let (_, s) = m.step(s, Input::Event(WatchEvent::Added(pod("b", "4"))), now);
-    let (out, s) = m.step(
-        s,
-        Input::Event(WatchEvent::Bookmark(bookmark("7", false))),
-        now,
-    );
+    let (_, s) = m.step(s, event(WatchEvent::Added(pod("a", "3"))), now);
+    let (_, s) = m.step(s, event(WatchEvent::Added(pod("b", "4"))), now);
+    let (out, s) = m.step(s, event(WatchEvent::Bookmark(bookmark("7", false))), now);
     assert!(out.op.is_none());
     assert_eq!(
         s.label(),
         "Streaming",
         "a plain bookmark does not end the initial events"
     );
-    let (out, s) = m.step(
-        s,
-        Input::Event(WatchEvent::Bookmark(bookmark("20", true))),
-        now,
-    );
+    let (out, s) = m.step(s, event(WatchEvent::Bookmark(bookmark("20", true))), now);
     match out.op {
         Some(SinkOp::Replace {
             items,
@@ -511,7 +479,7 @@ fn streaming_list_collects_until_the_end_bookmark_then_keeps_watching() {
         other => panic!("{other:?}"),
     }
     assert_eq!(s.label(), "Watching", "the same watch goes on");
-    let (out, _) = m.step(s, Input::Event(WatchEvent::Modified(pod("a", "21"))), now);
+    let (out, _) = m.step(s, event(WatchEvent::Modified(pod("a", "21"))), now);
     assert!(matches!(out.op, Some(SinkOp::Update(_))));
     assert_eq!(m.last_sync_resource_version(), "21");
     assert_eq!(metrics.snapshot().items_listed, 2);
@@ -523,15 +491,11 @@ fn streaming_list_applies_unexpected_modify_and_delete() {
     let (mut m, _) = machine(ListMode::Streaming);
     let s: S = m.initial_state();
     let (_, s) = m.step(s, opened(now), now);
-    let (_, s) = m.step(s, Input::Event(WatchEvent::Added(pod("a", "3"))), now);
-    let (_, s) = m.step(s, Input::Event(WatchEvent::Added(pod("b", "4"))), now);
-    let (_, s) = m.step(s, Input::Event(WatchEvent::Modified(pod("a", "5"))), now);
-    let (_, s) = m.step(s, Input::Event(WatchEvent::Deleted(pod("b", "6"))), now);
-    let (out, _) = m.step(
-        s,
-        Input::Event(WatchEvent::Bookmark(bookmark("6", true))),
-        now,
-    );
+    let (_, s) = m.step(s, event(WatchEvent::Added(pod("a", "3"))), now);
+    let (_, s) = m.step(s, event(WatchEvent::Added(pod("b", "4"))), now);
+    let (_, s) = m.step(s, event(WatchEvent::Modified(pod("a", "5"))), now);
+    let (_, s) = m.step(s, event(WatchEvent::Deleted(pod("b", "6"))), now);
+    let (out, _) = m.step(s, event(WatchEvent::Bookmark(bookmark("6", true))), now);
     match out.op {
         Some(SinkOp::Replace { items, .. }) => {
             assert_eq!(names(&items), ["a"]);
@@ -565,11 +529,7 @@ fn unsupported_streaming_falls_back_to_paged_lists_for_good() {
     );
     let (_, s) = m.step(s, Input::Listed(Ok(page(vec![], "5", None))), now);
     let (_, s) = m.step(s, opened(now), now);
-    let (_, s) = m.step(
-        s,
-        Input::Event(WatchEvent::Error(status(410, "Expired"))),
-        now,
-    );
+    let (_, s) = m.step(s, event(WatchEvent::Error(status(410, "Expired"))), now);
     let (_, s) = sleep_then(s);
     assert_eq!(s.label(), "Listing", "streaming is not tried again");
 }
@@ -580,7 +540,7 @@ fn failed_streaming_round_falls_back_once_then_streams_again() {
     let (mut m, _) = machine(ListMode::Auto);
     let s: S = m.initial_state();
     let (_, s) = m.step(s, opened(now), now);
-    let (_, s) = m.step(s, Input::Event(WatchEvent::Added(pod("a", "3"))), now);
+    let (_, s) = m.step(s, event(WatchEvent::Added(pod("a", "3"))), now);
     let (out, s) = m.step(s, Input::StreamEnded, now);
     assert!(matches!(
         out.error,
@@ -589,11 +549,7 @@ fn failed_streaming_round_falls_back_once_then_streams_again() {
     assert_eq!(s.label(), "Listing");
     let (_, s) = m.step(s, Input::Listed(Ok(page(vec![], "5", None))), now);
     let (_, s) = m.step(s, opened(now), now);
-    let (_, s) = m.step(
-        s,
-        Input::Event(WatchEvent::Error(status(410, "Expired"))),
-        now,
-    );
+    let (_, s) = m.step(s, event(WatchEvent::Error(status(410, "Expired"))), now);
     let (_, s) = sleep_then(s);
     let w = watch_params(&s);
     assert!(w.send_initial_events);
@@ -610,11 +566,7 @@ fn streaming_410_falls_back_to_a_consistent_list() {
     let (mut m, _) = machine(ListMode::Auto);
     let s: S = m.initial_state();
     let (_, s) = m.step(s, opened(now), now);
-    let (_, s) = m.step(
-        s,
-        Input::Event(WatchEvent::Error(status(410, "Expired"))),
-        now,
-    );
+    let (_, s) = m.step(s, event(WatchEvent::Error(status(410, "Expired"))), now);
     assert_eq!(list_params(&s).resource_version.as_deref(), Some(""));
 }
 
@@ -645,7 +597,7 @@ fn backoff_wakes_into_its_state_and_unfit_inputs_are_ignored() {
     assert_eq!(s.label(), "Watching");
     let (_, s) = m.step(
         s,
-        Input::Event(WatchEvent::Error(status(500, "InternalError"))),
+        event(WatchEvent::Error(status(500, "InternalError"))),
         now,
     );
     assert_eq!(s.command(), Command::Sleep(Duration::from_millis(800)));

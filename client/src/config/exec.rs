@@ -1,0 +1,165 @@
+//! Exec credential plugins (client.authentication.k8s.io v1 and v1beta1).
+//!
+//! As client-go's `plugin/pkg/client/auth/exec`: the plugin is run with its `args` and `env`
+//! plus `KUBERNETES_EXEC_INFO`, a JSON `ExecCredential` whose `spec` says whether the plugin
+//! may interact (never, here) and, with `provideClusterInfo`, describes the cluster. It prints
+//! an `ExecCredential` whose `status` carries a bearer token and/or a client certificate and
+//! key, and optionally an `expirationTimestamp` after which it is run again. The answer's
+//! `apiVersion` must be the one requested.
+
+use std::process::Stdio;
+
+use serde::Deserialize;
+
+use super::{ConfigError, ExecAuth};
+use crate::secret::Secret;
+
+const V1: &str = "client.authentication.k8s.io/v1";
+const V1BETA1: &str = "client.authentication.k8s.io/v1beta1";
+
+/// The credential a plugin returned.
+#[derive(Clone, Debug, Default)]
+pub struct ExecCredential {
+    /// Bearer token.
+    pub token: Option<Secret<String>>,
+    /// PEM client certificate.
+    pub client_certificate_pem: Option<Vec<u8>>,
+    /// PEM client key.
+    pub client_key_pem: Option<Secret<Vec<u8>>>,
+    /// When the credential stops being valid; `None` means never.
+    pub expiration: Option<jiff::Timestamp>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawCredential {
+    api_version: Option<String>,
+    kind: Option<String>,
+    status: Option<RawStatus>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawStatus {
+    expiration_timestamp: Option<String>,
+    token: Option<Secret<String>>,
+    client_certificate_data: Option<String>,
+    client_key_data: Option<Secret<String>>,
+}
+
+/// Runs the plugin once and parses its credential.
+pub async fn run_exec_plugin(auth: &ExecAuth) -> Result<ExecCredential, ConfigError> {
+    let exec = &auth.config;
+    let fail = |message: String| ConfigError::Exec {
+        command: exec.command.clone(),
+        message,
+    };
+    let api_version = exec.api_version.as_deref().unwrap_or(V1BETA1);
+    if api_version != V1 && api_version != V1BETA1 {
+        return Err(fail(format!(
+            "apiVersion {api_version:?} is not supported (use {V1} or {V1BETA1})"
+        )));
+    }
+    if exec.interactive_mode.as_deref() == Some("Always") {
+        return Err(fail(
+            "interactiveMode Always needs a terminal, which kinform never has".into(),
+        ));
+    }
+    let mut spec = serde_json::json!({ "interactive": false });
+    if let Some(cluster) = &auth.cluster_info {
+        spec["cluster"] = cluster.clone();
+    }
+    let info =
+        serde_json::json!({ "apiVersion": api_version, "kind": "ExecCredential", "spec": spec });
+
+    let mut cmd = tokio::process::Command::new(&exec.command);
+    cmd.args(&exec.args)
+        .env("KUBERNETES_EXEC_INFO", info.to_string())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    for var in &exec.env {
+        cmd.env(&var.name, var.value.expose());
+    }
+    let output = cmd.output().await.map_err(|e| {
+        let hint = exec
+            .install_hint
+            .as_deref()
+            .map(|h| format!("; {h}"))
+            .unwrap_or_default();
+        fail(format!("cannot run: {e}{hint}"))
+    })?;
+    if !output.status.success() {
+        // stderr is not included: plugins may print credentials or prompts there.
+        return Err(fail(format!("exited with {}", output.status)));
+    }
+    parse_credential(&output.stdout, api_version).map_err(fail)
+}
+
+fn parse_credential(stdout: &[u8], api_version: &str) -> Result<ExecCredential, String> {
+    let raw: RawCredential = serde_json::from_slice(stdout)
+        .map_err(|e| format!("output is not an ExecCredential: {e}"))?;
+    if raw.kind.as_deref() != Some("ExecCredential") {
+        return Err(format!(
+            "output has kind {:?}, want ExecCredential",
+            raw.kind
+        ));
+    }
+    if raw.api_version.as_deref() != Some(api_version) {
+        return Err(format!(
+            "output has apiVersion {:?}, want {api_version:?}",
+            raw.api_version
+        ));
+    }
+    let status = raw.status.ok_or("output has no status")?;
+    let expiration = match status.expiration_timestamp.as_deref() {
+        Some(ts) => Some(
+            ts.parse::<jiff::Timestamp>()
+                .map_err(|e| format!("bad expirationTimestamp {ts:?}: {e}"))?,
+        ),
+        None => None,
+    };
+    let cred = ExecCredential {
+        token: status.token.filter(|t| !t.expose().is_empty()),
+        client_certificate_pem: status.client_certificate_data.map(String::into_bytes),
+        client_key_pem: status
+            .client_key_data
+            .map(|k| Secret::new(k.into_inner().into_bytes())),
+        expiration,
+    };
+    if cred.client_certificate_pem.is_some() != cred.client_key_pem.is_some() {
+        return Err("status has only one of clientCertificateData and clientKeyData".into());
+    }
+    if cred.token.is_none() && cred.client_certificate_pem.is_none() {
+        return Err("status has neither a token nor a client certificate".into());
+    }
+    Ok(cred)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_v1_token_with_expiry() {
+        let out = br#"{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential",
+            "status":{"token":"abc","expirationTimestamp":"2030-01-01T00:00:00Z"}}"#;
+        let c = parse_credential(out, V1).unwrap();
+        assert_eq!(c.token.unwrap().expose(), "abc");
+        assert_eq!(c.expiration.unwrap().to_string(), "2030-01-01T00:00:00Z");
+    }
+
+    #[test]
+    fn rejects_wrong_version_and_empty_status() {
+        let out = br#"{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"x"}}"#;
+        assert!(
+            parse_credential(out, V1BETA1)
+                .unwrap_err()
+                .contains("apiVersion")
+        );
+        let out = br#"{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{}}"#;
+        assert!(parse_credential(out, V1).unwrap_err().contains("neither"));
+        assert!(parse_credential(b"not json", V1).is_err());
+    }
+}

@@ -1,0 +1,360 @@
+//! The kubeconfig file format and kubectl's loading rules.
+//!
+//! Reproduces client-go's `clientcmd` loading: `KUBECONFIG` lists several files (`:`
+//! separated on Unix) which are merged in order — for clusters, users and contexts the first
+//! file that defines a name wins, and the first non-empty `current-context` wins — and
+//! without `KUBECONFIG` the file is `~/.kube/config`. Relative paths inside a file
+//! (certificate-authority, client-certificate, client-key, tokenFile, exec command) are
+//! resolved against that file's directory, as `clientcmd.ResolveLocalPaths` does.
+//!
+//! Secrets (tokens, passwords, key data) are [`Secret`]s so `Debug` never prints them.
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::ConfigError;
+use crate::secret::Secret;
+
+/// A kubeconfig file (`clientcmdapi.Config`), or several merged.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct Kubeconfig {
+    /// `apiVersion` (`v1`).
+    #[serde(
+        default,
+        rename = "apiVersion",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub api_version: Option<String>,
+    /// `kind` (`Config`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// Named clusters.
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub clusters: Vec<NamedCluster>,
+    /// Named users.
+    #[serde(default, rename = "users", deserialize_with = "null_as_default")]
+    pub auth_infos: Vec<NamedAuthInfo>,
+    /// Named contexts.
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub contexts: Vec<NamedContext>,
+    /// The context used when none is named.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current_context: Option<String>,
+}
+
+/// A cluster with its name.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct NamedCluster {
+    /// The name contexts refer to.
+    pub name: String,
+    /// The cluster.
+    #[serde(default)]
+    pub cluster: Cluster,
+}
+
+/// How to reach an API server.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct Cluster {
+    /// `server`: the API server URL.
+    #[serde(default)]
+    pub server: Option<String>,
+    /// `certificate-authority`: path of a PEM CA bundle.
+    #[serde(default)]
+    pub certificate_authority: Option<String>,
+    /// `certificate-authority-data`: base64 of a PEM CA bundle.
+    #[serde(default)]
+    pub certificate_authority_data: Option<String>,
+    /// `insecure-skip-tls-verify`.
+    #[serde(default)]
+    pub insecure_skip_tls_verify: bool,
+    /// `tls-server-name`: the name to verify the server certificate against.
+    #[serde(default)]
+    pub tls_server_name: Option<String>,
+    /// `proxy-url`: an `http://` proxy reached with CONNECT.
+    #[serde(default)]
+    pub proxy_url: Option<String>,
+    /// `disable-compression`: do not ask for gzip responses.
+    #[serde(default)]
+    pub disable_compression: bool,
+}
+
+/// A user with its name.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct NamedAuthInfo {
+    /// The name contexts refer to.
+    pub name: String,
+    /// The credentials.
+    #[serde(default)]
+    pub user: AuthInfo,
+}
+
+/// Credentials (`clientcmdapi.AuthInfo`).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct AuthInfo {
+    /// `token`: a bearer token.
+    #[serde(default)]
+    pub token: Option<Secret<String>>,
+    /// `tokenFile`: a file holding a bearer token, re-read as it rotates.
+    #[serde(default, rename = "tokenFile")]
+    pub token_file: Option<String>,
+    /// `client-certificate`: path of a PEM client certificate.
+    #[serde(default)]
+    pub client_certificate: Option<String>,
+    /// `client-certificate-data`: base64 of a PEM client certificate.
+    #[serde(default)]
+    pub client_certificate_data: Option<String>,
+    /// `client-key`: path of a PEM private key.
+    #[serde(default)]
+    pub client_key: Option<String>,
+    /// `client-key-data`: base64 of a PEM private key.
+    #[serde(default)]
+    pub client_key_data: Option<Secret<String>>,
+    /// `username` for basic authentication.
+    #[serde(default)]
+    pub username: Option<String>,
+    /// `password` for basic authentication.
+    #[serde(default)]
+    pub password: Option<Secret<String>>,
+    /// `exec`: a credential plugin.
+    #[serde(default)]
+    pub exec: Option<ExecConfig>,
+    /// `auth-provider`: legacy in-tree providers (not supported; rejected with a clear error).
+    #[serde(default, rename = "auth-provider")]
+    pub auth_provider: Option<serde_json::Value>,
+    /// `as`: impersonated user name.
+    #[serde(default, rename = "as")]
+    pub impersonate: Option<String>,
+    /// `as-groups`: impersonated groups.
+    #[serde(default, rename = "as-groups")]
+    pub impersonate_groups: Option<Vec<String>>,
+}
+
+/// An exec credential plugin (`clientcmdapi.ExecConfig`).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExecConfig {
+    /// `client.authentication.k8s.io/v1` or `/v1beta1`.
+    pub api_version: Option<String>,
+    /// The program.
+    pub command: String,
+    /// Its arguments.
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub args: Vec<String>,
+    /// Extra environment variables (their values may be secrets).
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub env: Vec<ExecEnvVar>,
+    /// Printed when the command is missing.
+    #[serde(default)]
+    pub install_hint: Option<String>,
+    /// Pass the cluster's server and CA to the plugin in `KUBERNETES_EXEC_INFO`.
+    #[serde(default)]
+    pub provide_cluster_info: bool,
+    /// `Never`, `IfAvailable` or `Always`; kinform never has a terminal, so `Always` fails.
+    #[serde(default)]
+    pub interactive_mode: Option<String>,
+}
+
+/// One environment variable of an exec plugin.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct ExecEnvVar {
+    /// Name.
+    pub name: String,
+    /// Value.
+    pub value: Secret<String>,
+}
+
+/// A context with its name.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct NamedContext {
+    /// The context's name.
+    pub name: String,
+    /// The context.
+    #[serde(default)]
+    pub context: Context,
+}
+
+/// A cluster, a user and a default namespace.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Context {
+    /// The cluster's name.
+    #[serde(default)]
+    pub cluster: String,
+    /// The user's name.
+    #[serde(default)]
+    pub user: String,
+    /// The default namespace.
+    #[serde(default)]
+    pub namespace: Option<String>,
+}
+
+fn null_as_default<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Default + Deserialize<'de>,
+{
+    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
+}
+
+impl Kubeconfig {
+    /// Parses one kubeconfig document; relative paths are resolved against `path`'s directory.
+    pub fn parse(text: &str, path: &Path) -> Result<Self, ConfigError> {
+        if text.trim().is_empty() {
+            return Ok(Self::default());
+        }
+        let mut config: Kubeconfig =
+            serde_saphyr::from_str(text).map_err(|e| ConfigError::ParseKubeconfig {
+                path: path.to_owned(),
+                message: e.to_string(),
+            })?;
+        if let Some(dir) = path.parent() {
+            config.resolve_paths(dir);
+        }
+        Ok(config)
+    }
+
+    /// Reads and parses one file.
+    pub fn read_from(path: impl AsRef<Path>) -> Result<Self, ConfigError> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::ReadFile {
+            what: "kubeconfig",
+            path: path.to_owned(),
+            source,
+        })?;
+        Self::parse(&text, path)
+    }
+
+    /// Reads and merges several files with kubectl's rules (first definition wins).
+    ///
+    /// Files that do not exist are skipped, as kubectl does for `KUBECONFIG` entries; if none
+    /// exists the result is [`ConfigError::NoKubeconfig`].
+    pub fn read_merged(paths: &[PathBuf]) -> Result<Self, ConfigError> {
+        let mut merged: Option<Kubeconfig> = None;
+        for path in paths {
+            if path.as_os_str().is_empty() || !path.exists() {
+                continue;
+            }
+            let next = Self::read_from(path)?;
+            merged = Some(match merged {
+                None => next,
+                Some(m) => m.merge(next),
+            });
+        }
+        merged.ok_or_else(|| {
+            ConfigError::NoKubeconfig(format!(
+                "none of {} exists",
+                paths
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        })
+    }
+
+    /// The files named by a `KUBECONFIG` value (`:`-separated on Unix, `;` on Windows).
+    pub fn paths_from_env_value(value: &OsStr) -> Vec<PathBuf> {
+        std::env::split_paths(value)
+            .filter(|p| !p.as_os_str().is_empty())
+            .collect()
+    }
+
+    /// Loads what kubectl would: the files of `KUBECONFIG` merged, else `~/.kube/config`.
+    pub fn read_from_env() -> Result<Self, ConfigError> {
+        match std::env::var_os("KUBECONFIG") {
+            Some(v) if !v.is_empty() => Self::read_merged(&Self::paths_from_env_value(&v)),
+            _ => {
+                let home = std::env::var_os("HOME")
+                    .or_else(|| std::env::var_os("USERPROFILE"))
+                    .ok_or_else(|| {
+                        ConfigError::NoKubeconfig("KUBECONFIG and HOME are unset".into())
+                    })?;
+                let path = Path::new(&home).join(".kube").join("config");
+                if !path.exists() {
+                    return Err(ConfigError::NoKubeconfig(format!(
+                        "KUBECONFIG is unset and {} does not exist",
+                        path.display()
+                    )));
+                }
+                Self::read_from(path)
+            }
+        }
+    }
+
+    /// Merges `other` into `self`: entries of `self` win, as the earlier file does in kubectl.
+    pub fn merge(mut self, other: Kubeconfig) -> Kubeconfig {
+        if self.current_context.as_deref().is_none_or(str::is_empty) {
+            self.current_context = other.current_context;
+        }
+        for c in other.clusters {
+            if !self.clusters.iter().any(|x| x.name == c.name) {
+                self.clusters.push(c);
+            }
+        }
+        for u in other.auth_infos {
+            if !self.auth_infos.iter().any(|x| x.name == u.name) {
+                self.auth_infos.push(u);
+            }
+        }
+        for c in other.contexts {
+            if !self.contexts.iter().any(|x| x.name == c.name) {
+                self.contexts.push(c);
+            }
+        }
+        self
+    }
+
+    fn resolve_paths(&mut self, dir: &Path) {
+        let fix = |p: &mut Option<String>| {
+            if let Some(s) = p.as_mut()
+                && !s.is_empty()
+                && Path::new(s.as_str()).is_relative()
+            {
+                *s = dir.join(s.as_str()).to_string_lossy().into_owned();
+            }
+        };
+        for c in &mut self.clusters {
+            fix(&mut c.cluster.certificate_authority);
+        }
+        for u in &mut self.auth_infos {
+            fix(&mut u.user.client_certificate);
+            fix(&mut u.user.client_key);
+            fix(&mut u.user.token_file);
+            if let Some(exec) = u.user.exec.as_mut() {
+                // kubectl resolves a command with a path separator against the file's dir;
+                // a bare name is looked up on PATH.
+                if exec.command.contains('/') && Path::new(&exec.command).is_relative() {
+                    exec.command = dir.join(&exec.command).to_string_lossy().into_owned();
+                }
+            }
+        }
+    }
+
+    /// The context named `name`.
+    pub fn context(&self, name: &str) -> Option<&Context> {
+        self.contexts
+            .iter()
+            .find(|c| c.name == name)
+            .map(|c| &c.context)
+    }
+
+    /// The cluster named `name`.
+    pub fn cluster(&self, name: &str) -> Option<&Cluster> {
+        self.clusters
+            .iter()
+            .find(|c| c.name == name)
+            .map(|c| &c.cluster)
+    }
+
+    /// The user named `name`.
+    pub fn auth_info(&self, name: &str) -> Option<&AuthInfo> {
+        self.auth_infos
+            .iter()
+            .find(|c| c.name == name)
+            .map(|c| &c.user)
+    }
+}

@@ -1,0 +1,225 @@
+//! Decoding a LIST page for a reflector: items cut into byte ranges by the [`scan`] module,
+//! decoded on two threads by the [`fast_decode`](super::fast_decode) module (simd-json,
+//! exact capacities, `metadata.managedFields` skipped when the informer drops it anyway), and
+//! items that the cache already holds at the same resourceVersion reused instead of decoded.
+//!
+//! Why: decoding is nearly all of a sync's cost (the same JSON decoded by `serde_json` on one
+//! thread is the floor the informer benchmark compares with), and a relist after a 410
+//! decodes again objects the cache already holds, which also doubles the memory for a while.
+//! client-go's reflector does not reuse objects, but its informer already treats an
+//! unchanged resourceVersion as "the same object" (a relisted object with the cached
+//! resourceVersion is delivered as a resync, not an update); reusing the cached `Arc`
+//! follows the same rule, and the DeltaFIFO still receives every listed object in its
+//! `Replace`, so the deltas and notifications are those client-go produces.
+//!
+//! Items reused from the cache are checked structurally by the scanner (nesting, strings,
+//! separators) but not decoded; every other item is validated by simd-json or, failing that,
+//! `serde_json`, and the list's other members by `serde_json`.
+//! When the scanner rejects a body, the whole body is decoded by `serde_json` as before, so
+//! the error a caller sees is serde_json's, with the request and the resource named.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta;
+use serde::de::{DeserializeOwned, IgnoredAny};
+
+use super::ListHints;
+use super::fast_decode::Decoder;
+use super::scan::{self, ListParts};
+use super::two_threads;
+use crate::api::RawList;
+use crate::{Error, ObjectList, Result};
+use kinform_core::ObjectKey;
+use kinform_core::resource::HasMetadata;
+
+/// Below this many bytes of items a page is decoded on one thread.
+const PARALLEL_MIN_BYTES: usize = 128 * 1024;
+
+/// A failed item decode: the item's index and serde_json's error.
+type ItemError = (usize, serde_json::Error);
+
+/// Names what failed to decode, for [`Error::Decode`].
+#[derive(Clone, Debug)]
+pub(crate) struct ListOrigin {
+    /// The request, e.g. `GET /api/v1/pods?limit=500`.
+    pub request: String,
+    /// The resource, e.g. `v1/pods`.
+    pub resource: String,
+}
+
+impl ListOrigin {
+    fn error(&self, what: String, source: serde_json::Error) -> Error {
+        Error::Decode {
+            request: self.request.clone(),
+            what: format!("{} {what}", self.resource),
+            source,
+        }
+    }
+}
+
+/// The whole body with serde_json, as the plain list does: the fallback when the scanner
+/// rejects the body, so that the error is serde_json's.
+fn decode_whole<K: DeserializeOwned>(
+    bytes: &[u8],
+    hints: &ListHints<K>,
+    origin: &ListOrigin,
+) -> Result<ObjectList<Arc<K>>> {
+    let raw: RawList<K> =
+        serde_json::from_slice(bytes).map_err(|e| origin.error("list".into(), e))?;
+    let items = raw
+        .items
+        .unwrap_or_default()
+        .into_iter()
+        .map(|mut o| {
+            if let Some(t) = &hints.transform {
+                t(&mut o);
+            }
+            Arc::new(o)
+        })
+        .collect();
+    Ok(ObjectList {
+        metadata: raw.metadata,
+        items,
+    })
+}
+
+/// A LIST body, scanned: the list's metadata and its items' byte ranges, or `None` when
+/// the scanner does not take the body (it is then decoded whole by serde_json). Scanning
+/// is a pass over the whole page on one thread, so a page fetched ahead is scanned by the
+/// task that fetched it, while the page before it decodes (see `next_page`).
+pub(crate) struct ScannedList {
+    bytes: Vec<u8>,
+    parts: Option<(ListMeta, Vec<Range<usize>>)>,
+}
+
+impl ScannedList {
+    /// Scans `bytes` (and checks the members other than the items with serde_json).
+    pub(crate) fn new(bytes: Vec<u8>) -> Self {
+        let parts = scan::list_parts(&bytes)
+            .ok()
+            .and_then(|parts| check_parts(&bytes, parts).ok());
+        Self { bytes, parts }
+    }
+}
+
+/// Decodes a scanned LIST body into shared objects following `hints` (see the module
+/// docs). `on_metadata` gets the list's metadata before the items are decoded (the caller
+/// requests the next page then); a body the scanner rejected is decoded whole and
+/// `on_metadata` is not called.
+pub(crate) async fn decode_list<K>(
+    list: ScannedList,
+    hints: &ListHints<K>,
+    origin: &ListOrigin,
+    on_metadata: impl FnOnce(&ListMeta),
+) -> Result<ObjectList<Arc<K>>>
+where
+    K: HasMetadata + Clone + DeserializeOwned,
+{
+    let ScannedList { bytes, parts } = list;
+    let Some((metadata, ranges)) = parts else {
+        return decode_whole(&bytes, hints, origin);
+    };
+    on_metadata(&metadata);
+    // Let what `on_metadata` started (the next page's request) run before the items keep
+    // this worker busy: a task spawned on a busy worker waits in its slot, which other
+    // workers do not take from.
+    tokio::task::yield_now().await;
+    let total: usize = ranges.iter().map(|r| r.len()).sum();
+    let hints = hints.clone();
+    let parts = two_threads::decode(
+        ranges,
+        total,
+        PARALLEL_MIN_BYTES,
+        move |decoder, part, at| decode_items(decoder, &bytes, part, at, &hints),
+    )
+    .await;
+    let mut items = Vec::with_capacity(parts.iter().map(|p| p.as_ref().map_or(0, Vec::len)).sum());
+    for part in parts {
+        items.extend(part.map_err(|(i, e)| origin.error(format!("list item {i}"), e))?);
+    }
+    Ok(ObjectList { metadata, items })
+}
+
+/// Validates the members other than `items` with serde_json; the ranges of the items.
+fn check_parts(
+    bytes: &[u8],
+    parts: ListParts,
+) -> std::result::Result<(ListMeta, Vec<Range<usize>>), ()> {
+    for r in parts
+        .others
+        .iter()
+        .chain(&parts.kind)
+        .chain(&parts.other_keys)
+    {
+        serde_json::from_slice::<IgnoredAny>(&bytes[r.clone()]).map_err(drop)?;
+    }
+    let metadata = match &parts.metadata {
+        Some(r) => serde_json::from_slice::<ListMeta>(&bytes[r.clone()]).map_err(drop)?,
+        None => ListMeta::default(),
+    };
+    match &parts.items {
+        Some(r) if bytes[r.start] != b'[' && &bytes[r.clone()] != b"null" => Err(()),
+        _ => Ok((metadata, parts.item_ranges)),
+    }
+}
+
+/// Decodes `ranges` of `bytes` (items numbered from `first`), stopping at the first error.
+fn decode_items<K>(
+    decoder: &mut Decoder,
+    bytes: &[u8],
+    ranges: &[Range<usize>],
+    first: usize,
+    hints: &ListHints<K>,
+) -> std::result::Result<Vec<Arc<K>>, ItemError>
+where
+    K: HasMetadata + Clone + DeserializeOwned,
+{
+    let mut out = Vec::with_capacity(ranges.len());
+    for (i, r) in ranges.iter().enumerate() {
+        let obj = decode_item(bytes, r.clone(), hints, decoder).map_err(|e| (first + i, e))?;
+        out.push(obj);
+    }
+    Ok(out)
+}
+
+fn utf8<'b>(bytes: &'b [u8], r: &Option<Range<usize>>) -> Option<Option<&'b str>> {
+    match r {
+        None => Some(None),
+        Some(r) => std::str::from_utf8(&bytes[r.clone()]).ok().map(Some),
+    }
+}
+
+/// One item: the cached object when its key and resourceVersion match, else decoded (with
+/// `managedFields` skipped when the hints allow) and transformed.
+pub(crate) fn decode_item<K>(
+    bytes: &[u8],
+    item: Range<usize>,
+    hints: &ListHints<K>,
+    decoder: &mut Decoder,
+) -> serde_json::Result<Arc<K>>
+where
+    K: HasMetadata + Clone + DeserializeOwned,
+{
+    if let Some(cached) = &hints.cached
+        && let Some(m) = scan::item_meta(bytes, item.clone())
+        && !m.escaped
+        && let (Some(Some(name)), Some(Some(rv)), Some(ns)) = (
+            utf8(bytes, &m.name),
+            utf8(bytes, &m.resource_version),
+            utf8(bytes, &m.namespace),
+        )
+        && !rv.is_empty()
+        && let Some(obj) = cached(ObjectKey::new(ns, name), rv)
+    {
+        return Ok(obj);
+    }
+    let mut obj: K = decoder.decode(&bytes[item], hints.skip_managed_fields)?;
+    if let Some(t) = &hints.transform {
+        t(&mut obj);
+    }
+    Ok(Arc::new(obj))
+}
+
+#[cfg(test)]
+mod tests;

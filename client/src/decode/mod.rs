@@ -1,0 +1,137 @@
+//! The list/watch decoding pipeline: how a reflector's LIST pages and WATCH streams become
+//! shared, transformed objects, fast.
+//!
+//! This module is the one seam between the client and the runtime's reflector: two functions,
+//! [`list`] and [`watch`], take an [`Api<K>`] (URI, transport, the page fetched ahead), the
+//! request parameters and the reflector's [`ListHints`], and answer pages of `Arc<K>` and
+//! batches of watch events of `Arc<K>`. Everything behind them is private to this module.
+//! The user verbs of `Api<K>` (`list`, `watch`) do not go through it: they decode with
+//! `serde_json` alone, which is simpler and fast enough for one request.
+//!
+//! # The map
+//!
+//! A LIST page (paged list, `limit=500`):
+//!
+//! 1. **Fetch and scan, on a task of its own** ([`next_page`]): the page's request is sent,
+//!    its body read into one buffer and scanned ([`scan`]: where each item's bytes are and
+//!    what its `metadata` says, without decoding). As soon as a page's continue token is
+//!    known, the request for the next page is sent from [`list`], so the server serializes
+//!    page N+1 while page N decodes (client-go's pager waits; the server sees the same
+//!    requests in the same order, only earlier). At most one page is held ahead.
+//! 2. **Reuse** ([`list_decode`]): an item whose namespace, name and resourceVersion are
+//!    those of the object the reflector's store holds ([`ListHints::cached`]) is that
+//!    object's `Arc`, not decoded again (a resourceVersion names one state of one object,
+//!    the rule client-go's informer uses to tell resyncs from updates). A relist after a 410
+//!    then costs no second copy of the cache.
+//! 3. **Decode on two threads** ([`two_threads`]): the current worker and one blocking
+//!    thread take chunks of items from a shared counter, so they finish together however
+//!    either is slowed; results keep the list's order. Each thread first grows its heap by
+//!    about five times its share of JSON ([`heap_ahead`]), so glibc extends the thread's
+//!    arena one `mprotect` per 96 KiB block instead of per 4 KiB page.
+//! 4. **Each item** ([`fast_decode`]): simd-json builds a tape of the item, serde builds
+//!    `K` from the tape with exact `Vec` capacities (objects live as long as the cache), the
+//!    `metadata.managedFields` member is cut off the tape when [`ListHints::skip_managed_fields`]
+//!    says the transform drops it anyway; anything simd-json does not take (too deep,
+//!    invalid, a type it cannot drive) is decoded by `serde_json`, whose result and errors
+//!    are the ones returned. Then the transform runs and the object is shared.
+//!
+//! A WATCH (and a streaming list, which is a watch with `sendInitialEvents=true`):
+//!
+//! 1. **Read ahead, on a task of its own** ([`read_ahead`]): the body's chunks are read
+//!    into a queue of at most 64 chunks whenever they arrive, so reading does not wait for
+//!    the decoding of the batch before (a task woken on the decoding worker would sit in its
+//!    LIFO slot until the decoding ended).
+//! 2. **Lines** ([`watch_lines`]): chunks are split at newlines with `memchr`; the complete
+//!    lines of every chunk ready at once form one batch; only an unfinished tail is copied.
+//! 3. **Events** ([`watch_shared`]): each line is split into `type` and `object` by the
+//!    scanner; during a streaming list's initial events an ADDED object at the cached
+//!    resourceVersion is reused as in a list; other objects are decoded as list items are,
+//!    and a large batch's lines on two threads. A line that is not an event becomes an
+//!    error in its place, naming the request and the resource; the stream goes on.
+//!
+//! # Why each trick: figures
+//!
+//! Every figure is in `BENCHMARKS.md` with the command that reproduces it (the
+//! `benches/compare` workspace, against kube-rs on the same TestApiServer, and the
+//! `decode-floor` scenario against a one-thread `serde_json` decode of the same bytes):
+//! decoding is nearly all of a sync, so the sync time against kube-rs and against the
+//! `serde_json` floor measures steps 2-4 together; the watch burst (events per second and
+//! user CPU per event) measures the watch path; `strace -f -e trace=mprotect` counts what
+//! [`heap_ahead`] saves. Each submodule's docs say what it changed when it came.
+
+mod fast_decode;
+mod heap_ahead;
+mod hints;
+mod list_decode;
+pub(crate) mod next_page;
+mod read_ahead;
+mod scan;
+#[cfg(test)]
+mod test_cache;
+mod two_threads;
+pub(crate) mod watch_lines;
+mod watch_shared;
+
+use std::sync::Arc;
+
+use http::Method;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta;
+use kinform_core::{HasMetadata, ListParams, ObjectList, WatchEvent, WatchParams};
+use serde::de::DeserializeOwned;
+
+pub use hints::{CachedLookup, ListHints};
+
+use crate::{Api, Error, Result};
+
+/// Consecutive events of one watch, in order (never empty).
+pub type WatchBatch<K> = Vec<Result<WatchEvent<K>, Error>>;
+
+/// A stream of watch event batches; ends when the server closes the watch.
+pub type WatchBatchStream<K> = futures_util::stream::BoxStream<'static, WatchBatch<K>>;
+
+/// One LIST page for a reflector: the objects shared and transformed, decoded as `hints`
+/// allow (items on two threads, `managedFields` skipped, cached objects reused), with the
+/// next page requested while this one decodes.
+pub async fn list<K>(
+    api: &Api<K>,
+    params: &ListParams,
+    hints: &ListHints<K>,
+) -> Result<ObjectList<Arc<K>>>
+where
+    K: HasMetadata + Clone + DeserializeOwned + Send + Sync + 'static,
+{
+    let uri = api.list_uri(params);
+    let fetched = match api.next_page.take(&uri).await {
+        Some(fetched) => fetched,
+        None => {
+            let req = api.request(Method::GET, uri, Vec::new(), None, true)?;
+            next_page::fetch(api.client(), req).await
+        }
+    };
+    let (request, page) = fetched?;
+    let origin = list_decode::ListOrigin {
+        request,
+        resource: api.resource().to_string(),
+    };
+    let send_next = |meta: &ListMeta| api.send_next_page(params, meta);
+    list_decode::decode_list(page, hints, &origin, send_next).await
+}
+
+/// A WATCH for a reflector: batches of events whose objects are shared and transformed,
+/// decoded as `hints` allow (`hints.cached` is consulted only for a streaming list's initial
+/// events, up to the `k8s.io/initial-events-end` bookmark).
+pub async fn watch<K>(
+    api: &Api<K>,
+    params: &WatchParams,
+    hints: &ListHints<K>,
+) -> Result<WatchBatchStream<Arc<K>>>
+where
+    K: HasMetadata + Clone + DeserializeOwned + Send + Sync + 'static,
+{
+    let (body, origin) = api.open_watch(params).await?;
+    Ok(watch_shared::decode_shared_batches(
+        body,
+        origin,
+        hints.clone(),
+    ))
+}

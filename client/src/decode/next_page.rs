@@ -1,0 +1,61 @@
+//! The next page of a paged LIST, requested while the current page decodes.
+//!
+//! client-go's pager asks for page N+1 after it has handled page N, so the API server and the
+//! client take turns: the server serializes and sends a page while the client waits, then the
+//! client decodes while the server idles. A page's continue token is known as soon as its
+//! bytes are scanned, before its items are decoded, so [`list`](super::list) sends
+//! the request the reflector will make next right then, and hands its response over when the
+//! reflector asks for exactly that request (same URI). The server sees the same requests in
+//! the same order, only earlier; a response nobody asks for (the list ended in an error, the
+//! informer stopped) is dropped, and its request aborted, when the next list asks for
+//! something else or the `Api` is dropped. At most one page is held ahead. The task that
+//! fetches a page also scans it (finds its items), so that this pass over the page runs
+//! while the page before it decodes, not in between.
+
+use parking_lot::Mutex;
+use tokio::task::JoinHandle;
+
+use super::list_decode::ScannedList;
+use crate::{Client, Result};
+
+/// The response of a request sent ahead: the request's description and the scanned body.
+type Fetched = Result<(String, ScannedList)>;
+
+/// Sends a LIST request and scans its response's body.
+pub(crate) async fn fetch(client: &Client, req: http::Request<Vec<u8>>) -> Fetched {
+    let (request, bytes) = client.request_bytes(req).await?;
+    Ok((request, ScannedList::new(bytes)))
+}
+
+struct Ahead {
+    uri: String,
+    task: JoinHandle<Fetched>,
+}
+
+impl Drop for Ahead {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// At most one LIST request sent ahead of its caller. Each `Api` has its own (a clone starts
+/// empty).
+#[derive(Default)]
+pub(crate) struct NextPage(Mutex<Option<Ahead>>);
+
+impl NextPage {
+    /// Sends `req` (a GET of `uri`) now, replacing any request sent ahead before.
+    pub(crate) fn send_ahead(&self, client: &Client, uri: String, req: http::Request<Vec<u8>>) {
+        let client = client.clone();
+        let task = tokio::spawn(async move { fetch(&client, req).await });
+        *self.0.lock() = Some(Ahead { uri, task });
+    }
+
+    /// The response of the request sent ahead for `uri`, if there is one (a request sent
+    /// ahead for another URI is dropped). `None` also when that request's task did not
+    /// finish (the runtime is shutting down): the caller sends the request itself.
+    pub(crate) async fn take(&self, uri: &str) -> Option<Fetched> {
+        let mut ahead = self.0.lock().take().filter(|a| a.uri == uri)?;
+        (&mut ahead.task).await.ok()
+    }
+}

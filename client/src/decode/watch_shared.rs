@@ -1,0 +1,257 @@
+//! Decoding watch events for a reflector: the list path's machinery ([`list_decode`]) applied
+//! to each event's `object`, and the lines of a large batch decoded on two threads.
+//!
+//! Why: a streaming list (a watch with `sendInitialEvents=true`, the reflector's default) is
+//! the initial LIST delivered as ADDED events, so it deserves what the paged list gets:
+//! simd-json with exact vector capacities and `metadata.managedFields` skipped when the
+//! informer drops it anyway (the `fast_decode` module), both cores, and on a relist the cached `Arc` of
+//! every object whose namespace, name and resourceVersion are unchanged (pre-scanned with
+//! `scan::item_meta`) instead of a second decoded copy. The rule is client-go's: a
+//! resourceVersion identifies one state of one object, and the informer already delivers a
+//! relisted object at its cached resourceVersion as a resync; the reflector still hands the
+//! DeltaFIFO a complete `Replace`, so deltas and notifications are unchanged. Reuse is asked
+//! for only during the initial events of a streaming list (the caller's hints); after the
+//! `k8s.io/initial-events-end` bookmark the stream stops looking up the cache, since an
+//! ordinary watch event always carries a new resourceVersion.
+//!
+//! A line is split into its `type` and `object` by the structural scanner; a line the
+//! scanner does not take (escaped keys, repeated members, bad JSON) is decoded by
+//! `serde_json` as [`decode_watch_line`] does, so a bad line's error is serde_json's, named
+//! with the request and the resource, in the line's place in the batch.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use futures_util::StreamExt as _;
+use futures_util::stream::{self, BoxStream};
+use serde::de::{DeserializeOwned, IgnoredAny};
+
+use super::fast_decode::Decoder;
+use super::list_decode::decode_item;
+use super::read_ahead;
+use super::scan;
+use super::two_threads;
+use super::watch_lines::{Kind, Origin, RawBatch, decode_watch_line, raw_batches};
+use super::{ListHints, WatchBatch, WatchBatchStream};
+use crate::{Error, WatchEvent};
+use kinform_core::resource::HasMetadata;
+
+/// Below this many bytes of lines a batch is decoded on one thread.
+const PARALLEL_MIN_BYTES: usize = 64 * 1024;
+
+/// The hints for ADDED objects (which may be reused from the cache) and for the others.
+struct LineHints<K> {
+    added: ListHints<K>,
+    other: ListHints<K>,
+}
+
+impl<K> LineHints<K> {
+    fn new(hints: ListHints<K>) -> Self {
+        let other = ListHints {
+            cached: None,
+            ..hints.clone()
+        };
+        Self {
+            added: hints,
+            other,
+        }
+    }
+
+    /// The same without cache lookups.
+    fn without_cache(&self) -> Self {
+        Self::new(self.other.clone())
+    }
+}
+
+/// The `type` and the `object` range of a line in the API server's own layout,
+/// `{"type":"ADDED","object":{...}}` (the object's end is the line's last `}` but one), found
+/// without scanning the object: the object's decoding checks that the range is one value, and
+/// the caller takes [`split_line`] when it is not.
+fn split_line_fast(line: &[u8]) -> Option<(Kind, std::ops::Range<usize>)> {
+    let rest = line.strip_prefix(b"{\"type\":\"")?;
+    let (kind, rest) = if let Some(r) = rest.strip_prefix(b"ADDED") {
+        (Kind::Added, r)
+    } else if let Some(r) = rest.strip_prefix(b"MODIFIED") {
+        (Kind::Modified, r)
+    } else if let Some(r) = rest.strip_prefix(b"DELETED") {
+        (Kind::Deleted, r)
+    } else {
+        return None;
+    };
+    let rest = rest.strip_prefix(b"\",\"object\":{")?;
+    let start = line.len() - rest.len() - 1;
+    let end = line.trim_ascii_end().len().checked_sub(1)?;
+    (line[end] == b'}' && end > start).then_some((kind, start..end))
+}
+
+/// The `type` and the `object` range of a watch line, when the scanner takes the line.
+fn split_line(line: &[u8]) -> Option<(Kind, std::ops::Range<usize>)> {
+    let mut kind: Option<Kind> = None;
+    let mut object = None;
+    let mut ok = true;
+    let start = scan::skip_ws(line, 0);
+    let end = scan::members(line, start, |m| {
+        if m.key_escaped {
+            ok = false;
+        } else if scan::key_is(line, m, "type") {
+            let v = &line[m.value.clone()];
+            let parsed = v
+                .strip_prefix(b"\"")
+                .and_then(|v| v.strip_suffix(b"\""))
+                .and_then(|v| std::str::from_utf8(v).ok())
+                .and_then(|v| Kind::parse::<serde_json::Error>(v).ok());
+            match parsed {
+                Some(k) => ok &= kind.replace(k).is_none(),
+                None => ok = false,
+            }
+        } else if scan::key_is(line, m, "object") {
+            ok &= object.replace(m.value.clone()).is_none();
+        } else {
+            ok &= serde_json::from_slice::<IgnoredAny>(&line[m.key.start - 1..m.key.end + 1])
+                .is_ok()
+                && serde_json::from_slice::<IgnoredAny>(&line[m.value.clone()]).is_ok();
+        }
+        Ok(())
+    })
+    .ok()?;
+    if !ok || scan::skip_ws(line, end) != line.len() {
+        return None;
+    }
+    Some((kind?, object?))
+}
+
+/// The object of a decoded event, transformed and shared.
+fn share<K>(ev: WatchEvent<K>, hints: &ListHints<K>) -> WatchEvent<Arc<K>> {
+    ev.map(|mut o| {
+        if let Some(t) = &hints.transform {
+            t(&mut o);
+        }
+        Arc::new(o)
+    })
+}
+
+/// One watch line as a shared event, decoded as the hints allow (see the module docs):
+/// `added` for the object of an ADDED event (the only one that may be reused from the
+/// cache), `other` for the rest.
+pub(crate) fn decode_line_shared<K>(
+    line: &[u8],
+    added: &ListHints<K>,
+    other: &ListHints<K>,
+    decoder: &mut Decoder,
+) -> serde_json::Result<WatchEvent<Arc<K>>>
+where
+    K: HasMetadata + Clone + DeserializeOwned,
+{
+    if let Some((kind, object)) = split_line_fast(line) {
+        let hints = if matches!(kind, Kind::Added) {
+            added
+        } else {
+            other
+        };
+        if let Ok(obj) = decode_item(line, object, hints, decoder) {
+            return Ok(match kind {
+                Kind::Added => WatchEvent::Added(obj),
+                Kind::Modified => WatchEvent::Modified(obj),
+                _ => WatchEvent::Deleted(obj),
+            });
+        }
+        // Not the layout it looked like, or a bad object: the careful path says which.
+    }
+    let Some((kind, object)) = split_line(line) else {
+        return decode_watch_line(line).map(|ev| share(ev, other));
+    };
+    Ok(match kind {
+        Kind::Added => WatchEvent::Added(decode_item(line, object, added, decoder)?),
+        Kind::Modified => WatchEvent::Modified(decode_item(line, object, other, decoder)?),
+        Kind::Deleted => WatchEvent::Deleted(decode_item(line, object, other, decoder)?),
+        Kind::Bookmark | Kind::Error => {
+            let mut de = serde_json::Deserializer::from_slice(&line[object]);
+            let ev = kind.decode::<K, _>(&mut de)?;
+            de.end()?;
+            share(ev, other)
+        }
+    })
+}
+
+/// Decodes `lines` in order, one result per line.
+fn decode_lines<K>(
+    decoder: &mut Decoder,
+    lines: &[Bytes],
+    hints: &LineHints<K>,
+    origin: &Origin,
+) -> WatchBatch<Arc<K>>
+where
+    K: HasMetadata + Clone + DeserializeOwned,
+{
+    lines
+        .iter()
+        .map(|l| {
+            decode_line_shared(l, &hints.added, &hints.other, decoder).map_err(|e| origin.error(e))
+        })
+        .collect()
+}
+
+/// Decodes one batch of lines, in order; a large one on this thread and a blocking thread
+/// (see [`two_threads`]).
+async fn decode_batch<K>(
+    raw: RawBatch,
+    hints: &Arc<LineHints<K>>,
+    origin: &Arc<Origin>,
+) -> WatchBatch<Arc<K>>
+where
+    K: HasMetadata + Clone + DeserializeOwned,
+{
+    let total: usize = raw.lines.iter().map(Bytes::len).sum();
+    let (hints, origin) = (Arc::clone(hints), Arc::clone(origin));
+    let parts = two_threads::decode(
+        raw.lines,
+        total,
+        PARALLEL_MIN_BYTES,
+        move |decoder, part, _| decode_lines(decoder, part, &hints, &origin),
+    )
+    .await;
+    let mut out: WatchBatch<Arc<K>> = parts.into_iter().flatten().collect();
+    out.extend(raw.error.map(Err));
+    out
+}
+
+/// Decodes a watch body stream into batches of shared events following `hints` (see the
+/// module docs): the batches of [`decode_batches`](super::watch_lines::decode_batches), with the
+/// body read ahead by a task of its own (see [`read_ahead`]), the transform applied,
+/// managedFields skipped, exact capacities, two threads for a large batch, and, until the
+/// initial-events-end bookmark, cached objects reused. Fused.
+pub(crate) fn decode_shared_batches<K>(
+    src: BoxStream<'static, Result<Bytes, Error>>,
+    origin: Origin,
+    hints: ListHints<K>,
+) -> WatchBatchStream<Arc<K>>
+where
+    K: HasMetadata + Clone + DeserializeOwned,
+{
+    let origin = Arc::new(origin);
+    let state = (
+        raw_batches(read_ahead::read_ahead(src)),
+        Arc::new(LineHints::new(hints)),
+    );
+    stream::unfold(state, move |(mut raw, mut hints)| {
+        let origin = Arc::clone(&origin);
+        async move {
+            let batch = raw.next().await?;
+            let out = decode_batch(batch, &hints, &origin).await;
+            let ended = |e: &Result<WatchEvent<Arc<K>>, Error>| {
+                matches!(e, Ok(WatchEvent::Bookmark(b)) if b.is_initial_events_end())
+            };
+            if hints.added.cached.is_some() && out.iter().any(ended) {
+                // The initial events are over: ordinary watch events follow, one new
+                // object each.
+                hints = Arc::new(hints.without_cache());
+            }
+            Some((out, (raw, hints)))
+        }
+    })
+    .fuse()
+    .boxed()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,54 @@
+//! # kinform
+//!
+//! Kubernetes controllers in Rust with client-go's semantics: typed clients over a hyper +
+//! rustls transport, the reflector, DeltaFIFO, indexed store, shared informers, listers, the
+//! workqueue family and a controller toolkit, plus `#[derive(CustomResource)]` (feature
+//! `derive`) and an in-process test API server (feature `testing`).
+//!
+//! This crate is the facade users add: it re-exports the layers below under the paths that
+//! generated code, derived code and users name (`kinform::client::…`, `kinform::informer::…`,
+//! `kinform::testing::…`). The layers, what each may import and the flow of one object from
+//! the API server to a reconcile are mapped in the repository's `ARCHITECTURE.md`:
+//!
+//! - [`kinform_core`]: the vocabulary ([`resource`], [`selector`], keys, list/watch
+//!   parameters, watch events, transforms, [`crd`] building);
+//! - [`kinform_client`] as [`client`]: config, transport, `Api<K>`, discovery, connect, and
+//!   the list/watch decoding pipeline;
+//! - [`kinform_runtime`]: [`reflector`], [`fifo`], [`store`], [`informer`], [`lister`],
+//!   [`workqueue`], [`controller`], [`leader`], [`events`];
+//! - `kinform_testserver` as `testing` (feature `testing`): `TestApiServer`.
+//!
+//! Objects are decoded once and shared as [`Arc<K>`](std::sync::Arc) between the FIFO, the
+//! indexer, event handlers and listers. Keys are `namespace/name`, or `name` for
+//! cluster-scoped objects, as client-go's `MetaNamespaceKeyFunc`.
+
+pub use kinform_client as client;
+#[cfg(feature = "derive")]
+pub use kinform_core::crd;
+pub use kinform_core::{resource, selector};
+pub use kinform_runtime::{
+    controller, events, fifo, informer, leader, lister, reflector, store, workqueue,
+};
+#[cfg(feature = "testing")]
+pub use kinform_testserver as testing;
+
+pub use kinform_client::{Api, Client, Config, DynamicObject, Error, PartialObjectMetadata};
+pub use kinform_core::{
+    ApiResource, FieldSelector, HasMetadata, LabelSelector, ListParams, Resource, Scope,
+    WatchEvent, WatchParams,
+};
+pub use kinform_runtime::reflector::ListerWatcher;
+
+/// `#[derive(CustomResource)]`: the root type, `Resource` impl, CRD, typed client, lister,
+/// informer and factory accessor of a hand-written spec type.
+#[cfg(feature = "derive")]
+pub use kinform_macros::CustomResource;
+
+/// `#[api_group(group = "...")]` on an inline module of derived types: the group accessors
+/// `client.example_com_v1().foos("ns")` and `factory.example_com().v1().foos()`, as generated
+/// code has them.
+#[cfg(feature = "derive")]
+pub use kinform_macros::api_group;
+
+/// Re-exported so that generated and derived code can name it through `kinform`.
+pub use k8s_openapi;

@@ -1,0 +1,114 @@
+//! A relist (after a 410) that finds objects at their cached resourceVersion reuses the
+//! cached `Arc`s instead of decoding them again, and notifies as client-go does: unchanged
+//! objects are resyncs (no update for a handler without resync). That a changed
+//! resourceVersion is decoded is tested beside the decoder (`client::api::list_decode`).
+
+mod informer_support;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::Pod;
+use kinform::Api;
+use kinform::client::{Patch, PatchParams, PostParams};
+use kinform::informer::{EventHandlerFns, InformerFactory};
+use kinform::reflector::ListMode;
+use kinform::testing::TestApiServer;
+
+use informer_support::*;
+
+async fn until(mut f: impl FnMut() -> bool) {
+    for _ in 0..2000 {
+        if f() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    panic!("condition not reached");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn relist_reuses_unchanged_objects() {
+    relist_reuses(ListMode::Paged).await;
+}
+
+/// The same through a streaming list (the default `Auto` mode): the initial events of the
+/// relist reuse the cached objects.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streaming_relist_reuses_unchanged_objects() {
+    relist_reuses(ListMode::Streaming).await;
+}
+
+async fn relist_reuses(mode: ListMode) {
+    let server = TestApiServer::start().await.unwrap();
+    let api: Api<Pod> = Api::namespaced(client(&server, 3), "default");
+    for i in 0..30 {
+        api.create(&PostParams::default(), &pod(&format!("p{i}"), i))
+            .await
+            .unwrap();
+    }
+    let factory = InformerFactory::builder(client(&server, 3))
+        .list_mode(mode)
+        .tweak_reflector(|c| {
+            c.backoff.initial = Duration::from_millis(20);
+            c.backoff.max = Duration::from_millis(100);
+            c.page_size = 7;
+        })
+        .build();
+    let informer = factory.informer::<Pod>();
+    let updates = Arc::new(AtomicUsize::new(0));
+    let u = Arc::clone(&updates);
+    informer.add_event_handler(EventHandlerFns::new().on_update(
+        move |_: &Arc<Pod>, _: &Arc<Pod>| {
+            u.fetch_add(1, Ordering::SeqCst);
+        },
+    ));
+    factory.start();
+    informer.wait_for_sync().await;
+    // Every initial add delivered, so that the change below is not coalesced into one.
+    until(|| informer.pending_notifications() == 0).await;
+    let lister = factory.lister::<Pod>();
+    // One change through the watch: an update.
+    let patch = Patch::Merge(serde_json::json!({"metadata": {"labels": {"changed": "yes"}}}));
+    api.patch("p3", &PatchParams::default(), &patch)
+        .await
+        .unwrap();
+    until(|| {
+        lister
+            .get("default", "p3")
+            .is_some_and(|p| p.metadata.labels.as_ref().unwrap().contains_key("changed"))
+    })
+    .await;
+    let before: Vec<Arc<Pod>> = (0..30)
+        .map(|i| lister.get("default", &format!("p{i}")).unwrap())
+        .collect();
+    assert!(
+        before.iter().all(|p| p.metadata.managed_fields.is_none()),
+        "managedFields dropped by default"
+    );
+
+    // A change the pod watch does not see, compaction past it, the watch dropped: the
+    // re-watch gets 410 and the informer relists.
+    server
+        .create_object(serde_json::json!({
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "unrelated", "namespace": "default"}
+        }))
+        .unwrap();
+    server.faults().compact();
+    server.faults().drop_watches();
+    until(|| informer.metrics().lists >= 2).await;
+    until(|| informer.pending_notifications() == 0).await;
+
+    for (i, old) in before.iter().enumerate() {
+        let now = lister.get("default", &format!("p{i}")).unwrap();
+        assert!(Arc::ptr_eq(old, &now), "p{i}: unchanged objects are reused");
+    }
+    assert_eq!(
+        updates.load(Ordering::SeqCst),
+        1,
+        "the watched change is an update; the relisted unchanged objects are resyncs nobody asked for"
+    );
+    factory.shutdown().await;
+}

@@ -1,0 +1,289 @@
+//! WATCH semantics of TestApiServer over raw HTTP: initial state, resume from a
+//! resourceVersion, 410 after the window, bookmarks, sendInitialEvents, selectors,
+//! timeoutSeconds.
+
+mod testserver_util;
+
+use std::time::Duration;
+
+use kinform_testserver::TestApiServer;
+use serde_json::json;
+use testserver_util::{Raw, configmap, rv};
+
+const CMS: &str = "/api/v1/namespaces/default/configmaps";
+
+#[tokio::test]
+async fn watch_without_rv_starts_with_the_current_state() {
+    let server = TestApiServer::start().await.unwrap();
+    let raw = Raw::new(&server.url());
+    raw.post(CMS, &configmap("default", "a", json!({}))).await;
+    let mut w = raw.watch(&format!("{CMS}?watch=true")).await;
+    let e = w.next().await.unwrap();
+    assert_eq!(e["type"], "ADDED");
+    assert_eq!(e["object"]["metadata"]["name"], "a");
+    raw.post(CMS, &configmap("default", "b", json!({}))).await;
+    let e = w.next().await.unwrap();
+    assert_eq!(
+        (e["type"].as_str(), e["object"]["metadata"]["name"].as_str()),
+        (Some("ADDED"), Some("b"))
+    );
+    raw.delete(&format!("{CMS}/a")).await;
+    let e = w.next().await.unwrap();
+    assert_eq!(e["type"], "DELETED");
+    assert_eq!(e["object"]["metadata"]["name"], "a");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn watch_resumes_from_a_resource_version() {
+    let server = TestApiServer::start().await.unwrap();
+    let raw = Raw::new(&server.url());
+    let a = raw
+        .post(CMS, &configmap("default", "a", json!({})))
+        .await
+        .body;
+    let from = rv(&a);
+    raw.post(CMS, &configmap("default", "b", json!({}))).await;
+    raw.patch(
+        &format!("{CMS}/a"),
+        "application/merge-patch+json",
+        &json!({"data": {"k": "2"}}),
+    )
+    .await;
+    let mut w = raw
+        .watch(&format!("{CMS}?watch=1&resourceVersion={from}"))
+        .await;
+    let e1 = w.next().await.unwrap();
+    let e2 = w.next().await.unwrap();
+    assert_eq!(
+        (
+            e1["type"].as_str(),
+            e1["object"]["metadata"]["name"].as_str()
+        ),
+        (Some("ADDED"), Some("b"))
+    );
+    assert_eq!(
+        (e2["type"].as_str(), e2["object"]["data"]["k"].as_str()),
+        (Some("MODIFIED"), Some("2"))
+    );
+    assert!(rv(&e2["object"]) > rv(&e1["object"]));
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn too_old_resource_version_gives_an_error_event_410() {
+    let server = TestApiServer::builder()
+        .history_window(2)
+        .start()
+        .await
+        .unwrap();
+    let raw = Raw::new(&server.url());
+    let a = raw
+        .post(CMS, &configmap("default", "a", json!({})))
+        .await
+        .body;
+    for n in ["b", "c", "d"] {
+        raw.post(CMS, &configmap("default", n, json!({}))).await;
+    }
+    let mut w = raw
+        .watch(&format!("{CMS}?watch=true&resourceVersion={}", rv(&a)))
+        .await;
+    let e = w.next().await.unwrap();
+    assert_eq!(e["type"], "ERROR");
+    assert_eq!(e["object"]["kind"], "Status");
+    assert_eq!(e["object"]["code"], 410);
+    assert_eq!(e["object"]["reason"], "Expired");
+    assert!(
+        e["object"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("too old resource version")
+    );
+    assert!(w.next().await.is_none(), "the stream ends after the error");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn send_initial_events_ends_with_an_annotated_bookmark() {
+    let server = TestApiServer::start().await.unwrap();
+    let raw = Raw::new(&server.url());
+    for n in ["a", "b"] {
+        raw.post(CMS, &configmap("default", n, json!({}))).await;
+    }
+    let list_rv = server.resource_version();
+    let bad = raw
+        .get(&format!("{CMS}?watch=true&sendInitialEvents=true"))
+        .await;
+    assert_eq!(bad.status, 422);
+    let mut w = raw
+        .watch(&format!(
+            "{CMS}?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true"
+        ))
+        .await;
+    let mut added = Vec::new();
+    let end = loop {
+        let e = w.next().await.unwrap();
+        match e["type"].as_str().unwrap() {
+            "ADDED" => added.push(e["object"]["metadata"]["name"].as_str().unwrap().to_owned()),
+            "BOOKMARK" => {
+                if e["object"]["metadata"]["annotations"]["k8s.io/initial-events-end"] == "true" {
+                    break e;
+                }
+            }
+            other => panic!("unexpected {other}"),
+        }
+    };
+    assert_eq!(added, ["a", "b"]);
+    assert_eq!(end["object"]["kind"], "ConfigMap");
+    assert_eq!(rv(&end["object"]), list_rv);
+    raw.post(CMS, &configmap("default", "c", json!({}))).await;
+    let e = w.next_change().await.unwrap();
+    assert_eq!(e["object"]["metadata"]["name"], "c");
+    server.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn bookmarks_never_run_ahead_of_events() {
+    let server = TestApiServer::builder()
+        .bookmark_interval(Duration::from_secs(5))
+        .start()
+        .await
+        .unwrap();
+    let raw = Raw::new(&server.url());
+    let start = server.resource_version();
+    let mut w = raw
+        .watch(&format!(
+            "{CMS}?watch=true&resourceVersion={start}&allowWatchBookmarks=true"
+        ))
+        .await;
+    // Nothing happens: the paused clock runs to the next bookmark.
+    let b = w.next().await.unwrap();
+    assert_eq!(b["type"], "BOOKMARK");
+    assert_eq!(rv(&b["object"]), start);
+    assert_eq!(b["object"]["kind"], "ConfigMap");
+    // A change elsewhere moves bookmarks forward without an event for this watch.
+    raw.post(
+        "/api/v1/namespaces/default/secrets",
+        &json!({"metadata": {"name": "s"}}),
+    )
+    .await;
+    raw.post(CMS, &configmap("default", "a", json!({}))).await;
+    let mut last_bookmark = start;
+    let added = loop {
+        let e = w.next().await.unwrap();
+        if e["type"] == "BOOKMARK" {
+            assert!(rv(&e["object"]) >= last_bookmark);
+            last_bookmark = rv(&e["object"]);
+        } else {
+            break e;
+        }
+    };
+    assert_eq!(added["type"], "ADDED");
+    assert!(
+        last_bookmark < rv(&added["object"]),
+        "a bookmark ran ahead of an event"
+    );
+    let next = w.next().await.unwrap();
+    assert_eq!(next["type"], "BOOKMARK");
+    assert_eq!(rv(&next["object"]), rv(&added["object"]));
+    server.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn timeout_seconds_ends_the_stream() {
+    let server = TestApiServer::start().await.unwrap();
+    let raw = Raw::new(&server.url());
+    let before = tokio::time::Instant::now();
+    let mut w = raw
+        .watch(&format!(
+            "{CMS}?watch=true&timeoutSeconds=30&resourceVersion=1"
+        ))
+        .await;
+    while w.next().await.is_some() {}
+    assert!(before.elapsed() >= Duration::from_secs(30));
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn selector_watches_see_objects_enter_and_leave() {
+    let server = TestApiServer::start().await.unwrap();
+    let raw = Raw::new(&server.url());
+    let from = server.resource_version();
+    let mut w = raw
+        .watch(&format!(
+            "{CMS}?watch=true&resourceVersion={from}&labelSelector=app%3Dweb"
+        ))
+        .await;
+    raw.post(CMS, &configmap("default", "a", json!({"app": "db"})))
+        .await;
+    let label = |v: &str| json!({"metadata": {"labels": {"app": v}}});
+    let path = format!("{CMS}/a");
+    raw.patch(&path, "application/merge-patch+json", &label("web"))
+        .await;
+    raw.patch(
+        &path,
+        "application/merge-patch+json",
+        &json!({"data": {"x": "1"}}),
+    )
+    .await;
+    raw.patch(&path, "application/merge-patch+json", &label("db"))
+        .await;
+    let types: Vec<String> = [w.next().await, w.next().await, w.next().await]
+        .into_iter()
+        .map(|e| e.unwrap()["type"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(types, ["ADDED", "MODIFIED", "DELETED"]);
+    // Field selectors on watches (kubectl delete --wait uses metadata.name).
+    let mut w = raw
+        .watch(&format!(
+            "{CMS}?watch=true&fieldSelector=metadata.name%3Db&resourceVersion={}",
+            server.resource_version()
+        ))
+        .await;
+    raw.post(CMS, &configmap("default", "c", json!({}))).await;
+    raw.post(CMS, &configmap("default", "b", json!({}))).await;
+    assert_eq!(w.next().await.unwrap()["object"]["metadata"]["name"], "b");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn namespaced_watch_and_table_events() {
+    let server = TestApiServer::start().await.unwrap();
+    server.create_namespace("other").unwrap();
+    let raw = Raw::new(&server.url());
+    let from = server.resource_version();
+    let mut w = raw
+        .watch_with(
+            &format!("{CMS}?watch=true&resourceVersion={from}"),
+            Some("application/json;as=Table;v=v1;g=meta.k8s.io,application/json"),
+        )
+        .await;
+    raw.post(
+        "/api/v1/namespaces/other/configmaps",
+        &configmap("other", "x", json!({})),
+    )
+    .await;
+    raw.post(CMS, &configmap("default", "y", json!({}))).await;
+    let e = w.next().await.unwrap();
+    assert_eq!(e["type"], "ADDED");
+    assert_eq!(e["object"]["kind"], "Table");
+    assert_eq!(e["object"]["rows"][0]["cells"][0], "y");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn watch_from_a_future_version_skips_older_changes() {
+    let server = TestApiServer::start().await.unwrap();
+    let raw = Raw::new(&server.url());
+    let future = server.resource_version() + 2;
+    let mut w = raw
+        .watch(&format!("{CMS}?watch=true&resourceVersion={future}"))
+        .await;
+    for n in ["a", "b", "c"] {
+        raw.post(CMS, &configmap("default", n, json!({}))).await;
+    }
+    let e = w.next().await.unwrap();
+    assert_eq!(e["object"]["metadata"]["name"], "c");
+    assert_eq!(rv(&e["object"]), future + 1);
+    server.shutdown().await;
+}
