@@ -50,12 +50,14 @@ impl DynamicObject {
     }
 
     /// Sets the namespace.
+    #[must_use]
     pub fn within(mut self, ns: &str) -> Self {
         self.metadata.namespace = Some(ns.to_owned());
         self
     }
 
     /// Sets the other fields (an object such as `{"spec": ...}`).
+    #[must_use]
     pub fn data(mut self, data: serde_json::Value) -> Self {
         self.data = data;
         self

@@ -2,22 +2,20 @@
 //! ALPN, insecure-skip-tls-verify, tls-server-name, a CONNECT proxy, exec credential plugins
 //! (token expiry and refresh on 401) and token files, all through kubeconfigs.
 
-mod client_support;
-
 use std::sync::Arc;
 
 use base64::Engine as _;
-use client_support::{Pki, Reply, pod_json, serve, status_json};
 use k8s_openapi::api::core::v1::Pod;
 use kinform_client::{Api, Client, Config};
 use kinform_client::{KubeConfigOptions, Kubeconfig};
+use kinform_tests::mock::{Pki, Reply, pod_json, serve, status_json};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
 fn b64(s: &str) -> String {
     base64::engine::general_purpose::STANDARD.encode(s)
 }
 
-fn ok_handler() -> client_support::Handler {
+fn ok_handler() -> kinform_tests::mock::Handler {
     Arc::new(|req| {
         let auth = req
             .headers

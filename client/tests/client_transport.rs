@@ -1,13 +1,10 @@
 //! The client over real HTTP on loopback: every verb's request shape, errors keeping the
 //! server's Status, streaming watch decode, bad input, gzip, retries and rate limits.
 
-mod client_support;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use bytes::Bytes;
-use client_support::{Reply, pod_json, serve, status_json};
 use futures_util::StreamExt as _;
 use k8s_openapi::api::core::v1::Pod;
 use kinform_client::{
@@ -19,6 +16,7 @@ use kinform_client::{
     WatchParams,
 };
 use kinform_core::{ApiResource, Scope};
+use kinform_tests::mock::{Reply, pod_json, serve, status_json};
 
 fn client(url: &str) -> Client {
     let mut config = Config::new(url.parse().unwrap());

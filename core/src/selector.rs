@@ -129,6 +129,7 @@ impl LabelSelector {
     }
 
     /// Adds a requirement.
+    #[must_use]
     pub fn with(mut self, requirement: LabelRequirement) -> Self {
         self.requirements.push(requirement);
         self

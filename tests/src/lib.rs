@@ -1,1 +1,40 @@
-//! Cross-crate integration tests live in `tests/tests/`; this library is empty.
+//! The shared support of kinform's tests, and the home of its cross-crate integration tests
+//! (`tests/tests/`: clients, informers, controllers, leader election, events and derived
+//! types against `TestApiServer`, through the `kinform` facade).
+//!
+//! One module per kind of set-up, used by every crate's tests (each crate lists this one as a
+//! dev-dependency), so that no test file carries its own copy:
+//!
+//! - [`env`]: a `TestApiServer` with a kinform client bound to it, object builders, watch
+//!   helpers;
+//! - [`informer`]: fast-backoff factories, a recording handler and the informer contract's
+//!   history check;
+//! - [`controller`]: factories and a log of reconcile calls that tests wait on;
+//! - [`http`]: a raw HTTP client (no kinform code) for checking the test server against the
+//!   wire protocol itself;
+//! - [`kubectl`]: the real kubectl pointed at a test server;
+//! - [`mock`]: a small canned HTTP(S) server with its own CA, for client tests that need
+//!   answers no real server gives.
+//!
+//! Waits are for conditions ([`eventually`]), never fixed sleeps.
+
+use std::time::Duration;
+
+pub mod controller;
+pub mod env;
+pub mod http;
+pub mod informer;
+pub mod kubectl;
+pub mod mock;
+
+/// Polls `cond` every 20 ms until it holds, for at most `limit`; the last answer of `cond`.
+pub async fn eventually(limit: Duration, mut cond: impl AsyncFnMut() -> bool) -> bool {
+    let deadline = tokio::time::Instant::now() + limit;
+    while tokio::time::Instant::now() < deadline {
+        if cond().await {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    cond().await
+}

@@ -3,15 +3,13 @@
 //! requested ahead is used only for exactly that request, and an `Api` clone starts
 //! without one. The server's request log says what the client sent.
 
-mod client_server_support;
-
 use std::time::Duration;
 
-use client_server_support::{Env, cm, env};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kinform::client::PostParams;
 use kinform::client::decode::{self, ListHints};
 use kinform::{Api, HasMetadata, ListParams};
+use kinform_tests::env::{Env, cm, env};
 
 const NS: &str = "default";
 

@@ -3,23 +3,21 @@
 //! loopback echo backend, proxy GET/POST through a loopback HTTP backend, and the errors
 //! (missing pod 404, missing container 400, no backend).
 
-mod client_server_support;
-
 use std::convert::Infallible;
 use std::net::SocketAddr;
 
 use bytes::Bytes;
-use client_server_support::{env, pod};
 use http_body_util::{BodyExt, Full};
 use k8s_openapi::api::core::v1::{Container, Pod, Service};
 use kinform::client::connect::V5_PROTOCOL;
 use kinform::client::{AttachParams, ConnectError, PostParams, TerminalSize};
 use kinform::testing::TestApiServer;
 use kinform::{Api, Client};
+use kinform_tests::env::{env, pod};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
-async fn with_pod(name: &str) -> (client_server_support::Env, Api<Pod>) {
+async fn with_pod(name: &str) -> (kinform_tests::env::Env, Api<Pod>) {
     let env = env().await;
     let pods: Api<Pod> = Api::namespaced(env.client.clone(), "default");
     pods.create(&PostParams::default(), &pod(name))

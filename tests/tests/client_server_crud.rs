@@ -2,15 +2,13 @@
 //! 409 AlreadyExists, 422 Invalid, namespaces must exist), replace (409 Conflict), the four
 //! patch kinds, delete (preconditions, propagation policy) and delete_collection.
 
-mod client_server_support;
-
-use client_server_support::{cm, env, pod};
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kinform::client::{
     DeleteParams, Either, Patch, PatchParams, PostParams, Preconditions, PropagationPolicy,
 };
 use kinform::{Api, HasMetadata, ListParams};
+use kinform_tests::env::{cm, env, pod};
 use serde_json::json;
 
 #[tokio::test]
@@ -482,7 +480,7 @@ async fn deleting_a_namespace_deletes_its_objects() {
         .await
         .unwrap();
     assert_eq!(
-        client_server_support::summary(&client_server_support::next_event(&mut w).await),
+        kinform_tests::env::summary(&kinform_tests::env::next_event(&mut w).await),
         "DELETED a"
     );
     assert!(namespaces.get_opt("doomed").await.unwrap().is_none());

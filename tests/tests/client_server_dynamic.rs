@@ -3,9 +3,6 @@
 //! watch), deleting the CRD unregisters them; `PartialObjectMetadata` list and watch;
 //! `Discovery` of the server's groups, including a freshly registered CRD.
 
-mod client_server_support;
-
-use client_server_support::{cm, env, next_event, summary};
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kinform::client::{DeleteParams, Discovery, Patch, PatchParams, PostParams};
@@ -13,6 +10,7 @@ use kinform::{
     Api, ApiResource, DynamicObject, HasMetadata, ListParams, PartialObjectMetadata, Resource,
     Scope, WatchEvent, WatchParams,
 };
+use kinform_tests::env::{cm, env, next_event, summary};
 use serde_json::json;
 
 fn gizmo_crd(scope: &str) -> CustomResourceDefinition {
@@ -125,7 +123,7 @@ async fn crd_registration_makes_dynamic_objects_usable_and_deletion_unregisters(
     crds.delete("gizmos.example.org", &DeleteParams::default())
         .await
         .unwrap();
-    let rest = client_server_support::drain(&mut w).await;
+    let rest = kinform_tests::env::drain(&mut w).await;
     let rest: Vec<String> = rest
         .iter()
         .map(|i| match i {

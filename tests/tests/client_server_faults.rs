@@ -2,15 +2,13 @@
 //! error carrying the wait when retries are off), a share of 500s, latency against the
 //! client's read timeout, watches ended after K events, all watches dropped at once.
 
-mod client_server_support;
-
 use std::time::Duration;
 
-use client_server_support::{cm, drain, env, env_with, next_event, summary};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kinform::client::PostParams;
 use kinform::testing::TestApiServer;
 use kinform::{Api, ListParams, WatchParams};
+use kinform_tests::env::{cm, drain, env, env_with, next_event, summary};
 
 #[tokio::test]
 async fn too_many_requests_is_retried_after_retry_after() {

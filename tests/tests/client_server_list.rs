@@ -3,13 +3,11 @@
 //! remainingItemCount, an expired continue token as 410, and the resourceVersion rules
 //! ("", "0", exact with resourceVersionMatch NotOlderThan/Exact).
 
-mod client_server_support;
-
-use client_server_support::{cm, env, env_with};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kinform::client::{PostParams, ResourceVersionMatch};
 use kinform::testing::TestApiServer;
 use kinform::{Api, HasMetadata, ListParams};
+use kinform_tests::env::{cm, env, env_with};
 
 async fn names(api: &Api<ConfigMap>, lp: ListParams) -> Vec<String> {
     let mut n: Vec<String> = api

@@ -2,15 +2,13 @@
 //! and ordinary writes ignore status changes; `generation` follows spec changes only; the
 //! scale subresource of a Deployment and of a CRD that declares one.
 
-mod client_server_support;
-
-use client_server_support::env;
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec, DeploymentStatus};
 use k8s_openapi::api::autoscaling::v1::Scale;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use kinform::client::{Patch, PatchParams, PostParams};
 use kinform::{Api, ApiResource, DynamicObject, Scope};
+use kinform_tests::env::env;
 use serde_json::json;
 
 fn deployment(name: &str, replicas: i32) -> Deployment {

@@ -3,15 +3,13 @@
 //! lists (sendInitialEvents=true + NotOlderThan), timeoutSeconds, finalizers as watchers see
 //! them. Real sockets, so no paused clock: short real timeouts, ordering-only assertions.
 
-mod client_server_support;
-
 use std::time::Duration;
 
-use client_server_support::{cm, drain, env, env_with, next, next_event, summary};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kinform::client::{DeleteParams, Either, Patch, PatchParams, PostParams, ResourceVersionMatch};
 use kinform::testing::TestApiServer;
 use kinform::{Api, HasMetadata, ListParams, WatchEvent, WatchParams};
+use kinform_tests::env::{cm, drain, env, env_with, next, next_event, summary};
 use serde_json::json;
 
 fn from(rv: &str) -> WatchParams {

@@ -1,17 +1,15 @@
 //! Related objects reach their owner's key: `owns` through controller references, `watches`
 //! through a mapper; and the reconcile metrics hooks.
 
-mod controller_support;
-
 use std::convert::Infallible;
 use std::sync::Arc;
 
-use controller_support::{Log, client, factory};
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kinform::HasMetadata;
 use kinform::controller::{Action, Controller, controller_reference, key_of};
 use kinform::testing::TestApiServer;
+use kinform_tests::controller::{Log, client, factory};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -81,7 +79,7 @@ async fn owned_and_mapped_objects_reconcile_their_owner() {
         },
         cancel.clone().cancelled_owned(),
     ));
-    let count = |calls: &[controller_support::Call], key: &str| {
+    let count = |calls: &[kinform_tests::controller::Call], key: &str| {
         calls.iter().filter(|c| c.key == key).count()
     };
     log.wait_for("both deployments", |c| {

@@ -2,20 +2,18 @@
 //! requeue-after on the paused clock; errors backing off through the rate limiter; panics
 //! caught and retried; graceful shutdown draining in-flight and queued keys.
 
-mod controller_support;
-
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use controller_support::{Log, client, configmap, factory};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kinform::Api;
 use kinform::client::DeleteParams;
 use kinform::controller::{Action, Controller, ReconcileStats};
 use kinform::testing::TestApiServer;
 use kinform::workqueue::ItemExponentialFailureRateLimiter;
+use kinform_tests::controller::{Log, client, configmap, factory};
 use tokio_util::sync::CancellationToken;
 
 #[tokio::test]

@@ -1,8 +1,6 @@
 //! The informer's API against TestApiServer: listers, registrations, resync, transform,
 //! dynamic and metadata-only informers, wait_for_cache_sync, stop and restart.
 
-mod informer_support;
-
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -13,7 +11,8 @@ use kinform::testing::TestApiServer;
 use kinform::{Api, LabelSelector, Resource};
 use parking_lot::Mutex;
 
-use informer_support::*;
+use kinform_tests::eventually;
+use kinform_tests::informer::*;
 
 async fn setup(pods: u32) -> (TestApiServer, Api<Pod>) {
     let server = TestApiServer::start().await.unwrap();

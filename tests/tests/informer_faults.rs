@@ -2,8 +2,6 @@
 //! pods are created, updated and deleted concurrently. After the faults stop, the cache
 //! equals the server's state exactly and every handler saw a consistent history.
 
-mod informer_support;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -13,7 +11,8 @@ use kinform::Api;
 use kinform::reflector::MetricsSnapshot;
 use kinform::testing::TestApiServer;
 
-use informer_support::*;
+use kinform_tests::eventually;
+use kinform_tests::informer::*;
 
 async fn run_scenario(
     name: &str,

@@ -3,8 +3,6 @@
 //! objects are resyncs (no update for a handler without resync). That a changed
 //! resourceVersion is decoded is tested beside the decoder (`client::api::list_decode`).
 
-mod informer_support;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -16,7 +14,7 @@ use kinform::informer::{EventHandlerFns, InformerFactory};
 use kinform::reflector::ListMode;
 use kinform::testing::TestApiServer;
 
-use informer_support::*;
+use kinform_tests::informer::*;
 
 async fn until(mut f: impl FnMut() -> bool) {
     for _ in 0..2000 {

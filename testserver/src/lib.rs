@@ -88,6 +88,7 @@ use storage::Storage;
 
 /// Errors of the server's own API (not HTTP answers).
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum TestServerError {
     /// Binding or accepting failed.
     #[error("test server I/O on {what}: {source}")]
@@ -142,6 +143,7 @@ pub(crate) struct State {
 
 /// Configures a [`TestApiServer`].
 #[derive(Clone, Debug)]
+#[must_use]
 pub struct TestApiServerBuilder {
     port: u16,
     history_window: usize,
@@ -318,6 +320,27 @@ impl TestApiServer {
     /// The bound address.
     pub fn addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// A kinform client configuration for this server: its URL and namespace `default`, as
+    /// [`kubeconfig_yaml`](Self::kubeconfig_yaml) says. Adjust it (retries, timeouts, QPS)
+    /// and build a client with [`Client::new`](kinform_client::Client::new), or take
+    /// [`client`](Self::client) as it is.
+    pub fn client_config(&self) -> kinform_client::Config {
+        let url = self
+            .url()
+            .parse()
+            .expect("http://127.0.0.1:PORT is a valid URI");
+        let mut config = kinform_client::Config::new(url);
+        config.default_namespace = "default".into();
+        config
+    }
+
+    /// A kinform client bound to this server with [`client_config`](Self::client_config)'s
+    /// settings (kinform's defaults: retries on 429/503/504, no QPS limit beyond the
+    /// default).
+    pub fn client(&self) -> kinform_client::Result<kinform_client::Client> {
+        kinform_client::Client::new(self.client_config())
     }
 
     /// A kubeconfig whose current context points at this server (namespace `default`).

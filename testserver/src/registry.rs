@@ -17,6 +17,7 @@ use super::status::ApiError;
 
 /// One served group/version/resource.
 #[derive(Clone, Debug, PartialEq)]
+#[must_use]
 pub struct ResourceInfo {
     /// API group, `""` for the core group.
     pub group: String,

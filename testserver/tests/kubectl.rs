@@ -1,18 +1,15 @@
 //! Acceptance: kubectl against TestApiServer through the server's kubeconfig. Runs only when
 //! `kubectl` is on the PATH (otherwise the test passes after saying it was skipped).
 
-mod kubectl_support;
-mod testserver_util;
-
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
+use kinform_tests::http::{Raw, pod};
+use kinform_tests::kubectl::Kubectl;
 use kinform_testserver::TestApiServer;
-use kubectl_support::Kubectl;
 use serde_json::{Value, json};
-use testserver_util::{Raw, pod};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpus");

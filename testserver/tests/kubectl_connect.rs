@@ -6,10 +6,8 @@
 //! port-forward WebSocket, which TestApiServer does not speak; port-forward is tested with
 //! kinform's client in `client_server_connect.rs`.
 
-mod kubectl_support;
-
+use kinform_tests::kubectl::Kubectl;
 use kinform_testserver::TestApiServer;
-use kubectl_support::Kubectl;
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;

@@ -1,14 +1,12 @@
 //! Discovery, OpenAPI index and transport of TestApiServer over raw HTTP.
 
-mod testserver_util;
-
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
+use kinform_tests::http::{Raw, configmap};
 use kinform_testserver::TestApiServer;
 use serde_json::{Value, json};
-use testserver_util::{Raw, configmap};
 
 #[tokio::test]
 async fn legacy_and_aggregated_discovery() {

@@ -1,13 +1,11 @@
 //! Fault injection of TestApiServer, switched at run time: throttling, internal errors,
 //! watch event limits, dropped watches, compaction, latency.
 
-mod testserver_util;
-
 use std::time::Duration;
 
+use kinform_tests::http::{Raw, configmap, rv};
 use kinform_testserver::TestApiServer;
 use serde_json::json;
-use testserver_util::{Raw, configmap, rv};
 
 const CMS: &str = "/api/v1/namespaces/default/configmaps";
 

@@ -1,11 +1,9 @@
 //! LIST semantics of TestApiServer over raw HTTP: resourceVersion rules, pagination with
 //! consistent snapshots, 410 on compacted continue tokens, selectors, response forms.
 
-mod testserver_util;
-
+use kinform_tests::http::{Raw, configmap, names, pod, rv};
 use kinform_testserver::TestApiServer;
 use serde_json::json;
-use testserver_util::{Raw, configmap, names, pod, rv};
 
 async fn server_with_pods(n: usize) -> (TestApiServer, Raw) {
     let server = TestApiServer::start().await.unwrap();

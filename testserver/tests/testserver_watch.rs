@@ -2,13 +2,11 @@
 //! resourceVersion, 410 after the window, bookmarks, sendInitialEvents, selectors,
 //! timeoutSeconds.
 
-mod testserver_util;
-
 use std::time::Duration;
 
+use kinform_tests::http::{Raw, configmap, rv};
 use kinform_testserver::TestApiServer;
 use serde_json::json;
-use testserver_util::{Raw, configmap, rv};
 
 const CMS: &str = "/api/v1/namespaces/default/configmaps";
 

@@ -1,11 +1,9 @@
 //! Writes against TestApiServer over raw HTTP: create, update with preconditions, patches,
 //! status subresource, generation, finalizers, delete_collection, CRD registration, scale.
 
-mod testserver_util;
-
+use kinform_tests::http::{Raw, configmap, names, pod, rv};
 use kinform_testserver::TestApiServer;
 use serde_json::json;
-use testserver_util::{Raw, configmap, names, pod, rv};
 
 const PODS: &str = "/api/v1/namespaces/default/pods";
 

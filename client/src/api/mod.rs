@@ -19,8 +19,6 @@ mod query;
 mod subresource;
 mod verbs;
 
-pub(crate) use verbs::RawList;
-
 use std::marker::PhantomData;
 
 use http::Method;

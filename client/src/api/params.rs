@@ -27,6 +27,7 @@ impl PostParams {
 
 /// A patch and its content type.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub enum Patch<T: Serialize> {
     /// JSON merge patch (RFC 7386), `application/merge-patch+json`.
     Merge(T),
@@ -61,6 +62,7 @@ impl<T: Serialize> Patch<T> {
 
 /// Options of a patch (`metav1.PatchOptions`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[must_use]
 pub struct PatchParams {
     /// `fieldManager`; required by server-side apply.
     pub field_manager: Option<String>,

@@ -8,19 +8,10 @@ use serde::{Deserialize, Serialize};
 use super::params::{DeleteParams, DeleteResponse, Either, Patch, PatchParams, PostParams};
 use super::query::Query;
 use super::{Api, WatchStream};
+use crate::decode::list_decode::RawList;
 use crate::decode::watch_lines::{Origin, decode_stream};
 use crate::{Error, ListParams, ObjectList, Result, WatchParams};
 use kinform_core::resource::HasMetadata;
-
-/// A list body as the server writes it (`items` may be `null`).
-#[derive(Deserialize)]
-#[serde(bound(deserialize = "K: DeserializeOwned"))]
-pub(crate) struct RawList<K> {
-    #[serde(default)]
-    pub(crate) metadata: ListMeta,
-    #[serde(default)]
-    pub(crate) items: Option<Vec<K>>,
-}
 
 #[derive(Deserialize)]
 struct KindProbe {

@@ -286,6 +286,7 @@ impl Kubeconfig {
     }
 
     /// Merges `other` into `self`: entries of `self` win, as the earlier file does in kubectl.
+    #[must_use]
     pub fn merge(mut self, other: Kubeconfig) -> Kubeconfig {
         if self.current_context.as_deref().is_none_or(str::is_empty) {
             self.current_context = other.current_context;

@@ -38,6 +38,7 @@ const PIPE: usize = 64 * 1024;
 ///
 /// The default streams stdout and stderr, without stdin or a TTY.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[must_use]
 pub struct AttachParams {
     /// The container; the server picks the pod's only (or default) container when `None`.
     pub container: Option<String>,

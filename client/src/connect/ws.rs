@@ -76,6 +76,7 @@ pub fn close_normal() -> Message {
 
 /// What one received message means.
 #[derive(Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Incoming {
     /// Data on a channel (possibly empty).
     Data(u8, Bytes),

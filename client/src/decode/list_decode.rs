@@ -22,16 +22,26 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta;
+use serde::Deserialize;
 use serde::de::{DeserializeOwned, IgnoredAny};
 
-use super::ListHints;
 use super::fast_decode::Decoder;
+use super::hints::ListHints;
 use super::scan::{self, ListParts};
 use super::two_threads;
-use crate::api::RawList;
 use crate::{Error, ObjectList, Result};
 use kinform_core::ObjectKey;
 use kinform_core::resource::HasMetadata;
+
+/// A list body as the server writes it (`items` may be `null`).
+#[derive(Deserialize)]
+#[serde(bound(deserialize = "K: DeserializeOwned"))]
+pub(crate) struct RawList<K> {
+    #[serde(default)]
+    pub(crate) metadata: ListMeta,
+    #[serde(default)]
+    pub(crate) items: Option<Vec<K>>,
+}
 
 /// Below this many bytes of items a page is decoded on one thread.
 const PARALLEL_MIN_BYTES: usize = 128 * 1024;

@@ -51,18 +51,37 @@
 //!
 //! # Why each trick: figures
 //!
-//! Every figure is in `BENCHMARKS.md` with the command that reproduces it (the
-//! `benches/compare` workspace, against kube-rs on the same TestApiServer, and the
-//! `decode-floor` scenario against a one-thread `serde_json` decode of the same bytes):
-//! decoding is nearly all of a sync, so the sync time against kube-rs and against the
-//! `serde_json` floor measures steps 2-4 together; the watch burst (events per second and
-//! user CPU per event) measures the watch path; `strace -f -e trace=mprotect` counts what
-//! [`heap_ahead`] saves. Each submodule's docs say what it changed when it came.
+//! Measured with `benches/compare` (kinform and kube-rs side by side on one TestApiServer
+//! with 10,000 realistic pods and a burst of 20,000 ConfigMap events; `cd benches/compare &&
+//! KINFORM_COMPARE_RUNS=3 cargo run --release -- 10000 20000`); `BENCHMARKS.md` has the
+//! tables, the A/B commands and the machine:
+//!
+//! - **All together**: a sync takes 0.37x kube-rs's time (paged) and 0.38-0.40x (streaming
+//!   list), 0.58-0.62x a one-thread `serde_json` decode of the same bytes; the cache holds
+//!   0.71x kube-rs's RSS per object; a relist peaks at 1.03x the steady RSS where kube-rs
+//!   doubles (1.95x); a watch burst runs at 1.5-1.7x kube-rs's events per second.
+//! - **simd-json** ([`fast_decode`]): about half the CPU per realistic pod against
+//!   `serde_json`; its tape gives every `Vec` its exact capacity, which keeps the 5 KB of
+//!   slack that `serde_json`'s doubling leaves in a cached pod out of the cache (live heap
+//!   0.72x kube-rs's, against 0.87x for a path without exact capacities).
+//! - **Cached reuse** ([`list_decode`], [`watch_shared`]): relist peak 1.97x -> 1.01-1.05x
+//!   the steady heap.
+//! - **Next page ahead** ([`next_page`]): paged sync 0.32-0.39 s -> 0.27-0.28 s (A/B).
+//! - **Read ahead** ([`read_ahead`]): streaming sync median 0.34 s -> 0.30 s; watch burst
+//!   +12% events/s.
+//! - **Heap grown ahead** ([`heap_ahead`]): `mprotect` from 12-15% to 2-4% of the client's
+//!   CPU; single-page `mprotect` calls in a streaming sync 5,800 -> 300
+//!   (`strace -f -e trace=mprotect`).
+//! - **Tape reused** ([`fast_decode`]): user CPU per watch event -15-25%.
+//!
+//! What bounds the watch path now is the kernel: each cached object's fresh heap costs
+//! 0.6-0.8 page faults, paid alike by both libraries (`kinform-compare page-touch` measures a
+//! fault on the machine).
 
 mod fast_decode;
 mod heap_ahead;
 mod hints;
-mod list_decode;
+pub(crate) mod list_decode;
 pub(crate) mod next_page;
 mod read_ahead;
 mod scan;
@@ -76,18 +95,13 @@ use std::sync::Arc;
 
 use http::Method;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta;
-use kinform_core::{HasMetadata, ListParams, ObjectList, WatchEvent, WatchParams};
+use kinform_core::{HasMetadata, ListParams, ObjectList, WatchParams};
 use serde::de::DeserializeOwned;
 
 pub use hints::{CachedLookup, ListHints};
+pub use watch_lines::{WatchBatch, WatchBatchStream};
 
-use crate::{Api, Error, Result};
-
-/// Consecutive events of one watch, in order (never empty).
-pub type WatchBatch<K> = Vec<Result<WatchEvent<K>, Error>>;
-
-/// A stream of watch event batches; ends when the server closes the watch.
-pub type WatchBatchStream<K> = futures_util::stream::BoxStream<'static, WatchBatch<K>>;
+use crate::{Api, Result};
 
 /// One LIST page for a reflector: the objects shared and transformed, decoded as `hints`
 /// allow (items on two threads, `managedFields` skipped, cached objects reused), with the

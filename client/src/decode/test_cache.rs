@@ -9,9 +9,9 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use kinform_core::{HasMetadata, ObjectKey};
 use parking_lot::Mutex;
 
-use super::CachedLookup;
+use super::hints::CachedLookup;
 #[cfg(doc)]
-use super::ListHints;
+use super::hints::ListHints;
 
 /// ConfigMaps by key.
 #[derive(Clone, Default)]

@@ -30,7 +30,6 @@ use serde::de::{
 };
 use serde_json::value::RawValue;
 
-use super::{WatchBatch, WatchBatchStream};
 use crate::{Bookmark, Error, WatchEvent, WatchStream};
 
 #[derive(Deserialize, Default)]
@@ -47,6 +46,12 @@ struct BookmarkMeta {
     #[serde(default)]
     annotations: Option<BTreeMap<String, String>>,
 }
+
+/// Consecutive events of one watch, in order (never empty).
+pub type WatchBatch<K> = Vec<Result<WatchEvent<K>, Error>>;
+
+/// A stream of watch event batches; ends when the server closes the watch.
+pub type WatchBatchStream<K> = BoxStream<'static, WatchBatch<K>>;
 
 /// What a decode error names.
 pub(crate) struct Origin {

@@ -27,12 +27,13 @@ use futures_util::stream::{self, BoxStream};
 use serde::de::{DeserializeOwned, IgnoredAny};
 
 use super::fast_decode::Decoder;
+use super::hints::ListHints;
 use super::list_decode::decode_item;
 use super::read_ahead;
 use super::scan;
 use super::two_threads;
 use super::watch_lines::{Kind, Origin, RawBatch, decode_watch_line, raw_batches};
-use super::{ListHints, WatchBatch, WatchBatchStream};
+use super::watch_lines::{WatchBatch, WatchBatchStream};
 use crate::{Error, WatchEvent};
 use kinform_core::resource::HasMetadata;
 

@@ -52,7 +52,7 @@ impl TempCrate {
     /// Creates (or refreshes) the crate `name`: its manifest and the workspace's lock file.
     pub fn new(name: &str) -> Self {
         let dir = root().join(name);
-        let runtime = workspace().join("runtime");
+        let runtime = workspace().join("kinform");
         write_if_changed(
             &dir.join("Cargo.toml"),
             &format!(

@@ -10,6 +10,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 
 /// Why CRDs cannot be merged.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum MergeError {
     /// No CRDs were given.
     #[error("no CustomResourceDefinitions to merge")]

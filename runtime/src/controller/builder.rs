@@ -19,6 +19,7 @@ use kinform_core::resource::{Resource, object_key};
 type WatchFn = Box<dyn FnOnce(&InformerFactory, &RateLimitingQueue<String>) -> Box<dyn Watch>>;
 
 /// Configures a [`Controller`] of `K`; [`build`](Self::build) registers the handlers.
+#[must_use]
 pub struct ControllerBuilder<K> {
     factory: InformerFactory,
     name: String,

@@ -4,6 +4,7 @@ use std::time::Duration;
 
 /// Settings of an [`EventRecorder`](super::EventRecorder); defaults are client-go's.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[must_use]
 pub struct RecorderConfig {
     /// `reportingController`, e.g. `example.com/sample-controller`.
     pub reporting_controller: String,

@@ -40,6 +40,7 @@ impl EventType {
 
 /// What happened, to be recorded about an object.
 #[derive(Clone, Debug, PartialEq)]
+#[must_use]
 pub struct NewEvent {
     /// Normal or Warning.
     pub type_: EventType,
@@ -88,6 +89,7 @@ impl NewEvent {
 
 /// What [`EventRecorder::publish`] did with an event.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Recorded {
     /// A new Event was queued for creation.
     Queued,

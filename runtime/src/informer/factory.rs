@@ -28,6 +28,7 @@ pub fn drop_managed_fields<K: HasMetadata>(obj: &mut K) {
 
 /// Which objects of a type an informer caches: a namespace (all when `None`) and selectors.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[must_use]
 pub struct InformerScope {
     /// The namespace, or all namespaces.
     pub namespace: Option<String>,
@@ -72,6 +73,7 @@ pub struct CacheSyncError {
 type Tweak = Arc<dyn Fn(&mut ReflectorConfig) + Send + Sync>;
 
 /// Options of an [`InformerFactory`].
+#[must_use]
 pub struct InformerFactoryBuilder {
     client: Client,
     scope: InformerScope,

@@ -34,6 +34,7 @@ type DeleteFn<K> = Box<dyn Fn(&Deleted<K>) + Send + Sync>;
 
 /// An [`EventHandler`] from closures (client-go's `ResourceEventHandlerFuncs`); the ones not
 /// set do nothing.
+#[must_use]
 pub struct EventHandlerFns<K> {
     add: Option<AddFn<K>>,
     update: Option<UpdateFn<K>>,

@@ -11,6 +11,7 @@ type Stopped = Box<dyn Fn() + Send + Sync>;
 type NewLeader = Box<dyn Fn(&str) + Send + Sync>;
 
 /// Callbacks of a [`LeaderElector`](super::LeaderElector).
+#[must_use]
 pub struct LeaderCallbacks {
     pub(crate) started: Started,
     pub(crate) stopped: Option<Stopped>,

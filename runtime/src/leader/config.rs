@@ -10,6 +10,7 @@ pub const JITTER_FACTOR: f64 = 1.2;
 
 /// Timing and identity of one candidate (client-go's `LeaderElectionConfig`).
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[must_use]
 pub struct LeaderElectionConfig {
     /// How long non-leaders wait, from the moment they last saw the record change, before
     /// they try to take the lease over (client-go's `LeaseDuration`, default 15 s). Written
@@ -38,6 +39,7 @@ impl Default for LeaderElectionConfig {
 
 /// A [`LeaderElectionConfig`] that client-go would refuse.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ConfigError {
     /// `lease_duration` is not greater than `renew_deadline`.
     #[error(

@@ -16,6 +16,7 @@ use super::record::LeaderElectionRecord;
 
 /// How [`LeaderElector::run`] ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum RunOutcome {
     /// Cancelled before this candidate ever led.
     NeverLed,

@@ -17,6 +17,7 @@ use kinform_client::{Api, Error as ClientError, PostParams};
 
 /// Why a lock operation failed.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum LockError {
     /// The API request failed (a 409 Conflict among others); the server's Status is kept.
     #[error("lock {lock}: {source}")]

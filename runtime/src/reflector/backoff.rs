@@ -9,6 +9,7 @@ use tokio::time::Instant;
 
 /// Parameters of an exponential backoff.
 #[derive(Clone, Debug, PartialEq)]
+#[must_use]
 pub struct BackoffConfig {
     /// The first delay.
     pub initial: Duration,

@@ -6,6 +6,7 @@ use super::backoff::BackoffConfig;
 
 /// How the reflector obtains the initial state (and every relist).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ListMode {
     /// Streaming list (a watch with `sendInitialEvents=true`) and, when the server does not
     /// support it or the attempt fails, a paged LIST for that round. A server that rejects
@@ -20,6 +21,7 @@ pub enum ListMode {
 
 /// Options of a [`Reflector`](super::Reflector).
 #[derive(Clone, Debug)]
+#[must_use]
 pub struct ReflectorConfig {
     /// A name for logs and errors, e.g. `v1/pods`.
     pub name: String,

@@ -60,6 +60,7 @@ fn event_input<K>(item: Result<WatchEvent<Arc<K>>, Error>) -> Input<K> {
 
 /// Lists and watches one collection into a sink until cancelled or the sink closes
 /// (client-go's `Reflector.Run`).
+#[must_use]
 pub struct Reflector<K, L, S: ?Sized> {
     lister_watcher: L,
     sink: Arc<S>,

@@ -2,6 +2,7 @@
 
 /// An index operation failed.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum StoreError {
     /// No index has this name (client-go: `Index with name %s does not exist`).
     #[error("index {index:?} does not exist")]

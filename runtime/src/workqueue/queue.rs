@@ -39,6 +39,7 @@ const UNFINISHED_WORK_UPDATE_PERIOD: Duration = Duration::from_millis(500);
 
 /// Options of a queue (client-go's `QueueConfig`).
 #[derive(Clone, Default)]
+#[must_use]
 pub struct QueueConfig {
     /// The queue's name, the `name` label of its metrics. A queue without a name has no
     /// metrics.

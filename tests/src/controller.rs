@@ -1,15 +1,13 @@
 //! Helpers of the controller tests: a server, a factory, and a log of reconcile calls that
 //! tests wait on (no sleeps: every wait is for a condition, bounded by a generous timeout).
 
-#![allow(dead_code)]
-
 use std::pin::pin;
 use std::sync::Arc;
 use std::time::Duration;
 
+use kinform::Client;
 use kinform::informer::InformerFactory;
 use kinform::testing::TestApiServer;
-use kinform::{Client, Config};
 use parking_lot::Mutex;
 use serde_json::json;
 use tokio::sync::Notify;
@@ -18,12 +16,12 @@ use tokio::time::Instant;
 /// Bounds every wait; on the paused clock it is reached only when the test is stuck.
 pub const LONG: Duration = Duration::from_secs(3600);
 
+/// A client of `server` with kinform's default settings.
 pub fn client(server: &TestApiServer) -> Client {
-    let mut config = Config::new(server.url().parse().unwrap());
-    config.default_namespace = "default".into();
-    Client::new(config).unwrap()
+    server.client().expect("a client of the test server")
 }
 
+/// An informer factory whose reflectors back off quickly (20 ms doubling to 300 ms).
 pub fn factory(client: Client) -> InformerFactory {
     InformerFactory::builder(client)
         .tweak_reflector(|c| {
@@ -33,6 +31,7 @@ pub fn factory(client: Client) -> InformerFactory {
         .build()
 }
 
+/// Creates the ConfigMap `default/name` on `server` (through its store, not over HTTP).
 pub fn configmap(server: &TestApiServer, name: &str) -> serde_json::Value {
     server
         .create_object(json!({
@@ -46,24 +45,31 @@ pub fn configmap(server: &TestApiServer, name: &str) -> serde_json::Value {
 /// One reconcile call.
 #[derive(Clone, Debug)]
 pub struct Call {
+    /// The key reconciled.
     pub key: String,
+    /// Whether the object was in the lister at the call.
     pub present: bool,
+    /// How many times the key had been retried before this call.
     pub retries: usize,
+    /// When the call happened (tokio's clock, paused or not).
     pub at: Instant,
 }
 
 /// The calls a reconcile made, with a notification on every change.
 #[derive(Default)]
 pub struct Log {
+    /// Every call so far, in order.
     pub calls: Mutex<Vec<Call>>,
     changed: Notify,
 }
 
 impl Log {
+    /// An empty, shared log.
     pub fn new() -> Arc<Self> {
         Arc::new(Self::default())
     }
 
+    /// Records a call and wakes every waiter.
     pub fn record(&self, key: &str, present: bool, retries: usize) {
         self.calls.lock().push(Call {
             key: key.to_owned(),
@@ -74,6 +80,7 @@ impl Log {
         self.changed.notify_waiters();
     }
 
+    /// The calls for `key`, in order.
     pub fn of(&self, key: &str) -> Vec<Call> {
         self.calls
             .lock()

@@ -2,8 +2,6 @@
 //! loopback, optional TLS from an rcgen CA with client certificate verification, and
 //! streaming bodies fed by the test through a channel.
 
-#![allow(dead_code)]
-
 use std::convert::Infallible;
 use std::io::Write as _;
 use std::net::SocketAddr;
@@ -25,19 +23,29 @@ use tokio::sync::mpsc;
 /// One request the server saw.
 #[derive(Clone, Debug)]
 pub struct Seen {
+    /// The request method.
     pub method: http::Method,
+    /// The request URI (path and query).
     pub uri: http::Uri,
+    /// The request headers.
     pub headers: http::HeaderMap,
+    /// The request body.
     pub body: Vec<u8>,
+    /// The HTTP version the connection negotiated.
     pub version: http::Version,
+    /// Whether the client presented a certificate (TLS only).
     pub client_cert: bool,
 }
 
 /// What the handler answers.
 pub enum Reply {
+    /// A whole answer.
     Full {
+        /// The status code.
         status: u16,
+        /// Extra headers.
         headers: Vec<(&'static str, String)>,
+        /// The body.
         body: Vec<u8>,
     },
     /// A chunked body; each message of the channel is written as it comes.
@@ -45,6 +53,7 @@ pub enum Reply {
 }
 
 impl Reply {
+    /// A JSON answer with `status`.
     pub fn json(status: u16, body: serde_json::Value) -> Self {
         Reply::Full {
             status,
@@ -52,6 +61,7 @@ impl Reply {
             body: body.to_string().into_bytes(),
         }
     }
+    /// A plain-text answer with `status`.
     pub fn raw(status: u16, body: &str) -> Self {
         Reply::Full {
             status,
@@ -59,6 +69,7 @@ impl Reply {
             body: body.as_bytes().to_vec(),
         }
     }
+    /// The same answer with one more header.
     pub fn with_header(mut self, k: &'static str, v: &str) -> Self {
         if let Reply::Full { headers, .. } = &mut self {
             headers.push((k, v.to_owned()));
@@ -67,15 +78,21 @@ impl Reply {
     }
 }
 
+/// Answers each request the server sees.
 pub type Handler = Arc<dyn Fn(&Seen) -> Reply + Send + Sync>;
 
+/// A running mock server.
 pub struct Server {
+    /// Its address on loopback.
     pub addr: SocketAddr,
+    /// `http://` or `https://` and the address.
     pub url: String,
+    /// Every request it saw, in order.
     pub seen: Arc<Mutex<Vec<Seen>>>,
 }
 
 impl Server {
+    /// A copy of the requests seen so far.
     pub fn requests(&self) -> Vec<Seen> {
         self.seen.lock().clone()
     }
@@ -83,14 +100,26 @@ impl Server {
 
 /// A CA, a server certificate for localhost/127.0.0.1 and a client certificate, all PEM.
 pub struct Pki {
+    /// The CA certificate (PEM) that signed both certificates.
     pub ca_pem: String,
+    /// The server's certificate for `127.0.0.1` and `localhost` (PEM).
     pub server_cert_pem: String,
+    /// The server's private key (PEM).
     pub server_key_pem: String,
+    /// A client certificate the server accepts (PEM).
     pub client_cert_pem: String,
+    /// The client certificate's private key (PEM).
     pub client_key_pem: String,
 }
 
+impl Default for Pki {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl Pki {
+    /// A fresh CA with one server and one client certificate.
     pub fn new() -> Self {
         let ca_key = KeyPair::generate().unwrap();
         let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
@@ -273,6 +302,7 @@ async fn serve_conn<I>(
         .await;
 }
 
+/// A pod `default/name` at resourceVersion `rv`, as a server would answer it.
 pub fn pod_json(name: &str, rv: &str) -> serde_json::Value {
     serde_json::json!({
         "apiVersion": "v1", "kind": "Pod",
@@ -281,6 +311,7 @@ pub fn pod_json(name: &str, rv: &str) -> serde_json::Value {
     })
 }
 
+/// A failure `Status` body with `code`, `reason` and `message`.
 pub fn status_json(code: u16, reason: &str, message: &str) -> serde_json::Value {
     serde_json::json!({
         "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",

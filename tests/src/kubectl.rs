@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::process::{Output, Stdio};
 
-use kinform_testserver::TestApiServer;
+use kinform::testing::TestApiServer;
 use tempfile::TempDir;
 use tokio::io::AsyncWriteExt;
 use tokio::process::Command;

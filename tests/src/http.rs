@@ -1,8 +1,6 @@
 //! Raw HTTP helpers for the TestApiServer tests: no dependency on kinform's own client, so
 //! the server is checked against the wire protocol itself.
 
-#![allow(dead_code)]
-
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
@@ -18,12 +16,16 @@ pub struct Raw {
 
 /// A response: status, headers and JSON body (`Value::Null` if not JSON).
 pub struct Resp {
+    /// The HTTP status code.
     pub status: u16,
+    /// The response headers.
     pub headers: http::HeaderMap,
+    /// The body as JSON (`Value::Null` when it is not JSON).
     pub body: Value,
 }
 
 impl Raw {
+    /// A client for the server at `base` (`http://127.0.0.1:PORT`).
     pub fn new(base: &str) -> Self {
         Self {
             base: base.to_owned(),
@@ -55,6 +57,8 @@ impl Raw {
             .expect("request")
     }
 
+    /// Sends `method path` with an optional JSON body, a `Content-Type` and an optional
+    /// `Accept`, and reads the whole answer.
     pub async fn request_with(
         &self,
         method: &str,
@@ -74,27 +78,33 @@ impl Raw {
         }
     }
 
+    /// Sends `method path` with an optional JSON body (`application/json`).
     pub async fn request(&self, method: &str, path: &str, body: Option<&Value>) -> Resp {
         self.request_with(method, path, body, "application/json", None)
             .await
     }
 
+    /// `GET path`.
     pub async fn get(&self, path: &str) -> Resp {
         self.request("GET", path, None).await
     }
 
+    /// `POST path` with a JSON body.
     pub async fn post(&self, path: &str, body: &Value) -> Resp {
         self.request("POST", path, Some(body)).await
     }
 
+    /// `PUT path` with a JSON body.
     pub async fn put(&self, path: &str, body: &Value) -> Resp {
         self.request("PUT", path, Some(body)).await
     }
 
+    /// `DELETE path` without a body.
     pub async fn delete(&self, path: &str) -> Resp {
         self.request("DELETE", path, None).await
     }
 
+    /// `PATCH path` with `body` sent as `content_type`.
     pub async fn patch(&self, path: &str, content_type: &str, body: &Value) -> Resp {
         self.request_with("PATCH", path, Some(body), content_type, None)
             .await
@@ -105,6 +115,7 @@ impl Raw {
         self.watch_with(path, None).await
     }
 
+    /// Opens a watch with an optional `Accept` (e.g. a `Table` or metadata-only watch).
     pub async fn watch_with(&self, path: &str, accept: Option<&str>) -> Watch {
         let r = self
             .send("GET", path, None, "application/json", accept)

@@ -1,8 +1,6 @@
 //! Shared set-up of the client-against-server tests: a `TestApiServer` on loopback and a
 //! kinform `Client` talking real HTTP to it, plus small object builders.
 
-#![allow(dead_code)]
-
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -15,7 +13,9 @@ use kinform::{Client, Config, WatchEvent};
 
 /// A started server and a client bound to it.
 pub struct Env {
+    /// The running server.
     pub server: TestApiServer,
+    /// A kinform client bound to it.
     pub client: Client,
 }
 
@@ -30,7 +30,7 @@ pub async fn env_with(
     tweak: impl FnOnce(&mut Config),
 ) -> Env {
     let server = builder.start().await.expect("server starts");
-    let mut config = Config::new(server.url().parse().unwrap());
+    let mut config = server.client_config();
     tweak(&mut config);
     let client = Client::new(config).expect("client builds");
     Env { server, client }

@@ -1,8 +1,6 @@
 //! Shared helpers of the informer integration tests: a TestApiServer, clients, a recording
 //! handler and the checks of the informer contract.
 
-#![allow(dead_code)]
-
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,14 +10,14 @@ use kinform::client::{DeleteParams, Patch, PatchParams, PostParams};
 use kinform::fifo::Deleted;
 use kinform::informer::{EventHandler, InformerFactory, SharedIndexInformer};
 use kinform::testing::TestApiServer;
-use kinform::{Api, Client, Config, HasMetadata, ListParams};
+use kinform::{Api, Client, HasMetadata, ListParams};
 use parking_lot::Mutex;
 
+/// A client of `server` that retries a failed request `retries` times.
 pub fn client(server: &TestApiServer, retries: u32) -> Client {
-    let mut config = Config::new(server.url().parse().unwrap());
-    config.default_namespace = "default".into();
+    let mut config = server.client_config();
     config.max_retries = retries;
-    Client::new(config).unwrap()
+    Client::new(config).expect("a client of the test server")
 }
 
 /// A factory whose reflectors back off quickly (tests converge in seconds, not minutes).
@@ -36,6 +34,7 @@ pub fn fast_factory(client: Client) -> InformerFactory {
         .build()
 }
 
+/// A pod `default/name` labelled `app=test` and `gen=<generation>`.
 pub fn pod(name: &str, generation: u32) -> Pod {
     serde_json::from_value(serde_json::json!({
         "apiVersion": "v1", "kind": "Pod",
@@ -48,8 +47,11 @@ pub fn pod(name: &str, generation: u32) -> Pod {
 /// What a handler saw of one key, in order.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Seen {
+    /// `on_add(resourceVersion, in_initial_list)`.
     Add(u64, bool),
+    /// `on_update(old resourceVersion, new resourceVersion)`.
     Update(u64, u64),
+    /// `on_delete(last known resourceVersion, whether it was a tombstone)`.
     Delete(Option<u64>, bool),
 }
 
@@ -58,7 +60,9 @@ fn rv(p: &Pod) -> u64 {
 }
 
 #[derive(Default)]
+/// Everything one handler saw, per key.
 pub struct Recorder {
+    /// Key -> what the handler was told, in order.
     pub seen: Mutex<HashMap<String, Vec<Seen>>>,
 }
 
@@ -108,6 +112,7 @@ pub async fn server_state(api: &Api<Pod>) -> BTreeMap<String, u64> {
     }
 }
 
+/// The informer's cached pods, key -> resourceVersion.
 pub fn cache_state(informer: &SharedIndexInformer<Pod>) -> BTreeMap<String, u64> {
     informer
         .store()
@@ -115,18 +120,6 @@ pub fn cache_state(informer: &SharedIndexInformer<Pod>) -> BTreeMap<String, u64>
         .iter()
         .map(|p| (p.key(), rv(p)))
         .collect()
-}
-
-/// Polls `cond` every 20 ms until it holds, for at most `limit`.
-pub async fn eventually(limit: Duration, mut cond: impl AsyncFnMut() -> bool) -> bool {
-    let deadline = tokio::time::Instant::now() + limit;
-    while tokio::time::Instant::now() < deadline {
-        if cond().await {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    cond().await
 }
 
 /// Creates, updates and deletes pods for `rounds` rounds; tolerates failed requests (the
