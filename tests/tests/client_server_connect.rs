@@ -461,3 +461,47 @@ async fn a_cut_connection_is_a_typed_error() {
         other => panic!("expected a connection error, got {other:?}"),
     }
 }
+
+/// kube-apiserver reads text WebSocket messages as data, as binary ones (apimachinery's
+/// wsstream receives every message as bytes); the Python `kubernetes` client writes stdin as
+/// text messages. A raw WebSocket client writes `cat`'s stdin as text and reads it back.
+#[tokio::test]
+async fn exec_accepts_text_messages_as_stdin() {
+    use futures_util::{SinkExt as _, StreamExt as _};
+    use tokio_tungstenite::tungstenite::Message;
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
+
+    let (env, _pods) = with_pod("web").await;
+    let url = format!(
+        "ws://{}/api/v1/namespaces/default/pods/web/exec?command=cat&stdin=true&stdout=true",
+        env.server.addr()
+    );
+    let mut req = url.into_client_request().unwrap();
+    req.headers_mut()
+        .insert("Sec-WebSocket-Protocol", V5_PROTOCOL.parse().unwrap());
+    let tcp = tokio::net::TcpStream::connect(env.server.addr())
+        .await
+        .unwrap();
+    let (mut ws, resp) = tokio_tungstenite::client_async(req, tcp).await.unwrap();
+    assert_eq!(
+        resp.headers()["Sec-WebSocket-Protocol"],
+        V5_PROTOCOL,
+        "the server picks the v5 protocol"
+    );
+    ws.send(Message::Text("\u{0}hello from text".into()))
+        .await
+        .unwrap();
+    // v5's close signal for stdin: `cat` sees the end of its input and exits.
+    ws.send(Message::Binary(Bytes::from_static(&[255, 0])))
+        .await
+        .unwrap();
+    let mut stdout = Vec::new();
+    while let Some(Ok(msg)) = ws.next().await {
+        match msg {
+            Message::Binary(b) if b.first() == Some(&1) => stdout.extend_from_slice(&b[1..]),
+            Message::Close(_) => break,
+            _ => {}
+        }
+    }
+    assert_eq!(String::from_utf8(stdout).unwrap(), "hello from text");
+}

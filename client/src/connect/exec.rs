@@ -472,10 +472,9 @@ impl Driver {
                 Some(Err(e)) => return Err(ConnectError::websocket(request, e)),
             };
             let (ch, data) = match ws::parse(msg) {
-                Ok(Incoming::Data(ch, data)) => (ch, data),
-                Ok(Incoming::Close) => break,
-                Ok(Incoming::Skip) => continue,
-                Err((ch, m)) => return Err(ConnectError::frame(request, ch, m)),
+                Incoming::Data(ch, data) => (ch, data),
+                Incoming::Close => break,
+                Incoming::Skip => continue,
             };
             match ch {
                 channel::STDOUT => pump(&mut stdout, &data).await,

@@ -192,10 +192,9 @@ where
             Some(Err(e)) => break Err(ConnectError::websocket(&request, e)),
         };
         let (ch, mut data) = match ws::parse(msg) {
-            Ok(Incoming::Data(ch, d)) => (ch, d),
-            Ok(Incoming::Close) => break Ok(()),
-            Ok(Incoming::Skip) => continue,
-            Err((ch, m)) => break Err(ConnectError::frame(&request, ch, m)),
+            Incoming::Data(ch, d) => (ch, d),
+            Incoming::Close => break Ok(()),
+            Incoming::Skip => continue,
         };
         let i = usize::from(ch / 2);
         let Some(end) = ends.get_mut(i) else {

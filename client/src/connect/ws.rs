@@ -86,19 +86,25 @@ pub enum Incoming {
     Skip,
 }
 
-/// Splits a message into its channel and data.
-pub fn parse(msg: Message) -> Result<Incoming, (Option<u8>, String)> {
+/// Splits a message into its channel and data. Binary and text messages alike carry data,
+/// as kube-apiserver reads them.
+pub fn parse(msg: Message) -> Incoming {
     match msg {
-        Message::Binary(b) => match b.first() {
-            None => Ok(Incoming::Skip),
-            Some(&c) => Ok(Incoming::Data(c, b.slice(1..))),
-        },
-        Message::Text(t) => Err((
-            t.as_bytes().first().copied(),
-            "a text message on a binary channel protocol".to_owned(),
-        )),
-        Message::Close(_) => Ok(Incoming::Close),
-        Message::Ping(_) | Message::Pong(_) | Message::Frame(_) => Ok(Incoming::Skip),
+        Message::Binary(b) => data(b),
+        // The API server reads text messages as data too (apimachinery's wsstream receives
+        // every message as bytes); some clients, the Python `kubernetes` package among
+        // them, write stdin as text messages.
+        Message::Text(t) => data(Bytes::from(t)),
+        Message::Close(_) => Incoming::Close,
+        Message::Ping(_) | Message::Pong(_) | Message::Frame(_) => Incoming::Skip,
+    }
+}
+
+/// A data message's channel byte and the data after it; an empty message is skipped.
+fn data(b: Bytes) -> Incoming {
+    match b.first() {
+        None => Incoming::Skip,
+        Some(&c) => Incoming::Data(c, b.slice(1..)),
     }
 }
 
@@ -110,14 +116,14 @@ mod tests {
     fn frames_round_trip() {
         let m = frame(channel::STDOUT, b"hi");
         assert_eq!(
-            parse(m).unwrap(),
+            parse(m),
             Incoming::Data(channel::STDOUT, Bytes::from_static(b"hi"))
         );
+        assert_eq!(parse(Message::Binary(Bytes::new())), Incoming::Skip);
         assert_eq!(
-            parse(Message::Binary(Bytes::new())).unwrap(),
-            Incoming::Skip
+            parse(Message::Text("\u{1}hi".into())),
+            Incoming::Data(channel::STDOUT, Bytes::from_static(b"hi"))
         );
-        assert!(parse(Message::Text("1hi".into())).is_err());
-        assert_eq!(parse(Message::Close(None)).unwrap(), Incoming::Close);
+        assert_eq!(parse(Message::Close(None)), Incoming::Close);
     }
 }

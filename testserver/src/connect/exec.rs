@@ -255,8 +255,8 @@ impl Session {
                 },
                 msg = stream.next(), if client_open => {
                     match msg.map(|m| m.map(ws::parse)) {
-                        Some(Ok(Ok(Frame::Data(ch, data)))) => self.client_frame(ch, data).await,
-                        Some(Ok(Ok(Frame::Skip))) => {}
+                        Some(Ok(Frame::Data(ch, data))) => self.client_frame(ch, data).await,
+                        Some(Ok(Frame::Skip)) => {}
                         _ => {
                             // The client left: the process sees the end of stdin.
                             client_open = false;

@@ -152,7 +152,7 @@ async fn session<S>(
                 None => break,
             },
             msg = stream.next() => match msg.map(|m| m.map(ws::parse)) {
-                Some(Ok(Ok(Frame::Data(ch, data)))) => {
+                Some(Ok(Frame::Data(ch, data))) => {
                     let i = usize::from(ch / 2);
                     if ch % 2 == 0
                         && let Some(Some(w)) = writers.get_mut(i)
@@ -161,7 +161,7 @@ async fn session<S>(
                         writers[i] = None;
                     }
                 }
-                Some(Ok(Ok(Frame::Skip))) => {}
+                Some(Ok(Frame::Skip)) => {}
                 _ => return,
             },
         }
