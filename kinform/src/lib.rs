@@ -18,6 +18,10 @@
 //!   [`workqueue`], [`controller`], [`leader`], [`events`];
 //! - `kinform_testserver` as `testing` (feature `testing`): `TestApiServer`.
 //!
+//! The application picks the Kubernetes version: kinform's crates depend on k8s-openapi
+//! without a version feature, so add `k8s-openapi = { version = "0.29", features = ["v1_35"] }`
+//! (or the version your cluster runs) to the application's manifest, as with kube-rs.
+//!
 //! Objects are decoded once and shared as [`Arc<K>`](std::sync::Arc) between the FIFO, the
 //! indexer, event handlers and listers. Keys are `namespace/name`, or `name` for
 //! cluster-scoped objects, as client-go's `MetaNamespaceKeyFunc`.
