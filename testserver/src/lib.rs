@@ -14,6 +14,8 @@
 //! - create/update/patch with optimistic concurrency and status subresources (`write`,
 //!   `patch`), delete with finalizers (`delete`);
 //! - CRD registration (`registry`) and faults switchable at run time ([`Faults`]);
+//! - HTTPS with a CA of its own, written into its kubeconfig
+//!   ([`TestApiServerBuilder::https`], the binary's default; module `tls`);
 //! - garbage collection of dependents through `ownerReferences` (`gc`), as
 //!   kube-controller-manager does in a real cluster.
 //!
@@ -63,6 +65,7 @@ mod scale;
 mod status;
 mod storage;
 mod table;
+mod tls;
 mod watch;
 mod write;
 
@@ -117,7 +120,16 @@ pub enum TestServerError {
     /// The server refused the object, with the Status it would answer.
     #[error("the server refused the object: {0}")]
     Api(#[from] ApiError),
+    /// The server's certificates could not be made (see [`TestApiServerBuilder::https`]).
+    #[error("test server TLS: {message}")]
+    Tls {
+        /// What failed.
+        message: String,
+    },
 }
+
+/// The bearer token of the kubeconfig the server writes ([`TestApiServer::kubeconfig_yaml`]).
+const TOKEN: &str = "kinform-testserver";
 
 /// Result alias of this module.
 pub type Result<T, E = TestServerError> = std::result::Result<T, E>;
@@ -151,6 +163,7 @@ pub struct TestApiServerBuilder {
     bookmark_interval: Duration,
     pods: usize,
     namespaces: usize,
+    https: bool,
 }
 
 impl Default for TestApiServerBuilder {
@@ -162,6 +175,7 @@ impl Default for TestApiServerBuilder {
             bookmark_interval: Duration::from_secs(5),
             pods: 0,
             namespaces: 1,
+            https: false,
         }
     }
 }
@@ -205,8 +219,22 @@ impl TestApiServerBuilder {
         self
     }
 
+    /// Serves HTTPS, as kube-apiserver does, with a certificate signed by a CA the server
+    /// makes at start; [`TestApiServer::kubeconfig_yaml`] and
+    /// [`TestApiServer::client_config`] carry that CA, so clients verify the server as they
+    /// would a real one (default: plain HTTP).
+    pub fn https(mut self) -> Self {
+        self.https = true;
+        self
+    }
+
     /// Binds and starts serving.
     pub async fn start(self) -> Result<TestApiServer> {
+        let tls = if self.https {
+            Some(tls::ServerTls::generate()?)
+        } else {
+            None
+        };
         let addr = SocketAddr::from(([127, 0, 0, 1], self.port));
         let listener = TcpListener::bind(addr)
             .await
@@ -250,9 +278,11 @@ impl TestApiServerBuilder {
             connect: connect::Connect::default(),
             requests: request_log::RequestLog::default(),
         });
-        let task = tokio::spawn(serve(listener, state.clone()));
+        let ca_pem = tls.as_ref().map(|t| t.ca_pem.clone());
+        let task = tokio::spawn(serve(listener, state.clone(), tls.map(|t| t.acceptor)));
         Ok(TestApiServer {
             addr,
+            ca_pem,
             state,
             faults,
             task: Some(task),
@@ -260,7 +290,7 @@ impl TestApiServerBuilder {
     }
 }
 
-async fn serve(listener: TcpListener, state: Arc<State>) {
+async fn serve(listener: TcpListener, state: Arc<State>, tls: Option<tokio_rustls::TlsAcceptor>) {
     loop {
         let accepted = tokio::select! {
             a = listener.accept() => a,
@@ -271,23 +301,43 @@ async fn serve(listener: TcpListener, state: Arc<State>) {
         };
         let _ = stream.set_nodelay(true);
         let state = state.clone();
+        let tls = tls.clone();
         tokio::spawn(async move {
-            let svc_state = state.clone();
-            let service =
-                hyper::service::service_fn(move |req| router::handle(svc_state.clone(), req));
-            let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
-            let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
-            tokio::select! {
-                _ = conn => {}
-                _ = state.cancel.cancelled() => {}
+            match tls {
+                None => serve_connection(stream, state).await,
+                Some(acceptor) => {
+                    // A failed handshake (a client that does not trust the CA) closes the
+                    // connection, as any TLS server does.
+                    if let Ok(stream) = acceptor.accept(stream).await {
+                        serve_connection(stream, state).await;
+                    }
+                }
             }
         });
+    }
+}
+
+/// Serves HTTP/1.1 (with upgrades) and HTTP/2 on one connection until it ends or the
+/// server shuts down.
+async fn serve_connection<S>(stream: S, state: Arc<State>)
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let svc_state = state.clone();
+    let service = hyper::service::service_fn(move |req| router::handle(svc_state.clone(), req));
+    let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+    let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
+    tokio::select! {
+        _ = conn => {}
+        _ = state.cancel.cancelled() => {}
     }
 }
 
 /// A running in-process API server on 127.0.0.1.
 pub struct TestApiServer {
     addr: SocketAddr,
+    /// The CA that signed the server's certificate, when it serves HTTPS.
+    ca_pem: Option<String>,
     state: Arc<State>,
     faults: Arc<Faults>,
     task: Option<JoinHandle<()>>,
@@ -312,9 +362,20 @@ impl TestApiServer {
         TestApiServerBuilder::default()
     }
 
-    /// `http://127.0.0.1:PORT`.
+    /// `http://127.0.0.1:PORT`, or `https://127.0.0.1:PORT` when it serves HTTPS.
     pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        let scheme = if self.ca_pem.is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        format!("{scheme}://{}", self.addr)
+    }
+
+    /// The CA certificate (PEM) that signed the server's certificate, when it serves HTTPS
+    /// ([`TestApiServerBuilder::https`]).
+    pub fn ca_pem(&self) -> Option<&str> {
+        self.ca_pem.as_deref()
     }
 
     /// The bound address.
@@ -333,6 +394,7 @@ impl TestApiServer {
             .expect("http://127.0.0.1:PORT is a valid URI");
         let mut config = kinform_client::Config::new(url);
         config.default_namespace = "default".into();
+        config.root_cert_pem = self.ca_pem.as_ref().map(|pem| pem.as_bytes().to_vec());
         config
     }
 
@@ -343,12 +405,24 @@ impl TestApiServer {
         kinform_client::Client::new(self.client_config())
     }
 
-    /// A kubeconfig whose current context points at this server (namespace `default`).
+    /// A kubeconfig whose current context points at this server (namespace `default`), with
+    /// the server's CA when it serves HTTPS and a bearer token (the server authenticates
+    /// nobody: any credentials are accepted; kubectl prompts for a password when an HTTPS
+    /// server's user has none).
     pub fn kubeconfig_yaml(&self) -> String {
+        use base64::Engine as _;
+        let ca = self
+            .ca_pem
+            .as_ref()
+            .map(|pem| {
+                let data = base64::engine::general_purpose::STANDARD.encode(pem);
+                format!("    certificate-authority-data: {data}\n")
+            })
+            .unwrap_or_default();
         format!(
-            "apiVersion: v1\nkind: Config\nclusters:\n- name: kinform-test\n  cluster:\n    server: {}\n\
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: kinform-test\n  cluster:\n    server: {}\n{ca}\
              contexts:\n- name: kinform-test\n  context:\n    cluster: kinform-test\n    user: kinform-test\n    namespace: default\n\
-             current-context: kinform-test\nusers:\n- name: kinform-test\n  user: {{}}\npreferences: {{}}\n",
+             current-context: kinform-test\nusers:\n- name: kinform-test\n  user:\n    token: {TOKEN}\npreferences: {{}}\n",
             self.url()
         )
     }

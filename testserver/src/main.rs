@@ -5,7 +5,9 @@
 //! kinform-testserver --port 8080 --pods 100000 --namespaces 10
 //! ```
 //!
-//! Prints the URL and the path of a kubeconfig pointing at it, then serves until Ctrl-C.
+//! Serves HTTPS with a CA of its own (written into the kubeconfig, so kubectl and the official
+//! client libraries verify it as a real API server), or plain HTTP with `--http`. Prints the
+//! URL and the path of a kubeconfig pointing at it, then serves until Ctrl-C.
 
 use std::path::PathBuf;
 
@@ -34,18 +36,23 @@ struct Args {
     /// Where to write the kubeconfig (default: a file in the temp directory).
     #[arg(long)]
     kubeconfig: Option<PathBuf>,
+    /// Serve plain HTTP instead of HTTPS.
+    #[arg(long)]
+    http: bool,
 }
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = Args::parse();
-    let server = TestApiServer::builder()
+    let mut builder = TestApiServer::builder()
         .port(args.port)
         .pods(args.pods)
         .namespaces(args.namespaces)
-        .history_window(args.history)
-        .start()
-        .await?;
+        .history_window(args.history);
+    if !args.http {
+        builder = builder.https();
+    }
+    let server = builder.start().await?;
     let path = args.kubeconfig.unwrap_or_else(|| {
         std::env::temp_dir().join(format!(
             "kinform-testserver-{}.kubeconfig",

@@ -50,7 +50,9 @@ async fn binary_serves_preloaded_pods_through_its_kubeconfig() {
     })
     .await
     .unwrap();
-    assert!(url.starts_with("http://127.0.0.1:"), "{url}");
+    // The binary serves HTTPS with its own CA, which the kubeconfig carries: the client
+    // below verifies the server through it.
+    assert!(url.starts_with("https://127.0.0.1:"), "{url}");
     assert_eq!(printed_path, kubeconfig_path.display().to_string());
 
     let kubeconfig = Kubeconfig::read_from(&printed_path).unwrap();
