@@ -1,20 +1,19 @@
-//! Serving built-in resources beyond the ones registered at start.
+//! Serving resources beyond the ones registered at start.
 //!
-//! A real API server serves every built-in group; [`TestApiServer`] starts with the handful
-//! controllers touch most (see the crate docs of [`crate`]). A test that needs
-//! another built-in (`batch/v1` jobs, `rbac.authorization.k8s.io/v1` roles,
-//! `networking.k8s.io/v1` ingresses, ...) registers it with
+//! A fresh [`TestApiServer`] serves every resource of Kubernetes v1.35's GA versions (from
+//! the embedded OpenAPI document, module `spec`) and the versions of every CRD created since.
+//! A test that needs something else, such as a beta version a cluster enables with
+//! `--runtime-config` or the resource of an aggregated API server, registers it with
 //! [`TestApiServer::register_resource`]: from then on the resource is in discovery and is
 //! served with the generic semantics every resource gets (CRUD with optimistic concurrency,
 //! list and watch with resourceVersions, selectors, the `status` and `scale` subresources
-//! when declared). Type-specific server logic (defaulting, validation, controllers such as
-//! the Job controller) is not reproduced, as for custom resources.
+//! when declared).
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), kinform_testserver::TestServerError> {
 //! use kinform_testserver::{ResourceInfo, TestApiServer};
 //! let server = TestApiServer::start().await?;
-//! server.register_resource(ResourceInfo::new("batch", "v1", "Job", "jobs", true).with_status());
+//! server.register_resource(ResourceInfo::new("batch", "v1beta1", "CronJob", "cronjobs", true).with_status());
 //! # Ok(()) }
 //! ```
 
@@ -47,6 +46,8 @@ impl ResourceInfo {
             scale: None,
             printer_columns: Vec::new(),
             selectable_fields: Vec::new(),
+            verbs: Self::ALL_VERBS.iter().map(|v| v.to_string()).collect(),
+            subresources: Vec::new(),
         }
     }
 

@@ -8,17 +8,6 @@ use serde_json::{Value, json};
 
 use super::registry::{Registry, ResourceInfo};
 
-const VERBS: [&str; 8] = [
-    "create",
-    "delete",
-    "deletecollection",
-    "get",
-    "list",
-    "patch",
-    "update",
-    "watch",
-];
-
 /// The `Content-Type` of an aggregated discovery answer.
 pub(crate) const AGGREGATED_V2: &str =
     "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
@@ -96,7 +85,7 @@ pub(crate) fn resource_list(reg: &Registry, group: &str, version: &str) -> Value
             "singularName": r.singular,
             "namespaced": r.namespaced,
             "kind": r.kind,
-            "verbs": VERBS,
+            "verbs": r.verbs,
             "shortNames": r.short_names,
             "categories": r.categories,
             "storageVersionHash": "",
@@ -108,6 +97,19 @@ pub(crate) fn resource_list(reg: &Registry, group: &str, version: &str) -> Value
                 "namespaced": r.namespaced,
                 "kind": r.kind,
                 "verbs": ["get", "patch", "update"],
+            }));
+        }
+        for sub in &r.subresources {
+            if sub == "status" || sub == "scale" {
+                continue;
+            }
+            let (kind, verbs) = subresource_shape(sub);
+            resources.push(json!({
+                "name": format!("{}/{sub}", r.plural),
+                "singularName": "",
+                "namespaced": r.namespaced,
+                "kind": kind.unwrap_or(&r.kind),
+                "verbs": verbs,
             }));
         }
         if r.scale.is_some() {
@@ -130,6 +132,19 @@ pub(crate) fn resource_list(reg: &Registry, group: &str, version: &str) -> Value
     json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources})
 }
 
+/// The kind (when not the resource's own) and verbs kube-apiserver lists for a subresource.
+fn subresource_shape(sub: &str) -> (Option<&'static str>, &'static [&'static str]) {
+    match sub {
+        "exec" | "attach" | "portforward" => (Some("PodExecOptions"), &["create", "get"]),
+        "proxy" => (None, &["create", "delete", "get", "patch", "update"]),
+        "log" => (Some("Pod"), &["get"]),
+        "binding" => (Some("Binding"), &["create"]),
+        "eviction" => (Some("Eviction"), &["create"]),
+        "token" => (Some("TokenRequest"), &["create"]),
+        _ => (None, &["get", "patch", "update"]),
+    }
+}
+
 fn aggregated_resource(r: &ResourceInfo) -> Value {
     let kind = |k: &str| json!({"group": r.group, "version": r.version, "kind": k});
     let mut subresources = Vec::new();
@@ -137,6 +152,15 @@ fn aggregated_resource(r: &ResourceInfo) -> Value {
         subresources.push(
             json!({"subresource": "status", "responseKind": kind(&r.kind),
                                  "verbs": ["get", "patch", "update"]}),
+        );
+    }
+    for sub in &r.subresources {
+        if sub == "status" || sub == "scale" {
+            continue;
+        }
+        let (k, verbs) = subresource_shape(sub);
+        subresources.push(
+            json!({"subresource": sub, "responseKind": kind(k.unwrap_or(&r.kind)), "verbs": verbs}),
         );
     }
     if r.scale.is_some() {
@@ -149,7 +173,7 @@ fn aggregated_resource(r: &ResourceInfo) -> Value {
         "responseKind": kind(&r.kind),
         "scope": if r.namespaced { "Namespaced" } else { "Cluster" },
         "singularResource": r.singular,
-        "verbs": VERBS,
+        "verbs": r.verbs,
         "shortNames": r.short_names,
         "categories": r.categories,
         "subresources": subresources,

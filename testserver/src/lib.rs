@@ -62,6 +62,7 @@ mod render;
 mod request_log;
 mod router;
 mod scale;
+mod spec;
 mod status;
 mod storage;
 mod table;

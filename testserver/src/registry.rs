@@ -43,9 +43,30 @@ pub struct ResourceInfo {
     pub printer_columns: Vec<(String, String, String)>,
     /// Field selectors accepted beyond `metadata.name` and `metadata.namespace`.
     pub selectable_fields: Vec<String>,
+    /// The verbs discovery lists (`create`, `get`, `list`, ...).
+    pub verbs: Vec<String>,
+    /// Subresources beyond `status` and `scale` that discovery lists (`exec`, `log`, ...).
+    pub subresources: Vec<String>,
 }
 
 impl ResourceInfo {
+    /// The verbs of a resource with the generic registry's full API (every CRD's).
+    pub const ALL_VERBS: [&'static str; 8] = [
+        "create",
+        "delete",
+        "deletecollection",
+        "get",
+        "list",
+        "patch",
+        "update",
+        "watch",
+    ];
+
+    /// Whether the resource answers `verb`.
+    pub fn has_verb(&self, verb: &str) -> bool {
+        self.verbs.iter().any(|v| v == verb)
+    }
+
     /// `v1` or `apps/v1`.
     pub fn api_version(&self) -> String {
         if self.group.is_empty() {
@@ -90,14 +111,35 @@ pub struct ScalePaths {
     pub label_selector: Option<String>,
 }
 
-impl ScalePaths {
-    fn workloads() -> Self {
-        Self {
-            spec_replicas: ".spec.replicas".into(),
-            status_replicas: ".status.replicas".into(),
-            label_selector: Some(".status.selector".into()),
-        }
-    }
+/// Where a group comes in discovery (kube-apiserver's group priorities put these first).
+fn group_priority(group: &str) -> usize {
+    const FIRST: &[&str] = &[
+        "",
+        "apiregistration.k8s.io",
+        "apps",
+        "events.k8s.io",
+        "authentication.k8s.io",
+        "authorization.k8s.io",
+        "autoscaling",
+        "batch",
+        "certificates.k8s.io",
+        "networking.k8s.io",
+        "policy",
+        "rbac.authorization.k8s.io",
+        "storage.k8s.io",
+        "admissionregistration.k8s.io",
+        "apiextensions.k8s.io",
+        "scheduling.k8s.io",
+        "coordination.k8s.io",
+        "node.k8s.io",
+        "discovery.k8s.io",
+        "flowcontrol.apiserver.k8s.io",
+        "resource.k8s.io",
+    ];
+    FIRST
+        .iter()
+        .position(|g| *g == group)
+        .unwrap_or(FIRST.len())
 }
 
 /// The set of served resources.
@@ -112,99 +154,15 @@ pub struct Registry {
 }
 
 impl Registry {
-    /// The built-in resources a fresh server serves.
+    /// The built-in resources a fresh server serves: every resource of Kubernetes v1.35's
+    /// GA versions, from the embedded OpenAPI document (see [`super::spec::builtin_resources`]).
     pub fn with_builtins() -> Self {
         let mut r = Self::default();
-        let b =
-            |group: &str, version: &str, kind: &str, plural: &str, namespaced: bool| ResourceInfo {
-                group: group.into(),
-                version: version.into(),
-                kind: kind.into(),
-                plural: plural.into(),
-                singular: kind.to_ascii_lowercase(),
-                namespaced,
-                short_names: vec![],
-                categories: vec![],
-                status_subresource: false,
-                scale: None,
-                printer_columns: vec![],
-                selectable_fields: vec![],
-            };
-        let strs = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        let mut ns = b("", "v1", "Namespace", "namespaces", false);
-        ns.short_names = strs(&["ns"]);
-        ns.status_subresource = true;
-        ns.selectable_fields = strs(&["status.phase"]);
-        let mut pods = b("", "v1", "Pod", "pods", true);
-        pods.short_names = strs(&["po"]);
-        pods.categories = strs(&["all"]);
-        pods.status_subresource = true;
-        pods.selectable_fields = strs(&[
-            "spec.nodeName",
-            "spec.restartPolicy",
-            "spec.schedulerName",
-            "spec.serviceAccountName",
-            "spec.hostNetwork",
-            "status.phase",
-            "status.podIP",
-            "status.nominatedNodeName",
-        ]);
-        let mut cm = b("", "v1", "ConfigMap", "configmaps", true);
-        cm.short_names = strs(&["cm"]);
-        let mut secrets = b("", "v1", "Secret", "secrets", true);
-        secrets.selectable_fields = strs(&["type"]);
-        let mut svc = b("", "v1", "Service", "services", true);
-        svc.short_names = strs(&["svc"]);
-        svc.categories = strs(&["all"]);
-        svc.status_subresource = true;
-        let event_fields = strs(&[
-            "involvedObject.kind",
-            "involvedObject.namespace",
-            "involvedObject.name",
-            "involvedObject.uid",
-            "involvedObject.apiVersion",
-            "involvedObject.resourceVersion",
-            "involvedObject.fieldPath",
-            "reason",
-            "reportingComponent",
-            "source",
-            "type",
-        ]);
-        let mut ev = b("", "v1", "Event", "events", true);
-        ev.short_names = strs(&["ev"]);
-        ev.selectable_fields = event_fields;
-        let mut ev2 = b("events.k8s.io", "v1", "Event", "events", true);
-        ev2.short_names = strs(&["ev"]);
-        ev2.selectable_fields = strs(&[
-            "regarding.kind",
-            "regarding.namespace",
-            "regarding.name",
-            "reason",
-            "type",
-        ]);
-        let mut deploy = b("apps", "v1", "Deployment", "deployments", true);
-        deploy.short_names = strs(&["deploy"]);
-        deploy.categories = strs(&["all"]);
-        deploy.status_subresource = true;
-        deploy.scale = Some(ScalePaths::workloads());
-        let mut rs = b("apps", "v1", "ReplicaSet", "replicasets", true);
-        rs.short_names = strs(&["rs"]);
-        rs.categories = strs(&["all"]);
-        rs.status_subresource = true;
-        rs.scale = Some(ScalePaths::workloads());
-        rs.selectable_fields = strs(&["status.replicas"]);
-        let leases = b("coordination.k8s.io", "v1", "Lease", "leases", true);
-        let mut crd = b(
-            "apiextensions.k8s.io",
-            "v1",
-            "CustomResourceDefinition",
-            "customresourcedefinitions",
-            false,
-        );
-        crd.short_names = strs(&["crd", "crds"]);
-        crd.categories = strs(&["api-extensions"]);
-        crd.status_subresource = true;
-        for info in [ns, pods, cm, secrets, svc, ev, deploy, rs, ev2, leases, crd] {
+        // Discovery lists the groups in kube-apiserver's order: the core group, then the
+        // groups most clients look for first.
+        let mut all = super::spec::builtin_resources();
+        all.sort_by_key(|i| (group_priority(&i.group), i.group.clone(), i.plural.clone()));
+        for info in all {
             r.add(info);
         }
         r
@@ -412,6 +370,11 @@ pub fn crd_resources(crd: &Value) -> Result<Vec<ResourceInfo>, ApiError> {
             }),
             printer_columns: columns,
             selectable_fields: selectable,
+            verbs: ResourceInfo::ALL_VERBS
+                .iter()
+                .map(|v| v.to_string())
+                .collect(),
+            subresources: Vec::new(),
         });
     }
     Ok(out)
