@@ -21,6 +21,8 @@
 //! - CRD registration (`registry`) and faults switchable at run time ([`Faults`]);
 //! - HTTPS with a CA of its own, written into its kubeconfig
 //!   ([`TestApiServerBuilder::https`], the binary's default; module `tls`);
+//! - the registry behaviour of the common built-ins (`strategy`): defaults, a Pod's initial
+//!   status, a Service's cluster IP, `metadata.generation` only on kinds that track it;
 //! - garbage collection of dependents through `ownerReferences` (`gc`), as
 //!   kube-controller-manager does in a real cluster, and namespace termination as the
 //!   namespace controller does.
@@ -33,7 +35,10 @@
 //! - protobuf request bodies (JSON is always answered; a protobuf body is refused with 415),
 //!   and the protobuf form of `/openapi/v2` (404: clients fall back on v3);
 //! - server-side apply (415), strategic merge list semantics (applied as a JSON merge patch);
-//! - schema validation and defaulting of objects, admission webhooks;
+//! - schema validation, and defaulting beyond the common built-ins of module `strategy`
+//!   (Pods and pod templates, workloads, Services, Secrets, PersistentVolumeClaims); admission
+//!   webhooks, and the admission plugins that need cluster state (ServiceAccount token
+//!   volumes, LimitRanger, ResourceQuota);
 //! - authentication and authorization: every request is the one admin user and is allowed;
 //! - alpha and beta API versions (not served unless registered), `autoscaling/v1`
 //!   (horizontal pod autoscalers are served as `autoscaling/v2` only: the conversion between
@@ -75,6 +80,7 @@ mod scale;
 mod spec;
 mod status;
 mod storage;
+mod strategy;
 mod table;
 mod tls;
 mod watch;
@@ -149,6 +155,9 @@ pub type Result<T, E = TestServerError> = std::result::Result<T, E>;
 #[derive(Clone, Debug)]
 pub(crate) struct Config {
     pub bookmark_interval: Duration,
+    /// How long a LIST or WATCH from a resourceVersion newer than the server's waits for it
+    /// before answering "too large resource version".
+    pub future_rv_wait: Duration,
 }
 
 /// State shared by every connection.
@@ -172,6 +181,7 @@ pub struct TestApiServerBuilder {
     history_window: usize,
     broadcast_capacity: usize,
     bookmark_interval: Duration,
+    future_rv_wait: Duration,
     pods: usize,
     namespaces: usize,
     https: bool,
@@ -184,6 +194,7 @@ impl Default for TestApiServerBuilder {
             history_window: 10_000,
             broadcast_capacity: 65_536,
             bookmark_interval: Duration::from_secs(5),
+            future_rv_wait: Duration::from_secs(3),
             pods: 0,
             namespaces: 1,
             https: false,
@@ -214,6 +225,15 @@ impl TestApiServerBuilder {
     /// How often watches that allow bookmarks get one (default 5 s).
     pub fn bookmark_interval(mut self, interval: Duration) -> Self {
         self.bookmark_interval = interval;
+        self
+    }
+
+    /// How long a LIST or WATCH from a resourceVersion newer than the server's waits for the
+    /// server to reach it before answering 504 "Too large resource version" (default 3 s, the
+    /// watch cache's wait in kube-apiserver). A client that survived a server restart gets
+    /// that answer and relists, as client-go's reflector does.
+    pub fn future_rv_wait(mut self, wait: Duration) -> Self {
+        self.future_rv_wait = wait;
         self
     }
 
@@ -283,6 +303,7 @@ impl TestApiServerBuilder {
             faults: faults.clone(),
             config: Config {
                 bookmark_interval: self.bookmark_interval,
+                future_rv_wait: self.future_rv_wait,
             },
             cancel: cancel.clone(),
             addr,

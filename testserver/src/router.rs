@@ -146,6 +146,9 @@ async fn route(state: &Arc<State>, req: Request<Incoming>) -> Result<Response<Bo
         .unwrap_or("application/json")
         .to_owned();
     let body = read_body(req).await?;
+    if method == Method::GET && target.name.is_none() {
+        wait_for_rv(state, &query).await;
+    }
     dispatch(
         state,
         &method,
@@ -297,6 +300,22 @@ fn dispatch(
             });
             Ok(json_response(200, to_bytes(&list)))
         }
+    }
+}
+
+/// A LIST or WATCH from a resourceVersion newer than the server's waits a while for the
+/// server to reach it, as kube-apiserver's watch cache does (`waitUntilFreshAndBlock`); the
+/// handler then answers "too large resource version" if it still is.
+async fn wait_for_rv(state: &State, query: &Query) {
+    let Some(want) = query
+        .get("resourceVersion")
+        .and_then(|rv| rv.parse::<u64>().ok())
+    else {
+        return;
+    };
+    let deadline = tokio::time::Instant::now() + state.config.future_rv_wait;
+    while state.storage.lock().rv < want && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
 }
 

@@ -73,6 +73,8 @@ pub(crate) fn watch(
             }
             initial = inner.objects(&storage, w.namespace.as_deref());
         }
+        // Still ahead after the router's wait: kube-apiserver's watch cache gives up too.
+        Some(rv) if rv > inner.rv => return Err(ApiError::too_large_rv(rv, inner.rv)),
         Some(rv) => backlog = inner.events_since(&storage, rv),
         None if initial_state => initial = inner.objects(&storage, w.namespace.as_deref()),
         None => {}

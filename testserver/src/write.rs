@@ -1,7 +1,10 @@
 //! Writes: create, update (replace), patch, and the status subresource.
 //!
 //! Reproduces the generic registry's behaviour (`k8s.io/apiserver/pkg/registry/generic/registry`):
-//! - create stamps `uid`, `creationTimestamp`, `resourceVersion` and `generation: 1`, fills a
+//! - built-in objects get their kind's defaults and initial status (module `strategy`) on
+//!   create and update;
+//! - create stamps `uid`, `creationTimestamp`, `resourceVersion` and, on kinds that track it,
+//!   `generation: 1` (module `strategy`), fills a
 //!   name from `generateName` plus five random characters (retried on collision), rejects a missing name (422
 //!   Invalid), a body namespace that differs from the URL's (400), a namespace that does not
 //!   exist (404) and an existing name (409 AlreadyExists);
@@ -28,6 +31,7 @@ use super::patch::PatchType;
 use super::registry::{ResourceInfo, crd_resources};
 use super::status::ApiError;
 use super::storage::{EventType, Inner, Obj, object_key};
+use super::strategy;
 
 /// The current time as the API server writes timestamps.
 pub(crate) fn now_rfc3339() -> String {
@@ -108,6 +112,10 @@ pub(crate) fn create(
     mut value: Value,
 ) -> Result<Arc<Obj>, ApiError> {
     check_type(info, &mut value)?;
+    let custom = is_custom(inner, info);
+    if !custom {
+        strategy::default(info, &mut value);
+    }
     let meta = &mut value["metadata"];
     // The real server refuses a create that carries a resourceVersion (an object read back
     // from the server and posted again) with 400, from its storage layer's
@@ -189,10 +197,22 @@ pub(crate) fn create(
         return Err(ApiError::already_exists(&info.group, &info.plural, &name));
     }
     if info.status_subresource
-        && is_custom(inner, info)
+        && custom
         && let Some(m) = value.as_object_mut()
     {
         m.remove("status");
+    }
+    if !custom {
+        let taken: Vec<String> = if info.group.is_empty() && info.plural == "services" {
+            inner
+                .objects(&info.storage_key(), None)
+                .iter()
+                .filter_map(|s| s.value()["spec"]["clusterIP"].as_str().map(str::to_owned))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        strategy::prepare_create(info, &mut value, &taken);
     }
     if info.is_namespace() {
         // The namespace strategy: the `kubernetes` finalizer the namespace controller
@@ -218,10 +238,13 @@ pub(crate) fn create(
     meta["uid"] = json!(new_uid());
     meta["resourceVersion"] = json!(rv.to_string());
     meta["creationTimestamp"] = json!(now_rfc3339());
-    meta["generation"] = json!(1);
     if let Some(m) = meta.as_object_mut() {
         m.remove("deletionTimestamp");
         m.remove("deletionGracePeriodSeconds");
+        m.remove("generation");
+        if strategy::has_generation(info, custom) {
+            m.insert("generation".into(), json!(1));
+        }
     }
     if let Some(versions) = crd_versions {
         register_crd(inner, &mut value, versions);
@@ -355,6 +378,9 @@ fn replace(
         v
     } else {
         let mut v = body;
+        if !is_custom(inner, info) {
+            strategy::default(info, &mut v);
+        }
         if info.status_subresource {
             set_or_remove(&mut v, "status", old_v.get("status").cloned());
         }
@@ -390,7 +416,7 @@ fn replace(
         }
         v
     };
-    if strip(&new) != strip(&old_v) {
+    if strip(&new) != strip(&old_v) && strategy::has_generation(info, is_custom(inner, info)) {
         let g = old_v["metadata"]["generation"].as_i64().unwrap_or(0);
         new["metadata"]["generation"] = json!(g + 1);
     }

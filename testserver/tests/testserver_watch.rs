@@ -269,19 +269,46 @@ async fn namespaced_watch_and_table_events() {
     server.shutdown().await;
 }
 
+/// A watch from a resourceVersion the server has not reached waits for it (kube-apiserver's
+/// watch cache waits up to 3 s) and then starts there; one the server does not reach in that
+/// time is answered 504 "Too large resource version" (`ResourceVersionTooLarge`), which
+/// client-go's reflector answers with a relist.
 #[tokio::test]
-async fn watch_from_a_future_version_skips_older_changes() {
+async fn watch_from_a_future_version_waits_for_it() {
     let server = TestApiServer::start().await.unwrap();
     let raw = Raw::new(&server.url());
     let future = server.resource_version() + 2;
+    let writer = {
+        let raw = Raw::new(&server.url());
+        tokio::spawn(async move {
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            for n in ["a", "b", "c"] {
+                raw.post(CMS, &configmap("default", n, json!({}))).await;
+            }
+        })
+    };
     let mut w = raw
         .watch(&format!("{CMS}?watch=true&resourceVersion={future}"))
         .await;
-    for n in ["a", "b", "c"] {
-        raw.post(CMS, &configmap("default", n, json!({}))).await;
-    }
+    writer.await.unwrap();
     let e = w.next().await.unwrap();
     assert_eq!(e["object"]["metadata"]["name"], "c");
     assert_eq!(rv(&e["object"]), future + 1);
+    server.shutdown().await;
+
+    let server = TestApiServer::builder()
+        .future_rv_wait(std::time::Duration::from_millis(100))
+        .start()
+        .await
+        .unwrap();
+    let raw = Raw::new(&server.url());
+    let r = raw
+        .get(&format!("{CMS}?watch=true&resourceVersion=999"))
+        .await;
+    assert_eq!(r.status, 504);
+    assert_eq!(
+        r.body["details"]["causes"][0]["reason"],
+        "ResourceVersionTooLarge"
+    );
     server.shutdown().await;
 }
