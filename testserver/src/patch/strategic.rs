@@ -212,10 +212,8 @@ fn merge_map(
             continue;
         }
         let Some(original_value) = original.remove(&key) else {
-            if !delete_list {
-                if let Some(v) = added_value(patch_value) {
-                    original.insert(key, v);
-                }
+            if !delete_list && let Some(v) = added_value(patch_value) {
+                original.insert(key, v);
             }
             continue;
         };
