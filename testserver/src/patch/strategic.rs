@@ -9,10 +9,10 @@
 //! - maps merge recursively and `null` deletes a key; a map field with strategy `replace`
 //!   (`PodDisruptionBudgetSpec.selector`) is replaced whole;
 //! - lists with strategy `merge` and a merge key (`containers` by `name`, `ports` by
-//!   `containerPort`, ...) merge their items by key, items new to the list being placed as
-//!   the library places them (before the server's items that follow them, without a
-//!   `$setElementOrder`); lists of scalars with strategy `merge` (`finalizers`) are unioned;
-//!   every other list is replaced whole;
+//!   `containerPort`, ...) merge their items by key; without a `$setElementOrder`, an item
+//!   new to the list is placed as the library's `mergeSortedSlice` places it: right after the
+//!   item that precedes it in the patch, or first (not appended); lists of scalars with
+//!   strategy `merge` (`finalizers`) are unioned; every other list is replaced whole;
 //! - the directives: `$patch: replace` (a map is replaced by the patch; in a list, the list by
 //!   the patch's other items), `$patch: delete` (a whole map; in a merging list, the items
 //!   with the same merge key), `$setElementOrder/<list>` (the order of the merged list, items

@@ -345,6 +345,22 @@ fn set_element_order_orders_the_list() {
     assert_eq!(out["metadata"]["finalizers"], json!(["c", "a", "b"]));
 }
 
+// mergePatchIntoOriginal orders the merged list only: an item named by $setElementOrder but in
+// neither list is not added (apimachinery's "$setElementOrder contains item that is not
+// present in the list to be merged").
+#[test]
+fn set_element_order_adds_nothing() {
+    let out = ok(
+        "apps",
+        "Deployment",
+        two_containers(),
+        json!({"spec": {"template": {"spec": {
+            "$setElementOrder/containers": [{"name": "sidecar"}, {"name": "ghost"}, {"name": "app"}]
+        }}}}),
+    );
+    assert_eq!(names(containers(&out)), ["sidecar", "app"]);
+}
+
 // validatePatchWithSetOrderList: the patch's items must follow the order list.
 #[test]
 fn set_element_order_must_match_the_patch() {
