@@ -12,8 +12,9 @@
 //!   WATCH with history replay, 410 after the window, bookmarks and streaming lists
 //!   (`watch`);
 //! - create/update/patch with optimistic concurrency and status subresources (`write`,
-//!   `patch`), delete with finalizers and `propagationPolicy` (`delete`), `dryRun` on every
-//!   write (`storage::Storage::write`);
+//!   `patch`: JSON merge patch, JSON patch, and strategic merge patch by the built-in
+//!   schemas' merge keys and directives), delete with finalizers and `propagationPolicy`
+//!   (`delete`), `dryRun` on every write (`storage::Storage::write`);
 //! - every built-in resource of Kubernetes v1.35's GA versions, derived from the embedded
 //!   v1.35 OpenAPI documents (`spec`), which are also served at `/openapi/v2` and
 //!   `/openapi/v3` (`openapi`); the review kinds (`SelfSubjectAccessReview`,
@@ -34,7 +35,8 @@
 //! Not reproduced (each refused clearly or documented where it matters):
 //! - protobuf request bodies (JSON is always answered; a protobuf body is refused with 415),
 //!   and the protobuf form of `/openapi/v2` (404: clients fall back on v3);
-//! - server-side apply (415), strategic merge list semantics (applied as a JSON merge patch);
+//! - server-side apply (415); a strategic merge patch merges fields the schema does not
+//!   declare as a JSON merge patch would (kube-apiserver prunes them);
 //! - schema validation, and defaulting beyond the common built-ins of module `strategy`
 //!   (Pods and pod templates, workloads, Services, Secrets, PersistentVolumeClaims); admission
 //!   webhooks, and the admission plugins that need cluster state (ServiceAccount token

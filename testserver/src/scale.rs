@@ -75,9 +75,13 @@ pub(crate) fn write(
         .scale
         .as_ref()
         .ok_or_else(|| ApiError::no_route("scale"))?;
+    let schema = match patch {
+        Some(pt) => pt.scale_schema_for(info)?,
+        None => None,
+    };
     let current = get(inner, info, ns, name)?;
     let scale: Value = match patch {
-        Some(pt) => pt.apply(current, body)?,
+        Some(pt) => pt.apply(current, body, schema)?,
         None => serde_json::from_slice(body)
             .map_err(|e| ApiError::bad_request(format!("the body is not valid JSON: {e}")))?,
     };

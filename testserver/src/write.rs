@@ -332,12 +332,14 @@ pub(crate) fn patch(
     patch_type: PatchType,
     patch: &[u8],
 ) -> Result<Arc<Obj>, ApiError> {
+    // Checked before the object is read: 415 for a strategic merge patch of a custom resource.
+    let schema = patch_type.schema_for(info)?;
     let old = inner
         .get(&info.storage_key(), &object_key(namespace, name))
         .ok_or_else(|| ApiError::not_found(&info.group, &info.plural, name))?;
     let mut current = old.value();
     current["apiVersion"] = json!(info.api_version());
-    let patched = patch_type.apply(current, patch)?;
+    let patched = patch_type.apply(current, patch, schema)?;
     if patched["metadata"]["name"].as_str() != Some(name) {
         return Err(ApiError::bad_request(
             "a patch may not change metadata.name",
