@@ -75,6 +75,10 @@ pub(crate) struct Schema<'a> {
     /// `definitions` of the v2 document, or `Null` for a self-contained schema (a CRD's).
     definitions: &'a Value,
     node: &'a Value,
+    /// The node as written where it is used, before references are followed: a property's
+    /// extensions (`x-kubernetes-patch-strategy`, `x-kubernetes-list-type`, ...) may sit
+    /// beside its `$ref`.
+    site: &'a Value,
 }
 
 impl<'a> Schema<'a> {
@@ -83,6 +87,7 @@ impl<'a> Schema<'a> {
         Self {
             definitions: &Value::Null,
             node,
+            site: node,
         }
         .resolved()
     }
@@ -96,6 +101,7 @@ impl<'a> Schema<'a> {
         Self {
             definitions: self.definitions,
             node,
+            site: node,
         }
         .resolved()
     }
@@ -155,14 +161,16 @@ impl<'a> Schema<'a> {
             .map(|n| self.at(n))
     }
 
-    /// A string-valued keyword or extension, such as `type` or `x-kubernetes-list-type`.
+    /// A string-valued keyword or extension, such as `type` or `x-kubernetes-list-type`
+    /// (where it is used first, then on the referenced schema).
     pub fn str(self, key: &str) -> Option<&'a str> {
-        self.node.get(key).and_then(Value::as_str)
+        self.get(key).and_then(Value::as_str)
     }
 
-    /// A keyword or extension as JSON.
+    /// A keyword or extension as JSON (where it is used first, then on the referenced
+    /// schema).
     pub fn get(self, key: &str) -> Option<&'a Value> {
-        self.node.get(key)
+        self.site.get(key).or_else(|| self.node.get(key))
     }
 
     /// `x-kubernetes-list-map-keys` (or the v2 patch merge key when that is all there is).
@@ -209,6 +217,7 @@ pub(crate) fn builtin_schema(group: &str, version: &str, kind: &str) -> Option<S
         Schema {
             definitions: &doc["definitions"],
             node: &doc["definitions"][name.as_str()],
+            site: &doc["definitions"][name.as_str()],
         }
         .resolved(),
     )
