@@ -41,7 +41,9 @@
 //!   (Pods and pod templates, workloads, Services, Secrets, PersistentVolumeClaims); admission
 //!   webhooks, and the admission plugins that need cluster state (ServiceAccount token
 //!   volumes, LimitRanger, ResourceQuota);
-//! - authentication and authorization: every request is the one admin user and is allowed;
+//! - authentication and authorization are off unless asked for
+//!   ([`TestApiServerBuilder::rbac`]: bearer tokens and RBAC, module `authz`); off, every
+//!   request is the one admin user and is allowed;
 //! - alpha and beta API versions (not served unless registered), `autoscaling/v1`
 //!   (horizontal pod autoscalers are served as `autoscaling/v2` only: the conversion between
 //!   them is not reproduced);
@@ -61,6 +63,7 @@
 //! # Ok(()) }
 //! ```
 
+mod authz;
 mod body;
 mod builtin;
 mod connect;
@@ -173,6 +176,8 @@ pub(crate) struct State {
     pub connect: connect::Connect,
     /// Every request received (the latest [`request_log::CAPACITY`]).
     pub requests: request_log::RequestLog,
+    /// Tokens, and whether RBAC is enforced.
+    pub auth: authz::Auth,
 }
 
 /// Configures a [`TestApiServer`].
@@ -187,6 +192,7 @@ pub struct TestApiServerBuilder {
     pods: usize,
     namespaces: usize,
     https: bool,
+    rbac: bool,
 }
 
 impl Default for TestApiServerBuilder {
@@ -200,6 +206,7 @@ impl Default for TestApiServerBuilder {
             pods: 0,
             namespaces: 1,
             https: false,
+            rbac: false,
         }
     }
 }
@@ -261,6 +268,16 @@ impl TestApiServerBuilder {
         self
     }
 
+    /// Enforces authentication and RBAC authorization (module `authz`): requests must carry
+    /// a token the server knows, and are allowed only what the RBAC objects stored in the
+    /// server grant, as on a cluster with `--authorization-mode=RBAC`. The kubeconfig's and
+    /// [`TestApiServer::client`]'s token is an admin (`system:masters`); act as another user
+    /// with [`TestApiServer::client_for`] or [`TestApiServer::service_account_client`].
+    pub fn rbac(mut self) -> Self {
+        self.rbac = true;
+        self
+    }
+
     /// Binds and starts serving.
     pub async fn start(self) -> Result<TestApiServer> {
         let tls = if self.https {
@@ -311,6 +328,7 @@ impl TestApiServerBuilder {
             addr,
             connect: connect::Connect::default(),
             requests: request_log::RequestLog::default(),
+            auth: authz::Auth::new(self.rbac),
         });
         let ca_pem = tls.as_ref().map(|t| t.ca_pem.clone());
         let task = tokio::spawn(serve(listener, state.clone(), tls.map(|t| t.acceptor)));
@@ -429,7 +447,50 @@ impl TestApiServer {
         let mut config = kinform_client::Config::new(url);
         config.default_namespace = "default".into();
         config.root_cert_pem = self.ca_pem.as_ref().map(|pem| pem.as_bytes().to_vec());
+        config.auth = kinform_client::AuthConfig::Token(kinform_client::Secret::new(TOKEN.into()));
         config
+    }
+
+    /// A bearer token that authenticates as `user` in `groups` (and `system:authenticated`),
+    /// for a server built with [`TestApiServerBuilder::rbac`] (e.g. `kubectl --token`).
+    pub fn token_for(&self, user: &str, groups: &[&str]) -> String {
+        let mut groups: Vec<String> = groups.iter().map(|g| g.to_string()).collect();
+        groups.push("system:authenticated".to_owned());
+        self.state.auth.issue(authz::User {
+            name: user.to_owned(),
+            groups,
+        })
+    }
+
+    /// A kinform client that authenticates as `user` in `groups` (see
+    /// [`token_for`](Self::token_for)).
+    pub fn client_for(
+        &self,
+        user: &str,
+        groups: &[&str],
+    ) -> kinform_client::Result<kinform_client::Client> {
+        self.client_with_token(self.token_for(user, groups))
+    }
+
+    /// A kinform client that authenticates as service account `namespace/name` (user
+    /// `system:serviceaccount:{namespace}:{name}` in its groups), as a controller's pod does
+    /// in a cluster.
+    pub fn service_account_client(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> kinform_client::Result<kinform_client::Client> {
+        let token = self
+            .state
+            .auth
+            .issue(authz::User::service_account(namespace, name));
+        self.client_with_token(token)
+    }
+
+    fn client_with_token(&self, token: String) -> kinform_client::Result<kinform_client::Client> {
+        let mut config = self.client_config();
+        config.auth = kinform_client::AuthConfig::Token(kinform_client::Secret::new(token));
+        kinform_client::Client::new(config)
     }
 
     /// A kinform client bound to this server with [`client_config`](Self::client_config)'s
@@ -440,9 +501,9 @@ impl TestApiServer {
     }
 
     /// A kubeconfig whose current context points at this server (namespace `default`), with
-    /// the server's CA when it serves HTTPS and a bearer token (the server authenticates
-    /// nobody: any credentials are accepted; kubectl prompts for a password when an HTTPS
-    /// server's user has none).
+    /// the server's CA when it serves HTTPS and the admin's bearer token (checked when the
+    /// server enforces RBAC, [`TestApiServerBuilder::rbac`]; kubectl prompts for a password
+    /// when an HTTPS server's user has none).
     pub fn kubeconfig_yaml(&self) -> String {
         use base64::Engine as _;
         let ca = self

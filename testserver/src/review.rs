@@ -6,15 +6,18 @@
 //! `SubjectAccessReview` and `LocalSubjectAccessReview` as create-only resources: a POST
 //! answers 201 with the request and its `status`, and nothing is stored or watched.
 //!
-//! This server authenticates every request as one user, [`USER`] in the groups [`GROUPS`]
-//! (the kubeconfig's bearer token stands for it), and authorizes everything, as a cluster
-//! admin is authorized: every access review is allowed and the rules list is `*`. A token
-//! review accepts exactly the kubeconfig's token.
+//! The reviews answer with the server's authentication and authorization (module `authz`):
+//! without RBAC every request is the admin [`USER`] in the groups [`GROUPS`] and every access
+//! review is allowed; with it, a review is evaluated against the stored RBAC objects for the
+//! requesting user (or the user a `SubjectAccessReview` names), and a token review knows the
+//! tokens the server issued.
 
 use serde_json::{Value, json};
 
+use super::authz::{self, Attributes, User};
 use super::registry::ResourceInfo;
 use super::status::ApiError;
+use super::storage::Inner;
 
 /// The user every request is authenticated as.
 pub(crate) const USER: &str = "kinform-testserver-admin";
@@ -36,12 +39,15 @@ pub(crate) fn is_review(info: &ResourceInfo) -> bool {
     )
 }
 
-fn user_info() -> Value {
-    json!({"username": USER, "groups": GROUPS})
-}
-
 /// The answer to a POST of a review: the request with its `status`.
-pub(crate) fn answer(info: &ResourceInfo, mut review: Value) -> Result<Value, ApiError> {
+pub(crate) fn answer(
+    inner: &Inner,
+    auth: &authz::Auth,
+    user: &User,
+    info: &ResourceInfo,
+    namespace: Option<&str>,
+    mut review: Value,
+) -> Result<Value, ApiError> {
     if !review.is_object() {
         return Err(ApiError::bad_request("the body must be a JSON object"));
     }
@@ -52,14 +58,14 @@ pub(crate) fn answer(info: &ResourceInfo, mut review: Value) -> Result<Value, Ap
     review["metadata"] = json!({"creationTimestamp": null});
     let spec = &review["spec"];
     let status = match info.kind.as_str() {
-        "SelfSubjectReview" => json!({"userInfo": user_info()}),
+        "SelfSubjectReview" => json!({"userInfo": user.to_json()}),
         "TokenReview" => {
             let token = spec["token"].as_str().unwrap_or_default();
             if token.is_empty() {
                 return Err(invalid("spec.token", "Required value"));
             }
-            if token == super::TOKEN {
-                json!({"authenticated": true, "user": user_info(), "audiences": spec["audiences"]})
+            if let Some(who) = auth.user_of_token(token) {
+                json!({"authenticated": true, "user": who.to_json(), "audiences": spec["audiences"]})
             } else {
                 json!({"authenticated": false, "error": "invalid bearer token"})
             }
@@ -68,11 +74,21 @@ pub(crate) fn answer(info: &ResourceInfo, mut review: Value) -> Result<Value, Ap
             if spec["namespace"].as_str().unwrap_or_default().is_empty() {
                 return Err(invalid("spec.namespace", "Required value"));
             }
-            json!({
+            let all = json!({
                 "resourceRules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}],
                 "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}],
                 "incomplete": false,
-            })
+            });
+            if !auth.enabled() || user.groups.iter().any(|g| g == "system:masters") {
+                all
+            } else {
+                let rules = authz::rules_for(inner, user, spec["namespace"].as_str());
+                json!({
+                    "resourceRules": rules,
+                    "nonResourceRules": [{"verbs": ["get"], "nonResourceURLs": ["/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/openapi", "/openapi/*", "/readyz", "/version", "/version/"]}],
+                    "incomplete": false,
+                })
+            }
         }
         _ => {
             let resource = spec["resourceAttributes"].is_object();
@@ -83,19 +99,54 @@ pub(crate) fn answer(info: &ResourceInfo, mut review: Value) -> Result<Value, Ap
                     "Invalid value: \"null\": exactly one of nonResourceAttributes or resourceAttributes must be specified",
                 ));
             }
-            if info.kind == "SubjectAccessReview"
-                && spec["user"].as_str().unwrap_or_default().is_empty()
-                && spec["groups"].as_array().is_none_or(Vec::is_empty)
-            {
-                return Err(invalid(
-                    "spec.user",
-                    "Invalid value: \"\": at least one of user or group must be specified",
-                ));
+            let subject = match info.kind.as_str() {
+                "SubjectAccessReview" | "LocalSubjectAccessReview" => {
+                    let name = spec["user"].as_str().unwrap_or_default();
+                    let groups: Vec<String> = spec["groups"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|g| g.as_str().map(str::to_owned))
+                        .collect();
+                    if name.is_empty() && groups.is_empty() {
+                        return Err(invalid(
+                            "spec.user",
+                            "Invalid value: \"\": at least one of user or group must be specified",
+                        ));
+                    }
+                    User {
+                        name: name.to_owned(),
+                        groups,
+                    }
+                }
+                _ => user.clone(),
+            };
+            let ra = &spec["resourceAttributes"];
+            let text = |k: &str| ra[k].as_str().filter(|s| !s.is_empty());
+            let review_ns = if info.kind == "LocalSubjectAccessReview" {
+                namespace
+            } else {
+                text("namespace")
+            };
+            let allowed = !auth.enabled()
+                || !resource
+                || authz::allowed(
+                    inner,
+                    &subject,
+                    &Attributes {
+                        verb: text("verb").unwrap_or_default(),
+                        group: text("group").unwrap_or_default(),
+                        resource: text("resource").unwrap_or_default(),
+                        subresource: text("subresource"),
+                        namespace: review_ns,
+                        name: text("name"),
+                    },
+                );
+            if allowed {
+                json!({"allowed": true, "reason": "allowed by this test server's authorizer"})
+            } else {
+                json!({"allowed": false})
             }
-            json!({
-                "allowed": true,
-                "reason": "this test server authorizes every request",
-            })
         }
     };
     review["status"] = status;

@@ -65,6 +65,9 @@ async fn route(state: &Arc<State>, req: Request<Incoming>) -> Result<Response<Bo
         .map(str::to_owned);
     let segs: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
     let method = req.method().clone();
+    // Every path, discovery included, needs an authenticated user when RBAC is on; the
+    // bootstrap roles let every such user read the non-resource paths.
+    let user = state.auth.authenticate(req.headers())?;
     let reg = || state.storage.lock().registry.clone();
     let aggregated = discovery::wants_aggregated(accept.as_deref());
     let discovery_doc = match segs.as_slice() {
@@ -119,6 +122,11 @@ async fn route(state: &Arc<State>, req: Request<Incoming>) -> Result<Response<Bo
         return Ok(json_response(200, to_bytes(&doc)));
     }
     if let Some(target) = super::connect::target(req.uri().path()) {
+        if state.auth.enabled() {
+            let verb = target.verb(&method);
+            let attrs = target.attributes(verb);
+            super::authz::authorize(&state.storage.lock(), &user, &attrs)?;
+        }
         return super::connect::handle(state, req, target).await;
     }
     let (group, version, rest) = match segs.as_slice() {
@@ -151,6 +159,7 @@ async fn route(state: &Arc<State>, req: Request<Incoming>) -> Result<Response<Bo
     }
     dispatch(
         state,
+        &user,
         &method,
         &path,
         target,
@@ -164,6 +173,7 @@ async fn route(state: &Arc<State>, req: Request<Incoming>) -> Result<Response<Bo
 #[allow(clippy::too_many_arguments)]
 fn dispatch(
     state: &Arc<State>,
+    user: &super::authz::User,
     method: &Method,
     path: &str,
     t: Target,
@@ -176,6 +186,28 @@ fn dispatch(
     let ns = t.namespace.as_deref();
     let include = IncludeObject::parse(q.get("includeObject"));
     let sub = t.sub.as_deref();
+    if state.auth.enabled() {
+        let verb = match (method, t.name.is_some()) {
+            (&Method::GET, false) if q.flag("watch") == Some(true) => "watch",
+            (&Method::GET, false) => "list",
+            (&Method::GET, true) => "get",
+            (&Method::POST, _) => "create",
+            (&Method::PUT, _) => "update",
+            (&Method::PATCH, _) => "patch",
+            (&Method::DELETE, true) => "delete",
+            (&Method::DELETE, false) => "deletecollection",
+            _ => "unknown",
+        };
+        let attrs = super::authz::Attributes {
+            verb,
+            group: &info.group,
+            resource: &info.plural,
+            subresource: sub,
+            namespace: ns,
+            name: t.name.as_deref(),
+        };
+        super::authz::authorize(&state.storage.lock(), user, &attrs)?;
+    }
     match sub {
         None => {}
         Some("status") if info.status_subresource => {}
@@ -203,13 +235,14 @@ fn dispatch(
     if sub.is_none() && !info.has_verb(verb) {
         return Err(not_allowed());
     }
-    if verb == "create" && super::review::is_review(info) {
-        let value = parse_json(body)?;
-        let review = super::review::answer(info, value)?;
-        return Ok(json_response(201, to_bytes(&review)));
-    }
     if matches!(verb, "create" | "update") && is_protobuf(content_type) {
         return Err(ApiError::unsupported_media_type(content_type));
+    }
+    if verb == "create" && super::review::is_review(info) {
+        let value = parse_json(body)?;
+        let review =
+            super::review::answer(&state.storage.lock(), &state.auth, user, info, ns, value)?;
+        return Ok(json_response(201, to_bytes(&review)));
     }
     let dry_run = if method == Method::DELETE {
         false // read from DeleteOptions below

@@ -57,6 +57,30 @@ pub(crate) struct ConnectTarget {
 }
 
 impl ConnectTarget {
+    /// The verb the authorizer checks: `create` for exec, attach and port-forward (their
+    /// WebSocket upgrade needs it since Kubernetes 1.35), the HTTP verb for proxy.
+    pub(crate) fn verb(&self, method: &http::Method) -> &'static str {
+        match (self.sub, method.as_str()) {
+            ("proxy", "GET" | "HEAD" | "OPTIONS") => "get",
+            ("proxy", "PUT") => "update",
+            ("proxy", "PATCH") => "patch",
+            ("proxy", "DELETE") => "delete",
+            _ => "create",
+        }
+    }
+
+    /// The request as the authorizer sees it.
+    pub(crate) fn attributes(&self, verb: &'static str) -> crate::authz::Attributes<'_> {
+        crate::authz::Attributes {
+            verb,
+            group: "",
+            resource: self.plural,
+            subresource: Some(self.sub),
+            namespace: (!self.namespace.is_empty()).then_some(self.namespace.as_str()),
+            name: Some(self.name()),
+        }
+    }
+
     /// The object's name, without scheme and port.
     fn name(&self) -> &str {
         let parts: Vec<&str> = self.raw_name.split(':').collect();
