@@ -9,13 +9,18 @@
 //! - [`Resource`]: the type's group, version, kind, plural and scope, known at compile time.
 //!   Typed `Api<K>` constructors use it; dynamic types pass an [`ApiResource`] instead.
 //!
+//! [`HasMetadata`]'s provided methods are the accessors kube-rs users know from
+//! `ResourceExt` (`name_any`, `namespace`, `labels`, `annotations`, `owner_references`,
+//! `finalizers`, `uid`, `resource_version`), borrowed, never cloned.
+//!
 //! Every k8s-openapi type with `ObjectMeta` gets both through blanket impls, as kube-core does;
 //! generated and derived custom resource types implement them directly.
 
 use std::borrow::Cow;
+use std::collections::BTreeMap;
 use std::fmt;
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use serde::{Deserialize, Serialize, de::DeserializeOwned};
 
 /// Whether objects of a resource live inside a namespace.
@@ -57,7 +62,34 @@ pub trait HasMetadata: Send + Sync + 'static {
     fn key(&self) -> String {
         object_key(self.namespace(), self.name())
     }
+    /// `metadata.name`, or `metadata.generateName` when the name is not set yet (an object
+    /// about to be created), as kube-rs's `ResourceExt::name_any`.
+    fn name_any(&self) -> &str {
+        match self.name() {
+            "" => self.metadata().generate_name.as_deref().unwrap_or(""),
+            name => name,
+        }
+    }
+    /// `metadata.labels`, empty when unset.
+    fn labels(&self) -> &BTreeMap<String, String> {
+        self.metadata().labels.as_ref().unwrap_or(&EMPTY_MAP)
+    }
+    /// `metadata.annotations`, empty when unset.
+    fn annotations(&self) -> &BTreeMap<String, String> {
+        self.metadata().annotations.as_ref().unwrap_or(&EMPTY_MAP)
+    }
+    /// `metadata.ownerReferences`, empty when unset.
+    fn owner_references(&self) -> &[OwnerReference] {
+        self.metadata().owner_references.as_deref().unwrap_or(&[])
+    }
+    /// `metadata.finalizers`, empty when unset.
+    fn finalizers(&self) -> &[String] {
+        self.metadata().finalizers.as_deref().unwrap_or(&[])
+    }
 }
+
+/// What [`HasMetadata::labels`] and [`HasMetadata::annotations`] answer when unset.
+static EMPTY_MAP: BTreeMap<String, String> = BTreeMap::new();
 
 /// Static type information of a Kubernetes resource.
 pub trait Resource: HasMetadata + Clone + Serialize + DeserializeOwned {
@@ -240,5 +272,20 @@ mod tests {
         assert_eq!(pod.key(), "prod/web");
         assert_eq!(split_key("prod/web"), (Some("prod"), "web"));
         assert_eq!(split_key("node-1"), (None, "node-1"));
+    }
+
+    #[test]
+    fn resource_ext_accessors() {
+        let mut pod = Pod::default();
+        pod.metadata.generate_name = Some("web-".into());
+        assert_eq!(pod.name_any(), "web-");
+        assert!(pod.labels().is_empty() && pod.annotations().is_empty());
+        assert!(pod.owner_references().is_empty() && pod.finalizers().is_empty());
+        pod.metadata.name = Some("web-1".into());
+        pod.metadata.labels = Some(BTreeMap::from([("app".into(), "web".into())]));
+        pod.metadata.finalizers = Some(vec!["example.com/hold".into()]);
+        assert_eq!(pod.name_any(), "web-1");
+        assert_eq!(pod.labels()["app"], "web");
+        assert_eq!(pod.finalizers(), ["example.com/hold"]);
     }
 }
