@@ -40,9 +40,13 @@ impl Query {
         self.0.get(key).map(String::as_str)
     }
 
-    /// A boolean parameter (`true`/`1`).
+    /// A boolean parameter, read as kube-apiserver converts query booleans
+    /// (`runtime.Convert_Slice_string_To_bool`): absent is `None`; `0` and `false` in any
+    /// case are false; every other value, the empty one included, is true. The official
+    /// Python client sends `watch=True`.
     pub fn flag(&self, key: &str) -> Option<bool> {
-        self.get(key).map(|v| v == "true" || v == "1")
+        self.get(key)
+            .map(|v| !(v == "0" || v.eq_ignore_ascii_case("false")))
     }
 }
 
@@ -296,5 +300,25 @@ mod tests {
         );
         let t = ContinueToken::new(5, "default/a".into());
         assert_eq!(ContinueToken::decode(&t.encode()).unwrap(), t);
+    }
+
+    #[test]
+    fn query_booleans_follow_the_api_servers_conversion() {
+        let flag = |q: &str| Query::parse(Some(q)).flag("watch");
+        for yes in [
+            "watch=true",
+            "watch=True",
+            "watch=TRUE",
+            "watch=1",
+            "watch=t",
+            "watch",
+            "watch=",
+        ] {
+            assert_eq!(flag(yes), Some(true), "{yes}");
+        }
+        for no in ["watch=false", "watch=False", "watch=FALSE", "watch=0"] {
+            assert_eq!(flag(no), Some(false), "{no}");
+        }
+        assert_eq!(flag("limit=1"), None);
     }
 }

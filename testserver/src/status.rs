@@ -38,8 +38,10 @@ impl ApiError {
         }
     }
 
+    /// `details` as `metav1.StatusDetails` marshals: `group` omitted when empty (the core
+    /// group), as Go's `omitempty` does.
     fn with_details(mut self, group: &str, kind: &str, name: &str) -> Self {
-        self.details = Some(json!({"name": name, "group": group, "kind": kind}));
+        self.details = Some(details(group, kind, name));
         self
     }
 
@@ -55,13 +57,18 @@ impl ApiError {
             .with_details(group, plural, name)
     }
 
-    /// 404 NotFound for a path that names no resource.
+    /// 404 NotFound for a path that names no resource: what kube-apiserver's go-restful
+    /// service-error handler answers (`NewGenericServerResponse(404, ...)` with no resource),
+    /// the fixed message and empty `details`. The path is only logged.
     pub fn no_route(path: &str) -> Self {
-        Self::new(
+        tracing::debug!(path, "no route");
+        let mut e = Self::new(
             404,
             "NotFound",
-            format!("the server could not find the requested resource ({path})"),
-        )
+            "the server could not find the requested resource",
+        );
+        e.details = Some(json!({}));
+        e
     }
 
     /// 405 MethodNotAllowed.
@@ -113,10 +120,9 @@ impl ApiError {
             "Invalid",
             format!("{kind} \"{name}\" is invalid: {field}: {message}"),
         );
-        e.details = Some(json!({
-            "name": name, "group": group, "kind": kind,
-            "causes": [{"reason": "FieldValueInvalid", "message": message, "field": field}],
-        }));
+        let mut d = details(group, kind, name);
+        d["causes"] = json!([{"reason": "FieldValueInvalid", "message": message, "field": field}]);
+        e.details = Some(d);
         e
     }
 
@@ -188,6 +194,15 @@ impl ApiError {
     }
 }
 
+/// `{name, group, kind}` without an empty `group`.
+fn details(group: &str, kind: &str, name: &str) -> Value {
+    let mut d = json!({"name": name, "kind": kind});
+    if !group.is_empty() {
+        d["group"] = json!(group);
+    }
+    d
+}
+
 /// `pods` or `deployments.apps`, as the real messages print a resource.
 fn qualified(group: &str, plural: &str) -> String {
     if group.is_empty() {
@@ -207,7 +222,18 @@ mod tests {
         assert_eq!(s["code"], 404);
         assert_eq!(s["reason"], "NotFound");
         assert_eq!(s["message"], "deployments.apps \"web\" not found");
-        assert_eq!(s["details"]["name"], "web");
+        assert_eq!(
+            s["details"],
+            json!({"name": "web", "group": "apps", "kind": "deployments"})
+        );
+        let s = ApiError::not_found("", "pods", "web").to_status();
+        assert_eq!(s["details"], json!({"name": "web", "kind": "pods"}));
+        let s = ApiError::no_route("/apis/apps/v1/widgets").to_status();
+        assert_eq!(
+            s["message"],
+            "the server could not find the requested resource"
+        );
+        assert_eq!(s["details"], json!({}));
         let s = ApiError::too_old(3, 9).to_status();
         assert_eq!(s["message"], "too old resource version: 3 (9)");
         assert_eq!(ApiError::too_many_requests(2).retry_after, Some(2));
