@@ -57,6 +57,7 @@ mod openapi;
 mod params;
 mod patch;
 mod preload;
+mod printers;
 mod registry;
 mod render;
 mod request_log;
