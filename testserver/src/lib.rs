@@ -26,13 +26,15 @@
 //! `kube-public` exist at start.
 //!
 //! Not reproduced (each refused clearly or documented where it matters): protobuf (JSON is
-//! always answered), server-side apply (415), strategic merge list semantics (applied as a
+//! always answered; protobuf request bodies, which kubectl's `create <generator>` and
+//! `auth can-i`/`whoami` send, are answered 400), server-side apply (415), strategic merge list semantics (applied as a
 //! JSON merge patch), `dryRun` (400), schema validation and defaulting of objects, admission,
 //! authentication and authorization (every request is allowed), garbage collection of
 //! dependents, graceful pod deletion (immediate) and the namespace `Terminating` phase
 //! (contents are deleted at once), OpenAPI schemas (only what kubectl needs is published).
 //! Core and `events.k8s.io` Events are separate stores here. The deprecated `/watch/` path
-//! prefix is not served (use `?watch=true`).
+//! prefix is not served (use `?watch=true`). A path under a group no one serves answers the
+//! generic NotFound `Status`, where kube-apiserver answers a plain-text 404.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), kinform_testserver::TestServerError> {
