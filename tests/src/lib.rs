@@ -13,6 +13,7 @@
 //! - [`http`]: a raw HTTP client (no kinform code) for checking the test server against the
 //!   wire protocol itself;
 //! - [`kubectl`]: the real kubectl pointed at a test server;
+//! - [`python`]: the official Python client, running a pytest suite against a test server;
 //! - [`mock`]: a small canned HTTP(S) server with its own CA, for client tests that need
 //!   answers no real server gives.
 //!
@@ -26,6 +27,7 @@ pub mod http;
 pub mod informer;
 pub mod kubectl;
 pub mod mock;
+pub mod python;
 
 /// Polls `cond` every 20 ms until it holds, for at most `limit`; the last answer of `cond`.
 pub async fn eventually(limit: Duration, mut cond: impl AsyncFnMut() -> bool) -> bool {

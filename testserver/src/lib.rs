@@ -50,7 +50,9 @@
 //! - graceful pod deletion (immediate: there is no kubelet), the CRD
 //!   `customresourcecleanup` finalizer (a CRD's objects go at once with it);
 //! - core and `events.k8s.io` Events are separate stores here; the deprecated `/watch/`
-//!   path prefix is not served (use `?watch=true`).
+//!   path prefix is not served (use `?watch=true`);
+//! - a path under a group no one serves answers the generic NotFound `Status`, where
+//!   kube-apiserver answers a plain-text 404.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), kinform_testserver::TestServerError> {
@@ -76,6 +78,7 @@ mod openapi;
 mod params;
 mod patch;
 mod preload;
+mod printers;
 mod registry;
 mod render;
 mod request_log;

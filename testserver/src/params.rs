@@ -319,4 +319,24 @@ mod tests {
         let t = ContinueToken::new(5, "default/a".into());
         assert_eq!(ContinueToken::decode(&t.encode()).unwrap(), t);
     }
+
+    #[test]
+    fn query_booleans_follow_the_api_servers_conversion() {
+        let flag = |q: &str| Query::parse(Some(q)).flag("watch");
+        for yes in [
+            "watch=true",
+            "watch=True",
+            "watch=TRUE",
+            "watch=1",
+            "watch=t",
+            "watch",
+            "watch=",
+        ] {
+            assert_eq!(flag(yes), Some(true), "{yes}");
+        }
+        for no in ["watch=false", "watch=False", "watch=FALSE", "watch=0"] {
+            assert_eq!(flag(no), Some(false), "{no}");
+        }
+        assert_eq!(flag("limit=1"), None);
+    }
 }

@@ -38,6 +38,8 @@ impl ApiError {
         }
     }
 
+    /// `details` as `metav1.StatusDetails` marshals: `group` omitted when empty (the core
+    /// group), as Go's `omitempty` does.
     fn with_details(mut self, group: &str, kind: &str, name: &str) -> Self {
         self.details = Some(details(group, kind, name, None));
         self
@@ -137,10 +139,9 @@ impl ApiError {
             "Invalid",
             format!("{kind} \"{name}\" is invalid: {field}: {message}"),
         );
-        e.details = Some(json!({
-            "name": name, "group": group, "kind": kind,
-            "causes": [{"reason": "FieldValueInvalid", "message": message, "field": field}],
-        }));
+        let mut d = details(group, kind, name, None);
+        d["causes"] = json!([{"reason": "FieldValueInvalid", "message": message, "field": field}]);
+        e.details = Some(d);
         e
     }
 
@@ -246,7 +247,18 @@ mod tests {
         assert_eq!(s["code"], 404);
         assert_eq!(s["reason"], "NotFound");
         assert_eq!(s["message"], "deployments.apps \"web\" not found");
-        assert_eq!(s["details"]["name"], "web");
+        assert_eq!(
+            s["details"],
+            json!({"name": "web", "group": "apps", "kind": "deployments"})
+        );
+        let s = ApiError::not_found("", "pods", "web").to_status();
+        assert_eq!(s["details"], json!({"name": "web", "kind": "pods"}));
+        let s = ApiError::no_route("/apis/apps/v1/widgets").to_status();
+        assert_eq!(
+            s["message"],
+            "the server could not find the requested resource"
+        );
+        assert_eq!(s["details"], json!({}));
         let s = ApiError::too_old(3, 9).to_status();
         assert_eq!(s["message"], "too old resource version: 3 (9)");
         assert_eq!(ApiError::too_many_requests(2).retry_after, Some(2));

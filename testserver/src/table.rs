@@ -1,11 +1,10 @@
 //! `meta.k8s.io/v1` Tables for `kubectl get`.
 //!
 //! The real server prints with per-type printers (`pkg/printers/internalversion`) and, for
-//! custom resources, with the CRD's `additionalPrinterColumns`. We print `NAME` and `AGE` for
-//! every resource, `READY`/`STATUS`/`RESTARTS` for pods and `STATUS` for namespaces (as kubectl
-//! shows them) and a CRD's
-//! printer columns whose `jsonPath` is a plain field path (`.spec.replicas`); other paths
-//! print `<unknown>`-free empty cells.
+//! custom resources, with the CRD's `additionalPrinterColumns`. Built-ins with a printer in
+//! module `printers` get its columns (priority 1 for `-o wide`); other resources get `NAME`,
+//! a CRD's printer columns whose `jsonPath` is a plain field path (`.spec.replicas`; other
+//! paths print empty cells) and `AGE`.
 
 use serde_json::{Value, json};
 
@@ -20,38 +19,35 @@ pub(crate) fn table(
     list_meta: Option<Value>,
 ) -> Value {
     let mut defs = vec![column("Name", "string", "name", 0)];
-    let pods = info.group.is_empty() && info.plural == "pods";
-    if pods {
-        defs.push(column("Ready", "string", "", 0));
-        defs.push(column("Status", "string", "", 0));
-        defs.push(column("Restarts", "string", "", 0));
-    }
-    let namespaces = info.is_namespace();
-    if namespaces {
-        defs.push(column("Status", "string", "", 0));
-    }
-    for (name, ty, _) in &info.printer_columns {
-        defs.push(column(name, ty, "", 0));
-    }
+    let printer = super::printers::builtin(&info.group, &info.plural);
     let has_age = info.printer_columns.iter().any(|(n, _, _)| n == "Age");
-    if !has_age {
-        defs.push(column("Age", "string", "", 0));
+    match printer {
+        Some((columns, _)) => {
+            defs.extend(columns.iter().map(|c| column(c.name, c.ty, "", c.priority)));
+        }
+        None => {
+            for (name, ty, _) in &info.printer_columns {
+                defs.push(column(name, ty, "", 0));
+            }
+            if !has_age {
+                defs.push(column("Age", "string", "", 0));
+            }
+        }
     }
     let rows: Vec<Value> = objects
         .iter()
         .map(|o| {
             let mut cells = vec![o["metadata"]["name"].clone()];
-            if pods {
-                cells.extend(pod_cells(o));
-            }
-            if namespaces {
-                cells.push(o["status"]["phase"].clone());
-            }
-            for (_, ty, path) in &info.printer_columns {
-                cells.push(printer_cell(o, ty, path));
-            }
-            if !has_age {
-                cells.push(json!(age(&o["metadata"]["creationTimestamp"])));
+            match printer {
+                Some((_, print)) => cells.extend(print(o)),
+                None => {
+                    for (_, ty, path) in &info.printer_columns {
+                        cells.push(printer_cell(o, ty, path));
+                    }
+                    if !has_age {
+                        cells.push(json!(age(&o["metadata"]["creationTimestamp"])));
+                    }
+                }
             }
             let mut row = json!({ "cells": cells });
             match include {
@@ -73,31 +69,6 @@ pub(crate) fn table(
 
 fn column(name: &str, ty: &str, format: &str, priority: u32) -> Value {
     json!({"name": name, "type": ty, "format": format, "description": "", "priority": priority})
-}
-
-fn pod_cells(pod: &Value) -> [Value; 3] {
-    let total = pod["spec"]["containers"].as_array().map_or(0, Vec::len);
-    let statuses = pod["status"]["containerStatuses"].as_array();
-    let ready = statuses.map_or(0, |s| {
-        s.iter()
-            .filter(|c| c["ready"].as_bool() == Some(true))
-            .count()
-    });
-    let restarts: i64 = statuses.map_or(0, |s| {
-        s.iter().filter_map(|c| c["restartCount"].as_i64()).sum()
-    });
-    let mut phase = pod["status"]["phase"]
-        .as_str()
-        .unwrap_or("Pending")
-        .to_owned();
-    if !pod["metadata"]["deletionTimestamp"].is_null() {
-        phase = "Terminating".into();
-    }
-    [
-        json!(format!("{ready}/{total}")),
-        json!(phase),
-        json!(restarts.to_string()),
-    ]
 }
 
 fn printer_cell(obj: &Value, ty: &str, path: &str) -> Value {
@@ -153,6 +124,7 @@ mod tests {
             .as_array()
             .unwrap()
             .iter()
+            .filter(|c| c["priority"] == 0)
             .map(|c| c["name"].as_str().unwrap())
             .collect();
         assert_eq!(names, ["Name", "Ready", "Status", "Restarts", "Age"]);

@@ -1,0 +1,1072 @@
+//! Conformance: kubectl drives TestApiServer (HTTPS, through the kubeconfig the server
+//! writes). Each test names the kubectl command and the kube-apiserver behaviour behind it.
+//! Runs where `kubectl` is on the PATH (otherwise each test passes after saying it skipped).
+//!
+//! The tests of behaviours the server does not reproduce yet are at the end, each
+//! `#[ignore = "not reproduced yet: ..."]` with what the server answers instead; run them with
+//! `cargo test -p kinform-testserver --test kubectl_conformance -- --ignored`.
+
+use std::path::Path;
+use std::time::Duration;
+
+use kinform_tests::kubectl::Kubectl;
+use kinform_testserver::TestApiServer;
+use serde_json::{Value, json};
+
+const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpus");
+
+/// An HTTPS server with namespace `ns`, and kubectl for it (`None`: kubectl is missing).
+async fn setup(test: &str) -> Option<(TestApiServer, Kubectl)> {
+    let server = TestApiServer::builder().https().start().await.unwrap();
+    let k = Kubectl::for_server(&server, test)?;
+    server.create_namespace("ns").unwrap();
+    Some((server, k))
+}
+
+/// `kubectl <args>` with `stdin`; (success, stdout, stderr).
+async fn kubectl(k: &Kubectl, args: &[&str], stdin: Option<&str>) -> (bool, String, String) {
+    let out = k.output(args, stdin.map(str::as_bytes)).await;
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// `kubectl <args>` expected to fail; its stderr.
+async fn fails(k: &Kubectl, args: &[&str]) -> String {
+    let (ok, out, err) = kubectl(k, args, None).await;
+    assert!(!ok, "kubectl {args:?} succeeded:\n{out}");
+    err
+}
+
+/// `kubectl get <what> -n ns -o json`, parsed.
+async fn get_json(k: &Kubectl, what: &[&str]) -> Value {
+    let mut args = vec!["get"];
+    args.extend(what);
+    args.extend(["-n", "ns", "-o", "json"]);
+    serde_json::from_str(&k.run(&args).await).unwrap()
+}
+
+/// Whether `kubectl get <what> -n ns` answers NotFound.
+async fn absent(k: &Kubectl, what: &[&str]) -> bool {
+    let mut args = vec!["get"];
+    args.extend(what);
+    args.extend(["-n", "ns"]);
+    let (ok, _, err) = kubectl(k, &args, None).await;
+    !ok && err.contains("NotFound")
+}
+
+fn deployment(name: &str, replicas: i64) -> Value {
+    json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": name, "namespace": "ns", "labels": {"app": name}},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {"labels": {"app": name}},
+                "spec": {"containers": [
+                    {"name": "app", "image": "nginx:1.27"},
+                    {"name": "sidecar", "image": "envoy:1"},
+                ]},
+            },
+        },
+    })
+}
+
+fn configmap(name: &str) -> Value {
+    json!({"apiVersion": "v1", "kind": "ConfigMap",
+           "metadata": {"name": name, "namespace": "ns"}, "data": {"a": "1"}})
+}
+
+/// A Deployment owning a ReplicaSet owning a Pod, linked as the controllers link them.
+fn owner_chain(server: &TestApiServer, name: &str) {
+    let owner = |o: &Value, kind: &str| {
+        json!([{"apiVersion": "apps/v1", "kind": kind, "name": o["metadata"]["name"],
+                "uid": o["metadata"]["uid"], "controller": true, "blockOwnerDeletion": true}])
+    };
+    let d = server.create_object(deployment(name, 1)).unwrap();
+    let mut rs = deployment(&format!("{name}-rs"), 1);
+    rs["kind"] = json!("ReplicaSet");
+    rs["metadata"]["ownerReferences"] = owner(&d, "Deployment");
+    let rs = server.create_object(rs).unwrap();
+    let pod = json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": format!("{name}-pod"), "namespace": "ns",
+                     "ownerReferences": owner(&rs, "ReplicaSet")},
+        "spec": {"containers": [{"name": "app", "image": "nginx:1.27"}]},
+    });
+    server.create_object(pod).unwrap();
+}
+
+/// Polls kubectl until `what` is NotFound, for at most 10 s.
+async fn eventually_absent(k: &Kubectl, what: &[&str]) -> bool {
+    for _ in 0..100 {
+        if absent(k, what).await {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    false
+}
+
+/// Creates the KEDA ScaledObject CRD from the corpus and one object `web` in `ns`; the
+/// served version.
+async fn corpus_crd_object(k: &Kubectl) -> String {
+    let crd = Path::new(CORPUS).join("crds/keda/keda.sh_scaledobjects.yaml");
+    k.run(&["create", "-f", crd.to_str().unwrap()]).await;
+    k.run(&[
+        "wait",
+        "--for=condition=Established",
+        "crd/scaledobjects.keda.sh",
+        "--timeout=10s",
+    ])
+    .await;
+    let doc: Value =
+        serde_saphyr::from_str(&std::fs::read_to_string(&crd).unwrap()).expect("CRD YAML");
+    let version = doc["spec"]["versions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["storage"] == true)
+        .and_then(|v| v["name"].as_str())
+        .unwrap()
+        .to_owned();
+    let obj = json!({
+        "apiVersion": format!("keda.sh/{version}"), "kind": "ScaledObject",
+        "metadata": {"name": "web", "namespace": "ns"},
+        "spec": {"scaleTargetRef": {"name": "web"},
+                 "triggers": [{"type": "cpu", "metadata": {"value": "50"}}]},
+    });
+    let (ok, out, err) = kubectl(k, &["create", "-f", "-"], Some(&obj.to_string())).await;
+    assert!(ok, "{out}{err}");
+    version
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reproduced behaviours.
+
+/// `kubectl create -f` (JSON and YAML through the dynamic client) creates each object, and
+/// `get -o yaml`, `-o json`, `-o name` and `-o wide` print them: YAML and JSON are the
+/// stored object (with the server-set uid, resourceVersion and creationTimestamp), `-o name`
+/// is `kind.group/name`, `-o wide` is the server's Table.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn get_prints_yaml_json_name_and_wide() {
+    let Some((_server, k)) = setup("kubectl get -o").await else {
+        return;
+    };
+    let (ok, out, err) = kubectl(
+        &k,
+        &["create", "-f", "-"],
+        Some(&deployment("web", 2).to_string()),
+    )
+    .await;
+    assert!(
+        ok && out.contains("deployment.apps/web created"),
+        "{out}{err}"
+    );
+
+    let yaml = k
+        .run(&["get", "deployment", "web", "-n", "ns", "-o", "yaml"])
+        .await;
+    let obj: Value = serde_saphyr::from_str(&yaml).unwrap();
+    assert_eq!(obj["kind"], "Deployment");
+    assert_eq!(obj["spec"]["replicas"], 2);
+    assert!(obj["metadata"]["uid"].is_string() && obj["metadata"]["resourceVersion"].is_string());
+    assert!(obj["metadata"]["creationTimestamp"].is_string());
+
+    let obj = get_json(&k, &["deployment", "web"]).await;
+    assert_eq!(obj["metadata"]["name"], "web");
+    let list = get_json(&k, &["deployments"]).await;
+    assert_eq!(list["kind"], "List");
+    assert_eq!(list["items"][0]["metadata"]["name"], "web");
+
+    let name = k.run(&["get", "deploy", "-n", "ns", "-o", "name"]).await;
+    assert_eq!(name.trim(), "deployment.apps/web");
+
+    let wide = k.run(&["get", "deploy", "-n", "ns", "-o", "wide"]).await;
+    let mut lines = wide.lines();
+    assert!(lines.next().unwrap().starts_with("NAME "), "{wide}");
+    assert!(lines.next().unwrap().starts_with("web "), "{wide}");
+}
+
+/// `kubectl describe` reads the object (and its events) and prints kubectl's describer:
+/// the Deployment's replicas and pod template, a ConfigMap's data.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn describe_prints_deployment_and_configmap() {
+    let Some((server, k)) = setup("kubectl describe").await else {
+        return;
+    };
+    server.create_object(deployment("web", 2)).unwrap();
+    server.create_object(configmap("cfg")).unwrap();
+    let out = k.run(&["describe", "deployment", "web", "-n", "ns"]).await;
+    assert!(out.contains("Name:               web"), "{out}");
+    assert!(out.contains("Replicas:           2 desired"), "{out}");
+    let images: Vec<_> = out
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("Image:"))
+        .map(str::trim)
+        .collect();
+    assert_eq!(images, ["nginx:1.27", "envoy:1"], "{out}");
+    let out = k.run(&["describe", "configmap", "cfg", "-n", "ns"]).await;
+    assert!(out.contains("Name:         cfg"), "{out}");
+    assert!(out.contains("a:\n----\n1"), "{out}");
+}
+
+/// `kubectl label` and `annotate` patch metadata: a new key is added, an existing key is
+/// refused without `--overwrite` (kubectl checks the object it read), replaced with it, and
+/// `key-` removes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn label_and_annotate_add_overwrite_and_remove() {
+    let Some((server, k)) = setup("kubectl label/annotate").await else {
+        return;
+    };
+    server.create_object(configmap("cfg")).unwrap();
+    let out = k
+        .run(&["label", "cm", "cfg", "-n", "ns", "tier=gold"])
+        .await;
+    assert!(out.contains("configmap/cfg labeled"), "{out}");
+    let err = fails(&k, &["label", "cm", "cfg", "-n", "ns", "tier=silver"]).await;
+    assert!(err.contains("already has a value (gold)"), "{err}");
+    k.run(&[
+        "label",
+        "cm",
+        "cfg",
+        "-n",
+        "ns",
+        "tier=silver",
+        "--overwrite",
+    ])
+    .await;
+    k.run(&["annotate", "cm", "cfg", "-n", "ns", "owner=team-a"])
+        .await;
+    let obj = get_json(&k, &["cm", "cfg"]).await;
+    assert_eq!(obj["metadata"]["labels"]["tier"], "silver");
+    assert_eq!(obj["metadata"]["annotations"]["owner"], "team-a");
+    k.run(&["label", "cm", "cfg", "-n", "ns", "tier-"]).await;
+    k.run(&["annotate", "cm", "cfg", "-n", "ns", "owner-"])
+        .await;
+    let obj = get_json(&k, &["cm", "cfg"]).await;
+    assert!(obj["metadata"]["labels"].get("tier").is_none(), "{obj}");
+    assert!(
+        obj["metadata"]["annotations"].get("owner").is_none(),
+        "{obj}"
+    );
+    // Label selection sees the change.
+    k.run(&["label", "cm", "cfg", "-n", "ns", "pick=me"]).await;
+    let out = k
+        .run(&["get", "cm", "-n", "ns", "-l", "pick=me", "-o", "name"])
+        .await;
+    assert_eq!(out.trim(), "configmap/cfg");
+}
+
+/// `kubectl scale` writes the `scale` subresource: spec.replicas changes; with
+/// `--current-replicas` that does not match, the precondition fails and nothing changes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scale_writes_the_scale_subresource() {
+    let Some((server, k)) = setup("kubectl scale").await else {
+        return;
+    };
+    server.create_object(deployment("web", 2)).unwrap();
+    let out = k
+        .run(&["scale", "deployment", "web", "-n", "ns", "--replicas=5"])
+        .await;
+    assert!(out.contains("deployment.apps/web scaled"), "{out}");
+    assert_eq!(
+        get_json(&k, &["deploy", "web"]).await["spec"]["replicas"],
+        5
+    );
+    fails(
+        &k,
+        &[
+            "scale",
+            "deployment",
+            "web",
+            "-n",
+            "ns",
+            "--current-replicas=2",
+            "--replicas=1",
+        ],
+    )
+    .await;
+    assert_eq!(
+        get_json(&k, &["deploy", "web"]).await["spec"]["replicas"],
+        5
+    );
+}
+
+/// `kubectl replace -f` is a PUT of the whole object: the change is stored; replacing with
+/// a stale resourceVersion is refused with 409 Conflict ("the object has been modified").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replace_puts_the_object_with_optimistic_concurrency() {
+    let Some((server, k)) = setup("kubectl replace").await else {
+        return;
+    };
+    server.create_object(configmap("cfg")).unwrap();
+    let mut obj = get_json(&k, &["cm", "cfg"]).await;
+    let stale = obj.clone();
+    obj["data"]["a"] = json!("2");
+    let (ok, out, err) = kubectl(&k, &["replace", "-f", "-"], Some(&obj.to_string())).await;
+    assert!(ok && out.contains("configmap/cfg replaced"), "{out}{err}");
+    assert_eq!(get_json(&k, &["cm", "cfg"]).await["data"]["a"], "2");
+    let (ok, _, err) = kubectl(&k, &["replace", "-f", "-"], Some(&stale.to_string())).await;
+    assert!(!ok);
+    assert!(
+        err.contains("Conflict") && err.contains("the object has been modified"),
+        "{err}"
+    );
+}
+
+/// `kubectl patch --type=json` and `--type=merge` on a built-in, and the default
+/// (strategic merge) on a map field of a Deployment.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn patch_json_and_merge_on_built_ins() {
+    let Some((server, k)) = setup("kubectl patch").await else {
+        return;
+    };
+    server.create_object(configmap("cfg")).unwrap();
+    server.create_object(deployment("web", 1)).unwrap();
+    let patch = r#"[{"op":"replace","path":"/data/a","value":"json"},{"op":"add","path":"/data/b","value":"2"}]"#;
+    let out = k
+        .run(&["patch", "cm", "cfg", "-n", "ns", "--type=json", "-p", patch])
+        .await;
+    assert!(out.contains("configmap/cfg patched"), "{out}");
+    k.run(&[
+        "patch",
+        "cm",
+        "cfg",
+        "-n",
+        "ns",
+        "--type=merge",
+        "-p",
+        r#"{"data":{"b":null,"c":"merge"}}"#,
+    ])
+    .await;
+    assert_eq!(
+        get_json(&k, &["cm", "cfg"]).await["data"],
+        json!({"a": "json", "c": "merge"})
+    );
+    k.run(&[
+        "patch",
+        "deploy",
+        "web",
+        "-n",
+        "ns",
+        "-p",
+        r#"{"spec":{"replicas":3,"template":{"metadata":{"labels":{"extra":"yes"}}}}}"#,
+    ])
+    .await;
+    let d = get_json(&k, &["deploy", "web"]).await;
+    assert_eq!(d["spec"]["replicas"], 3);
+    assert_eq!(
+        d["spec"]["template"]["metadata"]["labels"],
+        json!({"app": "web", "extra": "yes"})
+    );
+    // A failing JSON patch test op changes nothing.
+    fails(
+        &k,
+        &[
+            "patch",
+            "cm",
+            "cfg",
+            "-n",
+            "ns",
+            "--type=json",
+            "-p",
+            r#"[{"op":"test","path":"/data/a","value":"other"},{"op":"remove","path":"/data/a"}]"#,
+        ],
+    )
+    .await;
+    assert_eq!(get_json(&k, &["cm", "cfg"]).await["data"]["a"], "json");
+}
+
+/// `kubectl patch --type=merge` and `--type=json` on a custom resource of a real CRD
+/// (KEDA's ScaledObject from the corpus), and `--subresource=status` writing its status.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn patch_json_merge_and_status_on_a_corpus_crd() {
+    let Some((_server, k)) = setup("kubectl patch on a CRD").await else {
+        return;
+    };
+    corpus_crd_object(&k).await;
+    k.run(&[
+        "patch",
+        "scaledobject",
+        "web",
+        "-n",
+        "ns",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"minReplicaCount":2}}"#,
+    ])
+    .await;
+    k.run(&[
+        "patch",
+        "scaledobject",
+        "web",
+        "-n",
+        "ns",
+        "--type=json",
+        "-p",
+        r#"[{"op":"add","path":"/spec/maxReplicaCount","value":7}]"#,
+    ])
+    .await;
+    let obj = get_json(&k, &["scaledobject", "web"]).await;
+    assert_eq!(obj["spec"]["minReplicaCount"], 2);
+    assert_eq!(obj["spec"]["maxReplicaCount"], 7);
+    assert_eq!(obj["metadata"]["generation"], 3);
+    // Status goes through /status only, and does not bump the generation.
+    k.run(&[
+        "patch",
+        "scaledobject",
+        "web",
+        "-n",
+        "ns",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        r#"{"status":{"originalReplicaCount":4}}"#,
+    ])
+    .await;
+    let obj = get_json(&k, &["scaledobject", "web"]).await;
+    assert_eq!(obj["status"]["originalReplicaCount"], 4);
+    assert_eq!(obj["metadata"]["generation"], 3);
+}
+
+/// `kubectl delete` (default cascade: background) removes the owner at once and the
+/// garbage collector removes its ReplicaSet and Pod.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delete_default_and_background_cascade_remove_dependents() {
+    let Some((server, k)) = setup("kubectl delete").await else {
+        return;
+    };
+    owner_chain(&server, "bg");
+    owner_chain(&server, "dflt");
+    let out = k
+        .run(&[
+            "delete",
+            "deployment",
+            "bg",
+            "-n",
+            "ns",
+            "--cascade=background",
+        ])
+        .await;
+    assert!(out.contains("deployment.apps \"bg\" deleted"), "{out}");
+    k.run(&["delete", "deployment", "dflt", "-n", "ns"]).await;
+    for name in ["bg", "dflt"] {
+        assert!(absent(&k, &["deployment", name]).await);
+        assert!(eventually_absent(&k, &["rs", &format!("{name}-rs")]).await);
+        assert!(eventually_absent(&k, &["pod", &format!("{name}-pod")]).await);
+    }
+}
+
+/// `kubectl delete --cascade=foreground` deletes the dependents and then the owner
+/// (kubectl waits for the owner to go).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delete_foreground_cascade_removes_dependents_and_owner() {
+    let Some((server, k)) = setup("kubectl delete --cascade=foreground").await else {
+        return;
+    };
+    owner_chain(&server, "fg");
+    k.run(&[
+        "delete",
+        "deployment",
+        "fg",
+        "-n",
+        "ns",
+        "--cascade=foreground",
+    ])
+    .await;
+    assert!(eventually_absent(&k, &["deployment", "fg"]).await);
+    assert!(eventually_absent(&k, &["rs", "fg-rs"]).await);
+    assert!(eventually_absent(&k, &["pod", "fg-pod"]).await);
+}
+
+/// `kubectl wait --for=delete` returns once the object is gone (at once for a missing
+/// one); `--for=condition=...` once a condition written through the status subresource
+/// holds, and times out while it does not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wait_for_delete_and_for_condition() {
+    let Some((server, k)) = setup("kubectl wait").await else {
+        return;
+    };
+    server.create_object(configmap("cfg")).unwrap();
+    server.create_object(deployment("web", 1)).unwrap();
+    let (deleted, waited) = tokio::join!(
+        async {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            k.run(&["delete", "cm", "cfg", "-n", "ns", "--wait=false"])
+                .await
+        },
+        kubectl(
+            &k,
+            &[
+                "wait",
+                "--for=delete",
+                "cm/cfg",
+                "-n",
+                "ns",
+                "--timeout=20s"
+            ],
+            None
+        )
+    );
+    assert!(deleted.contains("deleted"), "{deleted}");
+    assert!(waited.0, "{}{}", waited.1, waited.2);
+
+    let err = fails(
+        &k,
+        &[
+            "wait",
+            "--for=condition=Available",
+            "deploy/web",
+            "-n",
+            "ns",
+            "--timeout=1s",
+        ],
+    )
+    .await;
+    assert!(err.contains("timed out"), "{err}");
+    k.run(&[
+        "patch",
+        "deploy",
+        "web",
+        "-n",
+        "ns",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        r#"{"status":{"conditions":[{"type":"Available","status":"True","reason":"MinimumReplicasAvailable"}]}}"#,
+    ])
+    .await;
+    let out = k
+        .run(&[
+            "wait",
+            "--for=condition=Available",
+            "deploy/web",
+            "-n",
+            "ns",
+            "--timeout=20s",
+        ])
+        .await;
+    assert!(out.contains("deployment.apps/web condition met"), "{out}");
+}
+
+/// `kubectl api-resources` prints discovery: names, short names, apiVersion, scope and
+/// kind, filtered by `--namespaced` and `--api-group`, with verbs in `-o wide`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn api_resources_prints_discovery() {
+    let Some((_server, k)) = setup("kubectl api-resources").await else {
+        return;
+    };
+    let out = k.run(&["api-resources"]).await;
+    let row = |name: &str| {
+        out.lines()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .unwrap_or_else(|| panic!("no {name} in\n{out}"))
+            .split_whitespace()
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        row("deployments"),
+        ["deployments", "deploy", "apps/v1", "true", "Deployment"]
+    );
+    assert_eq!(row("nodes"), ["nodes", "no", "v1", "false", "Node"]);
+    let cluster = k
+        .run(&["api-resources", "--namespaced=false", "-o", "name"])
+        .await;
+    assert!(cluster.lines().any(|l| l == "namespaces"), "{cluster}");
+    assert!(!cluster.lines().any(|l| l == "pods"), "{cluster}");
+    let apps = k
+        .run(&["api-resources", "--api-group=apps", "-o", "name"])
+        .await;
+    assert!(apps.lines().all(|l| l.ends_with(".apps")), "{apps}");
+    assert!(apps.lines().any(|l| l == "deployments.apps"), "{apps}");
+    let wide = k.run(&["api-resources", "-o", "wide"]).await;
+    let pods = wide
+        .lines()
+        .find(|l| l.starts_with("pods "))
+        .unwrap_or_default();
+    assert!(
+        pods.contains("create,delete,deletecollection,get,list,patch,update,watch"),
+        "{pods}"
+    );
+}
+
+/// `kubectl api-versions` lists every served group/version, including a CRD's once
+/// created.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn api_versions_lists_groups_and_crd_versions() {
+    let Some((_server, k)) = setup("kubectl api-versions").await else {
+        return;
+    };
+    let out = k.run(&["api-versions"]).await;
+    for gv in [
+        "v1",
+        "apps/v1",
+        "batch/v1",
+        "rbac.authorization.k8s.io/v1",
+        "apiextensions.k8s.io/v1",
+    ] {
+        assert!(out.lines().any(|l| l == gv), "{gv} missing in\n{out}");
+    }
+    let version = corpus_crd_object(&k).await;
+    let out = k.run(&["api-versions"]).await;
+    assert!(
+        out.lines().any(|l| l == format!("keda.sh/{version}")),
+        "{out}"
+    );
+}
+
+/// `kubectl events` (and `get events`) list core Events of a namespace with their type,
+/// reason, object and message; `--for` narrows to one object.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn events_lists_core_events() {
+    let Some((server, k)) = setup("kubectl events").await else {
+        return;
+    };
+    for (name, pod, reason) in [("e1", "web", "Scheduled"), ("e2", "db", "Pulled")] {
+        server
+            .create_object(json!({
+                "apiVersion": "v1", "kind": "Event",
+                "metadata": {"name": name, "namespace": "ns"},
+                "involvedObject": {"kind": "Pod", "name": pod, "namespace": "ns", "apiVersion": "v1"},
+                "reason": reason, "message": format!("{reason} {pod}"), "type": "Normal",
+                "firstTimestamp": "2026-01-01T00:00:00Z", "lastTimestamp": "2026-01-01T00:00:00Z",
+                "count": 1, "source": {"component": "conformance"},
+            }))
+            .unwrap();
+    }
+    let out = k.run(&["events", "-n", "ns"]).await;
+    assert!(out.starts_with("LAST SEEN"), "{out}");
+    let rows: Vec<Vec<&str>> = out
+        .lines()
+        .skip(1)
+        .map(|l| l.split_whitespace().skip(1).collect())
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ["Normal", "Scheduled", "Pod/web", "Scheduled", "web"],
+            ["Normal", "Pulled", "Pod/db", "Pulled", "db"],
+        ],
+        "{out}"
+    );
+    let out = k.run(&["events", "-n", "ns", "--for", "pod/web"]).await;
+    assert!(
+        out.contains("Scheduled") && !out.contains("Pulled"),
+        "{out}"
+    );
+    let out = k.run(&["get", "events", "-n", "ns", "-o", "name"]).await;
+    assert_eq!(out.lines().count(), 2, "{out}");
+}
+
+/// `kubectl get` prints the server's Table with the built-in printers' columns:
+/// Deployments `READY UP-TO-DATE AVAILABLE AGE` (`-o wide` adds `CONTAINERS IMAGES
+/// SELECTOR`), ConfigMaps `DATA`, Services `TYPE CLUSTER-IP EXTERNAL-IP PORT(S)`,
+/// RoleBindings `ROLE` and their subjects.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn get_prints_the_built_in_printer_columns() {
+    let Some((server, k)) = setup("kubectl get tables").await else {
+        return;
+    };
+    server.create_object(deployment("web", 2)).unwrap();
+    server.create_object(configmap("cfg")).unwrap();
+    server
+        .create_object(json!({
+            "apiVersion": "v1", "kind": "Service",
+            "metadata": {"name": "svc", "namespace": "ns"},
+            "spec": {"type": "ClusterIP", "clusterIP": "10.96.0.10",
+                     "ports": [{"port": 80, "protocol": "TCP"}], "selector": {"app": "web"}},
+        }))
+        .unwrap();
+    server
+        .create_object(json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+            "metadata": {"name": "rb", "namespace": "ns"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "reader"},
+            "subjects": [{"kind": "ServiceAccount", "name": "robot", "namespace": "ns"}],
+        }))
+        .unwrap();
+    let table = |out: String| -> Vec<Vec<String>> {
+        out.lines()
+            .map(|l| {
+                l.split("  ")
+                    .map(str::trim)
+                    .filter(|c| !c.is_empty())
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .collect()
+    };
+    let t = table(k.run(&["get", "deploy", "-n", "ns"]).await);
+    assert_eq!(t[0], ["NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"]);
+    assert_eq!(t[1][..4], ["web", "0/2", "0", "0"]);
+    let t = table(k.run(&["get", "deploy", "-n", "ns", "-o", "wide"]).await);
+    assert_eq!(
+        t[0],
+        [
+            "NAME",
+            "READY",
+            "UP-TO-DATE",
+            "AVAILABLE",
+            "AGE",
+            "CONTAINERS",
+            "IMAGES",
+            "SELECTOR"
+        ]
+    );
+    assert_eq!(t[1][5..], ["app,sidecar", "nginx:1.27,envoy:1", "app=web"]);
+    let t = table(k.run(&["get", "cm", "-n", "ns"]).await);
+    assert_eq!(t[0], ["NAME", "DATA", "AGE"]);
+    assert_eq!(t[1][..2], ["cfg", "1"]);
+    let t = table(k.run(&["get", "svc", "-n", "ns", "-o", "wide"]).await);
+    assert_eq!(
+        t[0],
+        [
+            "NAME",
+            "TYPE",
+            "CLUSTER-IP",
+            "EXTERNAL-IP",
+            "PORT(S)",
+            "AGE",
+            "SELECTOR"
+        ]
+    );
+    assert_eq!(
+        t[1][..5],
+        ["svc", "ClusterIP", "10.96.0.10", "<none>", "80/TCP"]
+    );
+    assert_eq!(t[1][6], "app=web");
+    let t = table(
+        k.run(&["get", "rolebinding", "-n", "ns", "-o", "wide"])
+            .await,
+    );
+    assert_eq!(
+        t[0],
+        ["NAME", "ROLE", "AGE", "USERS", "GROUPS", "SERVICEACCOUNTS"]
+    );
+    assert_eq!(t[1][..2], ["rb", "Role/reader"]);
+    assert_eq!(t[1].last().map(String::as_str), Some("ns/robot"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Not reproduced yet: each names what the server answers instead.
+
+/// `kubectl create <generator>` (namespace, configmap --from-literal, secret generic,
+/// deployment, service clusterip, job, cronjob, role, rolebinding, serviceaccount) creates
+/// the object the generator builds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "not reproduced yet: protobuf request bodies (kubectl's typed create sends application/vnd.kubernetes.protobuf; answered 400 \"the body is not valid JSON\")"]
+async fn create_generators_create_their_objects() {
+    let Some((_server, k)) = setup("kubectl create generators").await else {
+        return;
+    };
+    let cases: &[(&[&str], &str)] = &[
+        (&["create", "namespace", "made"], "namespace/made created"),
+        (
+            &[
+                "create",
+                "configmap",
+                "cfg",
+                "-n",
+                "ns",
+                "--from-literal=a=1",
+            ],
+            "configmap/cfg created",
+        ),
+        (
+            &[
+                "create",
+                "secret",
+                "generic",
+                "sec",
+                "-n",
+                "ns",
+                "--from-literal=p=q",
+            ],
+            "secret/sec created",
+        ),
+        (
+            &[
+                "create",
+                "deployment",
+                "web",
+                "-n",
+                "ns",
+                "--image=nginx",
+                "--replicas=2",
+            ],
+            "deployment.apps/web created",
+        ),
+        (
+            &[
+                "create",
+                "service",
+                "clusterip",
+                "svc",
+                "-n",
+                "ns",
+                "--tcp=80:8080",
+            ],
+            "service/svc created",
+        ),
+        (
+            &[
+                "create",
+                "job",
+                "once",
+                "-n",
+                "ns",
+                "--image=busybox",
+                "--",
+                "true",
+            ],
+            "job.batch/once created",
+        ),
+        (
+            &[
+                "create",
+                "cronjob",
+                "nightly",
+                "-n",
+                "ns",
+                "--image=busybox",
+                "--schedule=0 3 * * *",
+                "--",
+                "true",
+            ],
+            "cronjob.batch/nightly created",
+        ),
+        (
+            &["create", "serviceaccount", "robot", "-n", "ns"],
+            "serviceaccount/robot created",
+        ),
+        (
+            &[
+                "create",
+                "role",
+                "reader",
+                "-n",
+                "ns",
+                "--verb=get",
+                "--resource=pods",
+            ],
+            "role.rbac.authorization.k8s.io/reader created",
+        ),
+        (
+            &[
+                "create",
+                "rolebinding",
+                "reader",
+                "-n",
+                "ns",
+                "--role=reader",
+                "--serviceaccount=ns:robot",
+            ],
+            "rolebinding.rbac.authorization.k8s.io/reader created",
+        ),
+    ];
+    for (args, expected) in cases {
+        let (ok, out, err) = kubectl(&k, args, None).await;
+        assert!(
+            ok && out.contains(expected),
+            "kubectl {args:?}:\n{out}{err}"
+        );
+    }
+    assert_eq!(
+        get_json(&k, &["cm", "cfg"]).await["data"],
+        json!({"a": "1"})
+    );
+    assert_eq!(
+        get_json(&k, &["secret", "sec"]).await["data"],
+        json!({"p": "cQ=="})
+    );
+    assert_eq!(
+        get_json(&k, &["deploy", "web"]).await["spec"]["replicas"],
+        2
+    );
+    let svc = get_json(&k, &["svc", "svc"]).await;
+    assert_eq!(svc["spec"]["ports"][0]["targetPort"], 8080);
+    assert!(svc["spec"]["clusterIP"].is_string(), "{svc}");
+    let binding = get_json(&k, &["rolebinding", "reader"]).await;
+    assert_eq!(binding["subjects"][0]["name"], "robot");
+}
+
+/// `kubectl auth can-i` posts a SelfSubjectAccessReview and prints its `allowed`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "not reproduced yet: protobuf request bodies and the review APIs (kubectl sends a protobuf SelfSubjectAccessReview; answered 400)"]
+async fn auth_can_i_answers_yes() {
+    let Some((_server, k)) = setup("kubectl auth can-i").await else {
+        return;
+    };
+    assert_eq!(
+        k.run(&["auth", "can-i", "create", "pods", "-n", "ns"])
+            .await
+            .trim(),
+        "yes"
+    );
+}
+
+/// `kubectl auth whoami` posts a SelfSubjectReview and prints the user.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "not reproduced yet: protobuf request bodies and the review APIs (kubectl sends a protobuf SelfSubjectReview; answered 400)"]
+async fn auth_whoami_prints_the_user() {
+    let Some((_server, k)) = setup("kubectl auth whoami").await else {
+        return;
+    };
+    let out = k.run(&["auth", "whoami"]).await;
+    assert!(out.contains("Username"), "{out}");
+}
+
+/// `kubectl explain` reads the resource's schema from `/openapi/v3`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "not reproduced yet: OpenAPI schemas (the /openapi/v3 documents carry no components; kubectl says \"GVK ... not found in OpenAPI schema\")"]
+async fn explain_prints_field_documentation() {
+    let Some((_server, k)) = setup("kubectl explain").await else {
+        return;
+    };
+    let out = k.run(&["explain", "deployment.spec.replicas"]).await;
+    assert!(out.contains("FIELD: replicas <integer>"), "{out}");
+    let out = k.run(&["explain", "pods", "--recursive"]).await;
+    assert!(out.contains("containers"), "{out}");
+}
+
+/// `kubectl delete --dry-run=server` sends DeleteOptions{dryRun: [All]} in the body: the
+/// answer says deleted, and the object is still there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "not reproduced yet: dryRun in a DeleteOptions body (ignored: the object IS deleted)"]
+async fn delete_dry_run_server_keeps_the_object() {
+    let Some((server, k)) = setup("kubectl delete --dry-run=server").await else {
+        return;
+    };
+    server.create_object(configmap("cfg")).unwrap();
+    let out = k
+        .run(&["delete", "cm", "cfg", "-n", "ns", "--dry-run=server"])
+        .await;
+    assert!(
+        out.contains("configmap \"cfg\" deleted (server dry run)"),
+        "{out}"
+    );
+    assert_eq!(
+        get_json(&k, &["cm", "cfg"]).await["metadata"]["name"],
+        "cfg"
+    );
+}
+
+/// `kubectl delete --cascade=orphan` deletes the owner and leaves its ReplicaSet, without
+/// the owner reference.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "not reproduced yet: propagationPolicy=Orphan (the garbage collector deletes the dependents)"]
+async fn delete_orphan_cascade_keeps_dependents() {
+    let Some((server, k)) = setup("kubectl delete --cascade=orphan").await else {
+        return;
+    };
+    owner_chain(&server, "orph");
+    k.run(&[
+        "delete",
+        "deployment",
+        "orph",
+        "-n",
+        "ns",
+        "--cascade=orphan",
+    ])
+    .await;
+    assert!(eventually_absent(&k, &["deployment", "orph"]).await);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let rs = get_json(&k, &["rs", "orph-rs"]).await;
+    assert!(
+        rs["metadata"]["ownerReferences"]
+            .as_array()
+            .is_none_or(Vec::is_empty),
+        "{rs}"
+    );
+    assert_eq!(
+        get_json(&k, &["pod", "orph-pod"]).await["metadata"]["name"],
+        "orph-pod"
+    );
+}
+
+/// `kubectl diff -f` compares the live object with a server-side dry-run of the change:
+/// exit 1 with a unified diff when they differ, exit 0 when not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "not reproduced yet: dryRun (kubectl diff patches with dryRun=All; answered 400)"]
+async fn diff_shows_the_change_a_manifest_would_make() {
+    let Some((server, k)) = setup("kubectl diff").await else {
+        return;
+    };
+    server.create_object(configmap("cfg")).unwrap();
+    let (same, out, err) = kubectl(
+        &k,
+        &["diff", "-f", "-"],
+        Some(&configmap("cfg").to_string()),
+    )
+    .await;
+    assert!(same, "{out}{err}");
+    let mut changed = configmap("cfg");
+    changed["data"]["a"] = json!("2");
+    let (same, out, err) = kubectl(&k, &["diff", "-f", "-"], Some(&changed.to_string())).await;
+    assert!(!same, "{out}{err}");
+    assert!(
+        out.contains("-  a: \"1\"") && out.contains("+  a: \"2\""),
+        "{out}{err}"
+    );
+    assert_eq!(get_json(&k, &["cm", "cfg"]).await["data"]["a"], "1");
+}
+
+/// `kubectl patch` (strategic merge by default) merges a Deployment's containers by name.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "not reproduced yet: strategic merge patch list semantics (the containers list is replaced)"]
+async fn patch_strategic_merges_containers_by_name() {
+    let Some((server, k)) = setup("kubectl patch strategic").await else {
+        return;
+    };
+    server.create_object(deployment("web", 1)).unwrap();
+    k.run(&[
+        "patch",
+        "deploy",
+        "web",
+        "-n",
+        "ns",
+        "-p",
+        r#"{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"nginx:1.28"}]}}}}"#,
+    ])
+    .await;
+    let d = get_json(&k, &["deploy", "web"]).await;
+    let images: Vec<_> = d["spec"]["template"]["spec"]["containers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["name"].as_str().unwrap(), c["image"].as_str().unwrap()))
+        .collect();
+    assert_eq!(images, [("app", "nginx:1.28"), ("sidecar", "envoy:1")]);
+}
+
+/// `kubectl patch` with the default strategic type on a custom resource is refused: 415
+/// (custom resources have no patch strategies), and kubectl says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "not reproduced yet: strategic merge patch on a custom resource is applied as a merge patch (200)"]
+async fn patch_strategic_on_a_custom_resource_is_refused() {
+    let Some((_server, k)) = setup("kubectl patch strategic on a CRD").await else {
+        return;
+    };
+    corpus_crd_object(&k).await;
+    let err = fails(
+        &k,
+        &[
+            "patch",
+            "scaledobject",
+            "web",
+            "-n",
+            "ns",
+            "-p",
+            r#"{"spec":{"minReplicaCount":2}}"#,
+        ],
+    )
+    .await;
+    assert!(
+        err.contains("UnsupportedMediaType") || err.contains("not supported"),
+        "{err}"
+    );
+}
