@@ -20,7 +20,8 @@
 //! - deleting a CRD removes its custom resources (DELETED events) and unregisters its
 //!   versions, at once;
 //! - the answer: the object where kube-apiserver's storage returns the deleted object (pods,
-//!   services, namespaces, persistent volumes and claims, pod templates) or the object is
+//!   services, namespaces, persistent volumes and claims, pod templates, service accounts,
+//!   storage classes) or the object is
 //!   still there (finalizers), otherwise a `Status` of `Success` naming it;
 //! - `dryRun` runs all of it and keeps nothing (the caller locks with `Storage::write`).
 //!
@@ -186,16 +187,18 @@ pub(crate) enum Deleted {
 /// Whether kube-apiserver's storage of `info` answers a completed delete with the deleted
 /// object (`ReturnDeletedObject`) rather than a Status.
 fn returns_deleted_object(info: &ResourceInfo) -> bool {
-    info.group.is_empty()
-        && matches!(
-            info.plural.as_str(),
-            "pods"
-                | "services"
-                | "namespaces"
-                | "persistentvolumes"
-                | "persistentvolumeclaims"
-                | "podtemplates"
-        )
+    (info.group == "storage.k8s.io" && info.plural == "storageclasses")
+        || info.group.is_empty()
+            && matches!(
+                info.plural.as_str(),
+                "pods"
+                    | "services"
+                    | "namespaces"
+                    | "persistentvolumes"
+                    | "persistentvolumeclaims"
+                    | "podtemplates"
+                    | "serviceaccounts"
+            )
 }
 
 /// Deletes one object, honouring preconditions, finalizers and the propagation policy.

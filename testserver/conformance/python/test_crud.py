@@ -196,14 +196,20 @@ def test_cronjob_crud(batch, ns):
     assert gone(lambda: batch.read_namespaced_cron_job("nightly", ns))
 
 
-def test_delete_answers_the_deleted_object_for_built_ins(api, ns, core):
-    """DELETE of a ConfigMap answers 200 with the object as it was deleted (not a bare
-    Status)."""
-    core.create_namespaced_config_map(ns, configmap("d"))
+def test_delete_answers_a_status_or_the_object_as_each_storage_does(api, ns, core):
+    """A completed DELETE answers what the kind's registry returns: a `Status` of `Success`
+    naming the object (resource as `kind`, uid) for a ConfigMap, whose storage does not set
+    `ReturnDeletedObject`; the deleted object itself for a Pod, whose storage does."""
+    created = core.create_namespaced_config_map(ns, configmap("d"))
     code, body = raw(api, "DELETE", f"/api/v1/namespaces/{ns}/configmaps/d")
     assert code == 200
-    assert body["kind"] == "ConfigMap"
-    assert body["metadata"]["name"] == "d"
+    assert body["kind"] == "Status" and body["status"] == "Success"
+    assert body["details"] == {"name": "d", "kind": "configmaps", "uid": created.metadata.uid}
+    core.create_namespaced_pod(ns, pod("p"))
+    code, body = raw(api, "DELETE", f"/api/v1/namespaces/{ns}/pods/p")
+    assert code == 200
+    assert body["kind"] == "Pod"
+    assert body["metadata"]["name"] == "p"
 
 
 def test_create_in_missing_namespace_is_404(core):

@@ -57,9 +57,6 @@ def test_background_deletion_removes_the_owner_then_its_dependents(apps, core, n
     assert eventually(lambda: gone(lambda: core.read_namespaced_pod("bg-pod", ns)))
 
 
-@pytest.mark.xfail(
-    strict=True, reason="not reproduced yet: propagationPolicy=Orphan (dependents are deleted)"
-)
 def test_orphan_deletion_keeps_dependents_and_strips_their_owner_reference(apps, core, ns):
     """propagationPolicy=Orphan: the owner goes, the ReplicaSet stays and no longer lists it
     in ownerReferences; the Pod (owned by the ReplicaSet) stays owned."""
@@ -76,9 +73,6 @@ def test_orphan_deletion_keeps_dependents_and_strips_their_owner_reference(apps,
     assert [r.uid for r in refs] == [rs.metadata.uid]
 
 
-@pytest.mark.xfail(
-    strict=True, reason="not reproduced yet: the orphan finalizer on the deleted owner"
-)
 def test_orphan_deletion_answers_the_owner_with_the_orphan_finalizer(apps, core, ns):
     """The DELETE answer is the owner still present, with deletionTimestamp and the
     `orphan` finalizer the garbage collector removes once dependents are released."""
@@ -98,9 +92,6 @@ def test_foreground_deletion_removes_dependents_and_then_the_owner(apps, core, n
     assert eventually(lambda: gone(lambda: apps.read_namespaced_deployment("fg", ns)))
 
 
-@pytest.mark.xfail(
-    strict=True, reason="not reproduced yet: the foregroundDeletion finalizer on the deleted owner"
-)
 def test_foreground_deletion_answers_the_owner_with_the_foreground_finalizer(apps, core, ns):
     """The DELETE answer is the owner with deletionTimestamp and the `foregroundDeletion`
     finalizer; it stays readable while dependents are deleted."""
@@ -155,7 +146,6 @@ def test_namespace_deletion_removes_its_contents(core, apps):
     assert apps.list_deployment_for_all_namespaces(field_selector=sel).items == []
 
 
-@pytest.mark.xfail(strict=True, reason="not reproduced yet: the namespace Terminating phase")
 def test_namespace_delete_answers_terminating(core):
     """DELETE of a namespace answers it with status.phase Terminating and a
     deletionTimestamp (the namespace controller finishes the deletion later)."""
@@ -168,9 +158,6 @@ def test_namespace_delete_answers_terminating(core):
     assert body["metadata"]["deletionTimestamp"]
 
 
-@pytest.mark.xfail(
-    strict=True, reason="not reproduced yet: a created namespace gets no spec.finalizers"
-)
 def test_namespace_gets_kubernetes_finalizer_and_active_phase(core):
     """A created namespace is Active with the `kubernetes` finalizer in spec."""
     name = unique("fresh")

@@ -7,7 +7,6 @@ from kubernetes import client
 from support import raw
 
 
-@pytest.mark.xfail(strict=True, reason="not reproduced yet: /version reports v1.32.0-kinform")
 def test_version_reports_kubernetes_1_35(api):
     """VersionApi.get_code(): major 1, minor 35, a v1.35.x gitVersion."""
     info = client.VersionApi(api).get_code()

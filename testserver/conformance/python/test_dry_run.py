@@ -5,10 +5,7 @@ import pytest
 
 from support import configmap, gone
 
-DRY = "not reproduced yet: dryRun (answered 400)"
 
-
-@pytest.mark.xfail(strict=True, reason=DRY)
 def test_dry_run_create_answers_the_object_and_persists_nothing(core, ns):
     """A dry-run create answers 201 with the object as it would be stored; a GET then is
     404."""
@@ -17,7 +14,6 @@ def test_dry_run_create_answers_the_object_and_persists_nothing(core, ns):
     assert gone(lambda: core.read_namespaced_config_map("dry", ns))
 
 
-@pytest.mark.xfail(strict=True, reason=DRY)
 def test_dry_run_patch_answers_the_patched_object_and_changes_nothing(core, ns):
     """A dry-run patch answers the patched object; the stored object and its
     resourceVersion are unchanged."""
@@ -29,7 +25,6 @@ def test_dry_run_patch_answers_the_patched_object_and_changes_nothing(core, ns):
     assert after.metadata.resource_version == before.metadata.resource_version
 
 
-@pytest.mark.xfail(strict=True, reason=DRY)
 def test_dry_run_delete_keeps_the_object(core, ns):
     """A dry-run delete answers success and the object is still there."""
     core.create_namespaced_config_map(ns, configmap("dd"))
@@ -37,7 +32,6 @@ def test_dry_run_delete_keeps_the_object(core, ns):
     assert core.read_namespaced_config_map("dd", ns).metadata.name == "dd"
 
 
-@pytest.mark.xfail(strict=True, reason=DRY)
 def test_dry_run_update_keeps_the_stored_object(core, ns):
     """A dry-run replace answers the new object; the stored one is unchanged."""
     cm = core.create_namespaced_config_map(ns, configmap("du", data={"a": "1"}))

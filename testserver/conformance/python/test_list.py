@@ -44,9 +44,6 @@ def test_list_filters_by_field_selector(core, ns):
     assert sel("spec.nodeName=node-1") == []
 
 
-@pytest.mark.xfail(
-    strict=True, reason="not reproduced yet: a created pod gets no status (phase Pending, qosClass)"
-)
 def test_created_pod_is_pending_and_selectable_by_phase(core, ns):
     """The pod strategy's PrepareForCreate sets status.phase Pending (and qosClass), so
     fieldSelector status.phase=Pending finds a new pod."""

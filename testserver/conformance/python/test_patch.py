@@ -70,10 +70,6 @@ def test_merge_patch_on_deployment_replaces_container_list(dyn, ns):
     assert [c.name for c in out.spec.template.spec.containers] == ["app"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="not reproduced yet: strategic merge patch (lists are replaced as in a JSON merge patch)",
-)
 def test_strategic_merge_patch_merges_containers_by_name(apps, ns):
     """patch_namespaced_deployment with a dict sends application/strategic-merge-patch+json;
     containers merge by their `name` key: the patched container changes, the other stays."""
@@ -88,10 +84,6 @@ def test_strategic_merge_patch_merges_containers_by_name(apps, ns):
     assert images == {"app": "nginx:2", "sidecar": "envoy:1"}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="not reproduced yet: strategic merge patch directives ($patch: delete)",
-)
 def test_strategic_merge_patch_delete_directive_removes_one_container(apps, ns):
     """The `$patch: delete` directive removes the list element with that key."""
     two = [{"name": "app", "image": "nginx:1"}, {"name": "sidecar", "image": "envoy:1"}]
@@ -104,10 +96,6 @@ def test_strategic_merge_patch_delete_directive_removes_one_container(apps, ns):
     assert [c.name for c in out.spec.template.spec.containers] == ["app"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="not reproduced yet: strategic merge patch on a custom resource is applied as a merge patch (200)",
-)
 def test_strategic_merge_patch_on_a_custom_resource_is_415(api, custom, apiext, ns):
     """Custom resources have no Go struct to carry patch strategies: a strategic merge patch
     on one is 415 UnsupportedMediaType."""
