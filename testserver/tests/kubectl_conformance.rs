@@ -201,8 +201,18 @@ async fn describe_prints_deployment_and_configmap() {
     server.create_object(deployment("web", 2)).unwrap();
     server.create_object(configmap("cfg")).unwrap();
     let out = k.run(&["describe", "deployment", "web", "-n", "ns"]).await;
-    assert!(out.contains("Name:               web"), "{out}");
-    assert!(out.contains("Replicas:           2 desired"), "{out}");
+    // The describer aligns its columns to the longest label (`RollingUpdateStrategy:` with
+    // the defaults the server sets), so lines are compared word by word.
+    let has_line = |out: &str, words: &[&str]| {
+        out.lines().any(|l| {
+            l.split_whitespace()
+                .take(words.len())
+                .eq(words.iter().copied())
+        })
+    };
+    assert!(has_line(&out, &["Name:", "web"]), "{out}");
+    assert!(has_line(&out, &["Replicas:", "2", "desired"]), "{out}");
+    assert!(has_line(&out, &["StrategyType:", "RollingUpdate"]), "{out}");
     let images: Vec<_> = out
         .lines()
         .filter_map(|l| l.trim().strip_prefix("Image:"))
@@ -922,7 +932,6 @@ async fn auth_whoami_prints_the_user() {
 
 /// `kubectl explain` reads the resource's schema from `/openapi/v3`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "not reproduced yet: OpenAPI schemas (the /openapi/v3 documents carry no components; kubectl says \"GVK ... not found in OpenAPI schema\")"]
 async fn explain_prints_field_documentation() {
     let Some((_server, k)) = setup("kubectl explain").await else {
         return;
@@ -936,7 +945,6 @@ async fn explain_prints_field_documentation() {
 /// `kubectl delete --dry-run=server` sends DeleteOptions{dryRun: [All]} in the body: the
 /// answer says deleted, and the object is still there.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "not reproduced yet: dryRun in a DeleteOptions body (ignored: the object IS deleted)"]
 async fn delete_dry_run_server_keeps_the_object() {
     let Some((server, k)) = setup("kubectl delete --dry-run=server").await else {
         return;
@@ -958,7 +966,6 @@ async fn delete_dry_run_server_keeps_the_object() {
 /// `kubectl delete --cascade=orphan` deletes the owner and leaves its ReplicaSet, without
 /// the owner reference.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "not reproduced yet: propagationPolicy=Orphan (the garbage collector deletes the dependents)"]
 async fn delete_orphan_cascade_keeps_dependents() {
     let Some((server, k)) = setup("kubectl delete --cascade=orphan").await else {
         return;
@@ -991,7 +998,7 @@ async fn delete_orphan_cascade_keeps_dependents() {
 /// `kubectl diff -f` compares the live object with a server-side dry-run of the change:
 /// exit 1 with a unified diff when they differ, exit 0 when not.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "not reproduced yet: dryRun (kubectl diff patches with dryRun=All; answered 400)"]
+#[ignore = "unverified: kubectl diff of an object created without a last-applied annotation shows `annotations: {}` added; not compared with a real server"]
 async fn diff_shows_the_change_a_manifest_would_make() {
     let Some((server, k)) = setup("kubectl diff").await else {
         return;
@@ -1017,7 +1024,6 @@ async fn diff_shows_the_change_a_manifest_would_make() {
 
 /// `kubectl patch` (strategic merge by default) merges a Deployment's containers by name.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "not reproduced yet: strategic merge patch list semantics (the containers list is replaced)"]
 async fn patch_strategic_merges_containers_by_name() {
     let Some((server, k)) = setup("kubectl patch strategic").await else {
         return;
@@ -1046,7 +1052,6 @@ async fn patch_strategic_merges_containers_by_name() {
 /// `kubectl patch` with the default strategic type on a custom resource is refused: 415
 /// (custom resources have no patch strategies), and kubectl says so.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "not reproduced yet: strategic merge patch on a custom resource is applied as a merge patch (200)"]
 async fn patch_strategic_on_a_custom_resource_is_refused() {
     let Some((_server, k)) = setup("kubectl patch strategic on a CRD").await else {
         return;
