@@ -2,7 +2,7 @@
 //! coalescing on queued keys, and an initial Replace of 10k objects drained into a store as
 //! an informer does.
 //!
-//! Run: `cargo bench -p kinform --bench fifo`
+//! Run: `cargo bench -p kinform-runtime --bench fifo`
 
 // `criterion_group!` generates an undocumented public function.
 #![allow(missing_docs)]

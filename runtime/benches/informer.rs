@@ -1,5 +1,5 @@
 //! Informer benchmarks against TestApiServer on loopback (run with
-//! `cargo bench -p kinform --features testing --bench informer`):
+//! `cargo bench -p kinform-runtime --bench informer`):
 //!
 //! - `sync/*`: time from start to `has_synced` for 10k realistic pods (about 5 KB of JSON
 //!   each, with managedFields), by paged list and by streaming list;

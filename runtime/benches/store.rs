@@ -3,7 +3,7 @@
 //! with the same result sizes, and against a scan), and the store's memory overhead per
 //! object.
 //!
-//! Run: `cargo bench -p kinform --bench store`
+//! Run: `cargo bench -p kinform-runtime --bench store`
 
 // `criterion_group!` generates an undocumented public function.
 #![allow(missing_docs)]

@@ -19,22 +19,22 @@
 //! objects then use that page, unless the arena's trim gives it back first because the
 //! blocks outgrew what was decoded (so reserving far more than needed costs page faults:
 //! preparing each thread for both threads' whole batch cost 10% more faults per event in a
-//! watch burst, BENCHMARKS.md session 6). With another global allocator (jemalloc,
+//! watch burst, BENCHMARKS.md, "Why each trick"). With another global allocator (jemalloc,
 //! mimalloc) the same calls take and return a few large blocks, which costs well under a
 //! microsecond per block.
 //!
 //! It is done once per page of a LIST and per batch of watch lines, by each decoding thread
 //! for its share ([`Decoder::for_objects`](super::fast_decode::Decoder::for_objects)), and
 //! again in steps whenever a thread decodes more than that (its share is an estimate: the
-//! threads take chunks from a common counter). Measured in BENCHMARKS.md: 12-15% of the
-//! client's CPU in `mprotect` before, 2-4% after (session 5); the margin and the steps left
-//! 300 of 5,800 single-page `mprotect` calls in a streaming sync (session 6).
+//! threads take chunks from a common counter). Measured (BENCHMARKS.md, "Why each
+//! trick"): 12-15% of the client's CPU in `mprotect` before, 2-4% after; the margin and the
+//! steps left 300 of 5,800 single-page `mprotect` calls in a streaming sync.
 
 /// Heap bytes an object takes per byte of its JSON, with a margin (pods decoded without
 /// managedFields: 25 KB for 6.2 KB of JSON, 4.0x; small ConfigMaps: 2.6 KB for 0.8 KB). At
 /// exactly 4, the last percent of every thread's share of a streaming list grew its arena
 /// one page, one `mprotect`, at a time: 5,800 single-page calls in a 10k-pod sync, 300
-/// with 5 (`strace -f -e trace=mprotect`, BENCHMARKS.md session 6).
+/// with 5 (`strace -f -e trace=mprotect`, BENCHMARKS.md, "Why each trick").
 const HEAP_PER_JSON_BYTE: usize = 5;
 
 /// Below glibc's default mmap threshold, so that a block comes from the thread's arena.

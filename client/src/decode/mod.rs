@@ -12,23 +12,23 @@
 //!
 //! A LIST page (paged list, `limit=500`):
 //!
-//! 1. **Fetch and scan, on a task of its own** ([`next_page`]): the page's request is sent,
-//!    its body read into one buffer and scanned ([`scan`]: where each item's bytes are and
+//! 1. **Fetch and scan, on a task of its own** (`next_page`): the page's request is sent,
+//!    its body read into one buffer and scanned (`scan`: where each item's bytes are and
 //!    what its `metadata` says, without decoding). As soon as a page's continue token is
 //!    known, the request for the next page is sent from [`list`], so the server serializes
 //!    page N+1 while page N decodes (client-go's pager waits; the server sees the same
 //!    requests in the same order, only earlier). At most one page is held ahead.
-//! 2. **Reuse** ([`list_decode`]): an item whose namespace, name and resourceVersion are
+//! 2. **Reuse** (`list_decode`): an item whose namespace, name and resourceVersion are
 //!    those of the object the reflector's store holds ([`ListHints::cached`]) is that
 //!    object's `Arc`, not decoded again (a resourceVersion names one state of one object,
 //!    the rule client-go's informer uses to tell resyncs from updates). A relist after a 410
 //!    then costs no second copy of the cache.
-//! 3. **Decode on two threads** ([`two_threads`]): the current worker and one blocking
+//! 3. **Decode on two threads** (`two_threads`): the current worker and one blocking
 //!    thread take chunks of items from a shared counter, so they finish together however
 //!    either is slowed; results keep the list's order. Each thread first grows its heap by
-//!    about five times its share of JSON ([`heap_ahead`]), so glibc extends the thread's
+//!    about five times its share of JSON (`heap_ahead`), so glibc extends the thread's
 //!    arena one `mprotect` per 96 KiB block instead of per 4 KiB page.
-//! 4. **Each item** ([`fast_decode`]): simd-json builds a tape of the item, serde builds
+//! 4. **Each item** (`fast_decode`): simd-json builds a tape of the item, serde builds
 //!    `K` from the tape with exact `Vec` capacities (objects live as long as the cache), the
 //!    `metadata.managedFields` member is cut off the tape when [`ListHints::skip_managed_fields`]
 //!    says the transform drops it anyway; anything simd-json does not take (too deep,
@@ -37,13 +37,13 @@
 //!
 //! A WATCH (and a streaming list, which is a watch with `sendInitialEvents=true`):
 //!
-//! 1. **Read ahead, on a task of its own** ([`read_ahead`]): the body's chunks are read
+//! 1. **Read ahead, on a task of its own** (`read_ahead`): the body's chunks are read
 //!    into a queue of at most 64 chunks whenever they arrive, so reading does not wait for
 //!    the decoding of the batch before (a task woken on the decoding worker would sit in its
 //!    LIFO slot until the decoding ended).
-//! 2. **Lines** ([`watch_lines`]): chunks are split at newlines with `memchr`; the complete
+//! 2. **Lines** (`watch_lines`): chunks are split at newlines with `memchr`; the complete
 //!    lines of every chunk ready at once form one batch; only an unfinished tail is copied.
-//! 3. **Events** ([`watch_shared`]): each line is split into `type` and `object` by the
+//! 3. **Events** (`watch_shared`): each line is split into `type` and `object` by the
 //!    scanner; during a streaming list's initial events an ADDED object at the cached
 //!    resourceVersion is reused as in a list; other objects are decoded as list items are,
 //!    and a large batch's lines on two threads. A line that is not an event becomes an
@@ -53,26 +53,32 @@
 //!
 //! Measured with `benches/compare` (kinform and kube-rs side by side on one TestApiServer
 //! with 10,000 realistic pods and a burst of 20,000 ConfigMap events; `cd benches/compare &&
-//! KINFORM_COMPARE_RUNS=3 cargo run --release -- 10000 20000`); `BENCHMARKS.md` has the
-//! tables, the A/B commands and the machine:
+//! KINFORM_COMPARE_RUNS=3 cargo run --release -- 10000 20000`). `BENCHMARKS.md` has the
+//! tables and the machine ("Informer"), and, in "Why each trick", the A/B runs behind each
+//! line below with their commits and commands:
 //!
-//! - **All together**: a sync takes 0.37x kube-rs's time (paged) and 0.38-0.40x (streaming
-//!   list), 0.58-0.62x a one-thread `serde_json` decode of the same bytes; the cache holds
-//!   0.71x kube-rs's RSS per object; a relist peaks at 1.03x the steady RSS where kube-rs
-//!   doubles (1.95x); a watch burst runs at 1.5-1.7x kube-rs's events per second.
-//! - **simd-json** ([`fast_decode`]): about half the CPU per realistic pod against
-//!   `serde_json`; its tape gives every `Vec` its exact capacity, which keeps the 5 KB of
-//!   slack that `serde_json`'s doubling leaves in a cached pod out of the cache (live heap
+//! - **All together** (the latest median-of-3 run): a sync takes 0.30x kube-rs's time
+//!   (streaming list, the default) and 0.32x (paged), 0.48-0.51x a one-thread `serde_json`
+//!   decode of the same bytes; the cache holds 0.72x kube-rs's live heap and 0.71x its RSS
+//!   per object; a relist peaks at 1.04x the steady RSS where kube-rs doubles (1.95x); a
+//!   watch burst runs at 2.08x kube-rs's events per second (1.71x in a watch-only median of
+//!   5).
+//! - **simd-json** (`fast_decode`): sync time 1.03-1.12x -> 0.52-0.74x the one-thread
+//!   `serde_json` floor; its tape gives every `Vec` its exact capacity, which keeps the 5 KB
+//!   of slack that `serde_json`'s doubling leaves in a cached pod out of the cache (live heap
 //!   0.72x kube-rs's, against 0.87x for a path without exact capacities).
-//! - **Cached reuse** ([`list_decode`], [`watch_shared`]): relist peak 1.97x -> 1.01-1.05x
-//!   the steady heap.
-//! - **Next page ahead** ([`next_page`]): paged sync 0.32-0.39 s -> 0.27-0.28 s (A/B).
-//! - **Read ahead** ([`read_ahead`]): streaming sync median 0.34 s -> 0.30 s; watch burst
+//! - **Cached reuse** (`list_decode`, `watch_shared`): relist peak 1.93x (paged, RSS)
+//!   and 1.99x (streaming, live heap) -> 1.01-1.03x the steady figure.
+//! - **Next page ahead** (`next_page`): paged sync 0.32-0.39 s -> 0.27-0.28 s.
+//! - **Chunks from one counter** (`two_threads`): sync time 0.415x -> 0.368x kube-rs's
+//!   (paged), 0.45x -> 0.375x (streaming).
+//! - **Read ahead** (`read_ahead`): streaming sync median 0.34 s -> 0.30 s; watch burst
 //!   +12% events/s.
-//! - **Heap grown ahead** ([`heap_ahead`]): `mprotect` from 12-15% to 2-4% of the client's
+//! - **Heap grown ahead** (`heap_ahead`): `mprotect` from 12-15% to 2-4% of the client's
 //!   CPU; single-page `mprotect` calls in a streaming sync 5,800 -> 300
 //!   (`strace -f -e trace=mprotect`).
-//! - **Tape reused** ([`fast_decode`]): user CPU per watch event -15-25%.
+//! - **Tape reused** (`fast_decode`): user CPU per watch event 3.06-4.01 µs -> 2.63-3.01 µs
+//!   (-14% to -25%).
 //!
 //! What bounds the watch path now is the kernel: each cached object's fresh heap costs
 //! 0.6-0.8 page faults, paid alike by both libraries (`kinform-compare page-touch` measures a

@@ -10,11 +10,11 @@
 //! batch is waiting when the decoding ends (and is larger, which the two decoding threads
 //! share better).
 //!
-//! Every watch body is read so, since the decoder reuses its tape (session 6): a burst of
-//! 200k watch events then went through about 12% faster (BENCHMARKS.md, session 6). Before,
-//! ordinary watch events were read directly after the initial events of a streaming list,
-//! because the hand-off cost more than it saved for them (sessions 4 and 5); for events
-//! that arrive a few at a time it costs one task wake-up per chunk, which nothing waits on.
+//! Every watch body is read so, not only a streaming list's initial events: with the decoder
+//! reusing its tape, a burst of 200k watch events goes through about 12% faster read ahead;
+//! before the tape was reused, the extra hand-off cost more CPU per event than it saved
+//! (BENCHMARKS.md, "Why each trick"). For events that arrive a few at a time it costs one
+//! task wake-up per chunk, which nothing waits on.
 //!
 //! The queue holds at most [`AHEAD_CHUNKS`] chunks: a reader that stops reading (a slow
 //! consumer) still stops the server's writes, as before. Errors and the end of the body
