@@ -1,7 +1,7 @@
 //! TestApiServer throughput over loopback: paged LIST of preloaded realistic pods (bytes
 //! written straight from storage) and WATCH fan-out of freshly written objects.
 //!
-//! Run: `cargo bench -p kinform --features testing --bench testserver`
+//! Run: `cargo bench -p kinform-testserver --bench testserver`
 
 // `criterion_group!` generates an undocumented function.
 #![allow(missing_docs)]
