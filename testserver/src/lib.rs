@@ -32,8 +32,10 @@
 //! [`TestApiServer::register_resource`].
 //!
 //! Not reproduced (each refused clearly or documented where it matters):
-//! - protobuf request bodies (JSON is always answered; a protobuf body is refused with 415),
-//!   and the protobuf form of `/openapi/v2` (404: clients fall back on v3);
+//! - protobuf answers: a protobuf request body of a built-in kind is decoded (module
+//!   `protobuf`), but answers are always JSON (clients list JSON in `Accept` after protobuf),
+//!   watch streams are JSON, and the protobuf form of `/openapi/v2` is not served (404:
+//!   clients fall back on v3); a protobuf PATCH body is refused (415) as kube-apiserver does;
 //! - server-side apply (415), strategic merge list semantics (applied as a JSON merge patch);
 //! - schema validation, and defaulting beyond the common built-ins of module `strategy`
 //!   (Pods and pod templates, workloads, Services, Secrets, PersistentVolumeClaims); admission
@@ -71,6 +73,7 @@ mod openapi;
 mod params;
 mod patch;
 mod preload;
+mod protobuf;
 mod registry;
 mod render;
 mod request_log;

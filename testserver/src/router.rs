@@ -145,7 +145,12 @@ async fn route(state: &Arc<State>, req: Request<Incoming>) -> Result<Response<Bo
         .and_then(|v| v.to_str().ok())
         .unwrap_or("application/json")
         .to_owned();
-    let body = read_body(req).await?;
+    let mut body = read_body(req).await?;
+    // Protobuf bodies of built-in kinds (kubectl create, client-go typed clients) become the
+    // JSON the client would have sent; a PATCH keeps its type and is refused by PatchType.
+    if method != Method::PATCH && !body.is_empty() && super::protobuf::is_protobuf(&content_type) {
+        body = super::protobuf::to_json_body(&body)?;
+    }
     if method == Method::GET && target.name.is_none() {
         wait_for_rv(state, &query).await;
     }
@@ -207,9 +212,6 @@ fn dispatch(
         let value = parse_json(body)?;
         let review = super::review::answer(info, value)?;
         return Ok(json_response(201, to_bytes(&review)));
-    }
-    if matches!(verb, "create" | "update") && is_protobuf(content_type) {
-        return Err(ApiError::unsupported_media_type(content_type));
     }
     let dry_run = if method == Method::DELETE {
         false // read from DeleteOptions below
@@ -401,12 +403,6 @@ async fn read_body(req: Request<Incoming>) -> Result<Bytes, ApiError> {
             }
         }
     }
-}
-
-/// Whether a request body is in Kubernetes' protobuf encoding, which this server does not
-/// decode (see the crate docs).
-fn is_protobuf(content_type: &str) -> bool {
-    content_type.starts_with("application/vnd.kubernetes.protobuf")
 }
 
 fn parse_json(body: &[u8]) -> Result<Value, ApiError> {
