@@ -519,3 +519,432 @@ fn go_duration(nanos: i64) -> String {
         (h, m) => format!("{sign}{h}h{m}m{secs}s"),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use prost::Message as _;
+    use prost_reflect::Kind;
+
+    use super::*;
+
+    fn hex(s: &str) -> Vec<u8> {
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+            .collect()
+    }
+
+    /// Bodies kubectl v1.32 sent with `Content-Type: application/vnd.kubernetes.protobuf`,
+    /// captured from the wire.
+    const KUBECTL_DEPLOYMENT: &str = "6b3873000a150a07617070732f7631120a4465706c6f796d656e7412a8010a1b0a016412001a0022002a003200380042005a080a03617070120164127b0802120a0a080a036170701201641a630a1a0a0012001a0022002a003200380042005a080a03617070120164124512270a056e67696e78120a6e67696e783a312e32372a0042006a007200800100880100900100a201001a00320042004a0052005800600068008201008a01009a0100c2010022020a00280038001a0c0800100018002000280038001a002200";
+    const KUBECTL_DEPLOYMENT_ZERO: &str = "6b3873000a150a07617070732f7631120a4465706c6f796d656e7412b5010a210a047a65726f12001a0022002a003200380042005a0b0a0361707012047a65726f1281010800120d0a0b0a0361707012047a65726f1a660a1d0a0012001a0022002a003200380042005a0b0a0361707012047a65726f124512270a056e67696e78120a6e67696e783a312e32372a0042006a007200800100880100900100a201001a00320042004a0052005800600068008201008a01009a0100c2010022020a00280038001a0c0800100018002000280038001a002200";
+    const KUBECTL_SECRET_BINARY: &str = "6b3873000a0c0a027631120653656372657412250a110a016212001a0022002a00320038004200120e0a0362696e12070001feff6b38731a001a002200";
+    const KUBECTL_SERVICE: &str = "6b3873000a0d0a02763112075365727669636512690a1f0a0373766312001a0022002a003200380042005a0a0a03617070120373766312420a1b0a0738302d38303830120354435018502207080010903f1a002800120a0a0361707012037376631a002209436c757374657249503a00420052005a00600068001a020a001a002200";
+    const KUBECTL_JOB: &str = "6b3873000a0f0a0862617463682f763112034a6f6212780a110a016a12001a0022002a00320038004200125932570a100a0012001a0022002a00320038004200124312200a016a120762757379626f782a0042006a007200800100880100900100a201001a054e65766572320042004a0052005800600068008201008a01009a0100c201001a082000280030003a001a002200";
+
+    /// A message from its proto-shaped JSON (proto field names, nested special types as their
+    /// messages), as a client-go typed client would encode it.
+    fn build(desc: &MessageDescriptor, v: &Value) -> DynamicMessage {
+        let mut m = DynamicMessage::new(desc.clone());
+        for (k, v) in v.as_object().unwrap() {
+            let f = desc
+                .get_field_by_name(k)
+                .unwrap_or_else(|| panic!("no field {k} in {}", desc.full_name()));
+            let value = if f.is_map() {
+                let vf = f.kind().as_message().unwrap().map_entry_value_field();
+                PbValue::Map(
+                    v.as_object()
+                        .unwrap()
+                        .iter()
+                        .map(|(k, v)| (MapKey::String(k.clone()), single(&vf, v)))
+                        .collect(),
+                )
+            } else if f.is_list() {
+                PbValue::List(
+                    v.as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|i| single(&f, i))
+                        .collect(),
+                )
+            } else {
+                single(&f, v)
+            };
+            m.set_field(&f, value);
+        }
+        m
+    }
+
+    fn single(f: &FieldDescriptor, v: &Value) -> PbValue {
+        match f.kind() {
+            Kind::String => PbValue::String(v.as_str().unwrap().to_owned()),
+            Kind::Bytes => PbValue::Bytes(
+                base64::engine::general_purpose::STANDARD
+                    .decode(v.as_str().unwrap())
+                    .unwrap()
+                    .into(),
+            ),
+            Kind::Int32 => PbValue::I32(v.as_i64().unwrap() as i32),
+            Kind::Int64 => PbValue::I64(v.as_i64().unwrap()),
+            Kind::Bool => PbValue::Bool(v.as_bool().unwrap()),
+            Kind::Double => PbValue::F64(v.as_f64().unwrap()),
+            Kind::Message(d) => PbValue::Message(build(&d, v)),
+            k => panic!("kind {k:?}"),
+        }
+    }
+
+    /// `k8s\0` + `runtime.Unknown{typeMeta, raw}` around the message built from `proto`.
+    fn envelope(api_version: &str, kind: &str, proto: &Value) -> Vec<u8> {
+        let s = schema().unwrap();
+        let desc = message_for(s, api_version, kind).unwrap();
+        let raw = build(&desc, proto).encode_to_vec();
+        let unknown = s.pool.get_message_by_name(UNKNOWN).unwrap();
+        let mut env = build(
+            &unknown,
+            &json!({"typeMeta": {"apiVersion": api_version, "kind": kind}}),
+        );
+        env.set_field_by_name("raw", PbValue::Bytes(raw.into()));
+        let mut body = MAGIC.to_vec();
+        body.extend(env.encode_to_vec());
+        body
+    }
+
+    /// kubectl's JSON form of the same object, less the `creationTimestamp: null` a v1.32
+    /// kubectl writes (v1.35's `omitzero` leaves it out).
+    fn without_null_creation(mut v: Value) -> Value {
+        fn strip(v: &mut Value) {
+            match v {
+                Value::Object(m) => {
+                    if m.get("creationTimestamp") == Some(&Value::Null) {
+                        m.remove("creationTimestamp");
+                    }
+                    m.values_mut().for_each(strip);
+                }
+                Value::Array(a) => a.iter_mut().for_each(strip),
+                _ => {}
+            }
+        }
+        strip(&mut v);
+        v
+    }
+
+    /// kube-apiserver decodes kubectl's protobuf Deployment into the object kubectl would
+    /// have sent as JSON (`kubectl create deployment d --image=nginx:1.27 --replicas=2
+    /// --dry-run=client -o json`): Go's non-pointer zeros on the wire are not fields.
+    #[test]
+    fn kubectl_deployment_with_a_pod_template_is_its_json() {
+        let got = decode(&hex(KUBECTL_DEPLOYMENT)).unwrap();
+        let want = without_null_creation(json!({
+            "kind": "Deployment", "apiVersion": "apps/v1",
+            "metadata": {"name": "d", "creationTimestamp": null, "labels": {"app": "d"}},
+            "spec": {
+                "replicas": 2,
+                "selector": {"matchLabels": {"app": "d"}},
+                "template": {
+                    "metadata": {"creationTimestamp": null, "labels": {"app": "d"}},
+                    "spec": {"containers": [
+                        {"name": "nginx", "image": "nginx:1.27", "resources": {}}
+                    ]}
+                },
+                "strategy": {}
+            },
+            "status": {}
+        }));
+        assert_eq!(got, want);
+        assert_eq!(
+            got["spec"]["template"]["spec"]["containers"][0]["image"],
+            "nginx:1.27"
+        );
+    }
+
+    /// A pointer field set to zero is a value (`replicas: 0` is not "unset", which the
+    /// Deployment defaulting would turn into 1).
+    #[test]
+    fn a_pointer_zero_is_kept() {
+        let got = decode(&hex(KUBECTL_DEPLOYMENT_ZERO)).unwrap();
+        assert_eq!(got["spec"]["replicas"], json!(0));
+        assert!(got["spec"].get("minReadySeconds").is_none(), "{got}");
+        assert!(got["spec"].get("paused").is_none(), "{got}");
+    }
+
+    /// Secret `data` is `map<string, bytes>`: binary values are written in base64, as the JSON
+    /// form of `[]byte` is.
+    #[test]
+    fn kubectl_secret_with_binary_data_is_base64() {
+        let got = decode(&hex(KUBECTL_SECRET_BINARY)).unwrap();
+        assert_eq!(
+            got,
+            json!({"kind": "Secret", "apiVersion": "v1", "metadata": {"name": "b"},
+                   "data": {"bin": "AAH+/2s4cw=="}})
+        );
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(got["data"]["bin"].as_str().unwrap())
+            .unwrap();
+        assert_eq!(bytes, b"\x00\x01\xfe\xffk8s");
+    }
+
+    /// kubectl's Service: an int `targetPort` (IntOrString type 0) is a JSON number, the
+    /// non-pointer `status.loadBalancer` an empty object, as Go writes them.
+    #[test]
+    fn kubectl_service_int_target_port_is_a_number() {
+        let got = decode(&hex(KUBECTL_SERVICE)).unwrap();
+        assert_eq!(
+            got,
+            json!({
+                "kind": "Service", "apiVersion": "v1",
+                "metadata": {"name": "svc", "labels": {"app": "svc"}},
+                "spec": {
+                    "ports": [{"name": "80-8080", "protocol": "TCP", "port": 80, "targetPort": 8080}],
+                    "selector": {"app": "svc"},
+                    "type": "ClusterIP"
+                },
+                "status": {"loadBalancer": {}}
+            })
+        );
+    }
+
+    /// A named `targetPort` (IntOrString type 1) is a JSON string.
+    #[test]
+    fn a_string_target_port_is_a_string() {
+        let body = envelope(
+            "v1",
+            "Service",
+            &json!({
+                "metadata": {"name": "web", "namespace": "default"},
+                "spec": {"ports": [
+                    {"port": 80, "targetPort": {"type": 1, "strVal": "http"}},
+                    {"port": 443, "targetPort": {"type": 0, "intVal": 8443}}
+                ]}
+            }),
+        );
+        let got = decode(&body).unwrap();
+        assert_eq!(got["spec"]["ports"][0]["targetPort"], json!("http"));
+        assert_eq!(got["spec"]["ports"][1]["targetPort"], json!(8443));
+        assert_eq!(got["metadata"]["namespace"], "default");
+    }
+
+    #[test]
+    fn kubectl_job_is_its_json() {
+        let got = decode(&hex(KUBECTL_JOB)).unwrap();
+        assert_eq!(
+            got,
+            json!({
+                "kind": "Job", "apiVersion": "batch/v1",
+                "metadata": {"name": "j"},
+                "spec": {"template": {
+                    "metadata": {},
+                    "spec": {
+                        "containers": [{"name": "j", "image": "busybox", "resources": {}}],
+                        "restartPolicy": "Never"
+                    }
+                }},
+                "status": {}
+            })
+        );
+    }
+
+    /// A Pod with resource quantities (their strings), timestamps (`meta.v1.Time` as RFC 3339
+    /// seconds, nanoseconds dropped as Go's `Time.Unmarshal` drops them), an int64 as a number,
+    /// an inline `VolumeSource`, a pointer `false` and a `MicroTime`-free status.
+    #[test]
+    fn pod_quantities_timestamps_and_inline_structs() {
+        let body = envelope(
+            "v1",
+            "Pod",
+            &json!({
+                "metadata": {
+                    "name": "p", "generateName": "", "resourceVersion": "",
+                    "creationTimestamp": {"seconds": 1_700_000_000i64, "nanos": 5},
+                    "deletionTimestamp": {"seconds": 0i64},
+                    "deletionGracePeriodSeconds": 0i64,
+                    "managedFields": [{
+                        "manager": "kubectl", "operation": "Update",
+                        "fieldsType": "FieldsV1",
+                        "fieldsV1": {"Raw": base64::engine::general_purpose::STANDARD.encode(b"{\"f:spec\":{}}")},
+                        "time": {"seconds": 1_700_000_001i64}
+                    }]
+                },
+                "spec": {
+                    "containers": [{
+                        "name": "c", "image": "busybox",
+                        "resources": {
+                            "limits": {"cpu": {"string": "500m"}, "memory": {"string": "128Mi"}},
+                            "requests": {"cpu": {"string": "250m"}}
+                        },
+                        "securityContext": {"allowPrivilegeEscalation": false, "runAsUser": 0i64}
+                    }],
+                    "volumes": [{"name": "data", "volumeSource": {"emptyDir": {"sizeLimit": {"string": "1Gi"}}}}],
+                    "automountServiceAccountToken": false,
+                    "activeDeadlineSeconds": 3_000_000_000i64,
+                    "hostNetwork": false
+                },
+                "status": {"startTime": {"seconds": 1_700_000_002i64}, "conditions": [
+                    {"type": "Ready", "status": "True", "lastTransitionTime": {}}
+                ]}
+            }),
+        );
+        let got = decode(&body).unwrap();
+        let meta = &got["metadata"];
+        assert_eq!(meta["creationTimestamp"], "2023-11-14T22:13:20Z");
+        assert_eq!(meta["deletionTimestamp"], "1970-01-01T00:00:00Z");
+        assert_eq!(meta["deletionGracePeriodSeconds"], 0);
+        assert!(meta.get("generateName").is_none() && meta.get("resourceVersion").is_none());
+        assert_eq!(meta["managedFields"][0]["fieldsV1"], json!({"f:spec": {}}));
+        assert_eq!(meta["managedFields"][0]["time"], "2023-11-14T22:13:21Z");
+        let c = &got["spec"]["containers"][0];
+        assert_eq!(
+            c["resources"]["limits"],
+            json!({"cpu": "500m", "memory": "128Mi"})
+        );
+        assert_eq!(c["resources"]["requests"], json!({"cpu": "250m"}));
+        assert_eq!(
+            c["securityContext"],
+            json!({"allowPrivilegeEscalation": false, "runAsUser": 0})
+        );
+        assert_eq!(
+            got["spec"]["volumes"][0],
+            json!({"name": "data", "emptyDir": {"sizeLimit": "1Gi"}})
+        );
+        assert_eq!(got["spec"]["automountServiceAccountToken"], false);
+        assert_eq!(got["spec"]["activeDeadlineSeconds"], 3_000_000_000i64);
+        assert!(got["spec"].get("hostNetwork").is_none());
+        assert_eq!(got["status"]["startTime"], "2023-11-14T22:13:22Z");
+        assert_eq!(
+            got["status"]["conditions"][0]["lastTransitionTime"],
+            Value::Null
+        );
+    }
+
+    /// Events carry `MicroTime` (six fractional digits) and Leases both `MicroTime` and
+    /// pointers; `Duration` is Go's duration string.
+    #[test]
+    fn micro_time_and_duration() {
+        let body = envelope(
+            "events.k8s.io/v1",
+            "Event",
+            &json!({
+                "metadata": {"name": "e"},
+                "eventTime": {"seconds": 1_700_000_000i64, "nanos": 123_456_789},
+                "series": {"count": 2, "lastObservedTime": {"seconds": 1_700_000_000i64}}
+            }),
+        );
+        let got = decode(&body).unwrap();
+        assert_eq!(got["eventTime"], "2023-11-14T22:13:20.123456Z");
+        assert_eq!(
+            got["series"]["lastObservedTime"],
+            "2023-11-14T22:13:20.000000Z"
+        );
+        for (nanos, want) in [
+            (0, "0s"),
+            (1, "1ns"),
+            (1_500, "1.5µs"),
+            (300_000_000, "300ms"),
+            (1_500_000_000, "1.5s"),
+            (90_000_000_000, "1m30s"),
+            (3_600_000_000_000, "1h0m0s"),
+            (3_600_500_000_000, "1h0m0.5s"),
+            (-2_000_000_000, "-2s"),
+        ] {
+            assert_eq!(go_duration(nanos), want, "{nanos}");
+        }
+    }
+
+    /// Go JSON names that differ from the proto names, and apiextensions' custom JSON forms.
+    #[test]
+    fn go_json_names_and_schema_unions() {
+        let body = envelope(
+            "apiextensions.k8s.io/v1",
+            "CustomResourceDefinition",
+            &json!({
+                "metadata": {"name": "widgets.example.com"},
+                "spec": {"group": "example.com", "scope": "Namespaced",
+                    "names": {"plural": "widgets", "kind": "Widget"},
+                    "versions": [{"name": "v1", "served": true, "storage": true, "schema": {
+                        "openAPIV3Schema": {
+                            "type": "object",
+                            "xKubernetesPreserveUnknownFields": true,
+                            "properties": {
+                                "spec": {"type": "object", "additionalProperties": {"allows": true}},
+                                "list": {"type": "array", "items": {"schema": {"type": "string"}}},
+                                "d": {"default": {"raw": base64::engine::general_purpose::STANDARD.encode(b"{\"a\":1}")}}
+                            }
+                        }
+                    }}]
+                }
+            }),
+        );
+        let got = decode(&body).unwrap();
+        let schema = &got["spec"]["versions"][0]["schema"]["openAPIV3Schema"];
+        assert_eq!(schema["x-kubernetes-preserve-unknown-fields"], true);
+        assert_eq!(schema["properties"]["spec"]["additionalProperties"], true);
+        assert_eq!(
+            schema["properties"]["list"]["items"],
+            json!({"type": "string"})
+        );
+        assert_eq!(schema["properties"]["d"]["default"], json!({"a": 1}));
+        assert_eq!(got["spec"]["versions"][0]["served"], true);
+    }
+
+    /// `DeleteOptions` travels under the group version of the resource (meta/v1 kind).
+    #[test]
+    fn delete_options_under_any_group() {
+        let body = envelope(
+            "apps/v1",
+            "DeleteOptions",
+            &json!({"propagationPolicy": "Foreground", "gracePeriodSeconds": 0i64}),
+        );
+        let got = decode(&body).unwrap();
+        assert_eq!(got["propagationPolicy"], "Foreground");
+        assert_eq!(got["gracePeriodSeconds"], 0);
+    }
+
+    /// kube-apiserver's decoder: no prefix, no kind, an unknown kind, truncated bytes — each a
+    /// Status error, never a panic.
+    #[test]
+    fn malformed_bodies_are_errors() {
+        let e = decode(b"{\"kind\":\"Pod\"}").unwrap_err();
+        assert_eq!((e.code, e.reason), (400, "BadRequest"));
+        assert!(e.message.contains("k8s"), "{}", e.message);
+
+        let s = schema().unwrap();
+        let unknown = s.pool.get_message_by_name(UNKNOWN).unwrap();
+        let mut no_kind = MAGIC.to_vec();
+        no_kind.extend(build(&unknown, &json!({"typeMeta": {"apiVersion": "v1"}})).encode_to_vec());
+        let e = decode(&no_kind).unwrap_err();
+        assert_eq!(e.code, 400);
+        assert!(e.message.contains("Kind"), "{}", e.message);
+
+        let mut custom = MAGIC.to_vec();
+        custom.extend(
+            build(
+                &unknown,
+                &json!({"typeMeta": {"apiVersion": "example.com/v1", "kind": "Widget"}}),
+            )
+            .encode_to_vec(),
+        );
+        let e = decode(&custom).unwrap_err();
+        assert_eq!((e.code, e.reason), (415, "UnsupportedMediaType"));
+
+        let full = hex(KUBECTL_DEPLOYMENT);
+        for cut in [5, 10, 20, 40, full.len() - 3] {
+            let e = decode(&full[..cut]).unwrap_err();
+            assert_eq!(e.code, 400, "cut at {cut}: {}", e.message);
+        }
+        let mut garbage = full.clone();
+        garbage.extend([0xff; 7]);
+        assert!(decode(&garbage).is_err());
+        assert!(decode(b"").is_err());
+    }
+
+    #[test]
+    fn content_type_matching() {
+        assert!(is_protobuf("application/vnd.kubernetes.protobuf"));
+        assert!(is_protobuf(
+            "application/vnd.kubernetes.protobuf; charset=utf-8"
+        ));
+        assert!(is_protobuf("Application/Vnd.Kubernetes.Protobuf"));
+        assert!(!is_protobuf(""));
+        assert!(!is_protobuf("application/vnd.kubernetes.protobuffer"));
+        assert!(!is_protobuf("application/json"));
+    }
+}
