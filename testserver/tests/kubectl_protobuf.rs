@@ -22,6 +22,20 @@ fn hex(s: &str) -> Vec<u8> {
         .collect()
 }
 
+/// A length-delimited protobuf field (`tag` = field number << 3 | 2), for bodies short
+/// enough to write by hand.
+fn field(number: u8, bytes: &[u8]) -> Vec<u8> {
+    let mut out = vec![(number << 3) | 2, u8::try_from(bytes.len()).unwrap()];
+    out.extend(bytes);
+    out
+}
+
+/// `k8s\0` + `runtime.Unknown{typeMeta{apiVersion, kind}, raw}`.
+fn envelope(api_version: &str, kind: &str, raw: &[u8]) -> Vec<u8> {
+    let type_meta = [field(1, api_version.as_bytes()), field(2, kind.as_bytes())].concat();
+    [b"k8s\0".to_vec(), field(1, &type_meta), field(2, raw)].concat()
+}
+
 /// kube-apiserver accepts protobuf bodies of built-in kinds on create, so kubectl's typed
 /// `create` commands work; each stored object is the one the JSON body would have made.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -114,8 +128,8 @@ async fn kubectl_create_commands_send_protobuf_and_are_stored() {
     assert_eq!(out, "2");
 }
 
-/// Create and update accept a protobuf body (kube-apiserver decodes any registered built-in
-/// kind); a PATCH cannot be protobuf (415, as kube-apiserver's patch handler), and a body that
+/// Create, update and delete accept a protobuf body (kube-apiserver decodes any registered
+/// built-in kind, and `DeleteOptions` under every group version); a PATCH cannot be protobuf (415, as kube-apiserver's patch handler), and a body that
 /// is not a protobuf envelope is a 400 `Status`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn protobuf_create_update_and_errors_over_http() {
@@ -154,6 +168,25 @@ async fn protobuf_create_update_and_errors_over_http() {
     assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!(r.body["spec"]["replicas"], 2);
     assert_eq!(r.body["metadata"]["generation"], 3);
+
+    // DELETE with protobuf DeleteOptions (client-go typed clients send them under the
+    // resource's group version): dryRun=[All] (field 5) deletes nothing, then a real one does.
+    let dry_run = envelope("apps/v1", "DeleteOptions", &field(5, b"All"));
+    let r = raw
+        .request_bytes("DELETE", &format!("{path}/d"), dry_run, PROTOBUF)
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(raw.get(&format!("{path}/d")).await.status, 200);
+    let background = envelope("apps/v1", "DeleteOptions", &field(4, b"Background"));
+    let r = raw
+        .request_bytes("DELETE", &format!("{path}/d"), background, PROTOBUF)
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(raw.get(&format!("{path}/d")).await.status, 404);
+    let r = raw
+        .request_bytes("POST", path, body.clone(), PROTOBUF)
+        .await;
+    assert_eq!(r.status, 201, "{}", r.body);
 
     let r = raw
         .request_bytes("PATCH", &format!("{path}/d"), body.clone(), PROTOBUF)
