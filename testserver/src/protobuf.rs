@@ -723,6 +723,8 @@ mod tests {
         assert_eq!(got["metadata"]["namespace"], "default");
     }
 
+    /// kubectl's Job decodes to the JSON kubectl writes for it (`kubectl create job j
+    /// --image=busybox --dry-run=client -o json`), pod template included.
     #[test]
     fn kubectl_job_is_its_json() {
         let got = decode(&hex(KUBECTL_JOB)).unwrap();
@@ -992,6 +994,8 @@ mod tests {
         }
     }
 
+    /// Media types compare case-insensitively and without their parameters, as
+    /// apimachinery's negotiation does.
     #[test]
     fn content_type_matching() {
         assert!(is_protobuf("application/vnd.kubernetes.protobuf"));
