@@ -41,6 +41,21 @@ impl Raw {
         content_type: &str,
         accept: Option<&str>,
     ) -> http::Response<Incoming> {
+        let body = body
+            .map(|v| Bytes::from(serde_json::to_vec(v).unwrap()))
+            .unwrap_or_default();
+        self.send_bytes(method, path, body, content_type, accept)
+            .await
+    }
+
+    async fn send_bytes(
+        &self,
+        method: &str,
+        path: &str,
+        body: Bytes,
+        content_type: &str,
+        accept: Option<&str>,
+    ) -> http::Response<Incoming> {
         let mut b = http::Request::builder()
             .method(method)
             .uri(format!("{}{}", self.base, path))
@@ -48,9 +63,6 @@ impl Raw {
         if let Some(a) = accept {
             b = b.header("accept", a);
         }
-        let body = body
-            .map(|v| Bytes::from(serde_json::to_vec(v).unwrap()))
-            .unwrap_or_default();
         self.client
             .request(b.body(Full::new(body)).unwrap())
             .await
@@ -68,6 +80,25 @@ impl Raw {
         accept: Option<&str>,
     ) -> Resp {
         let r = self.send(method, path, body, content_type, accept).await;
+        Self::read(r).await
+    }
+
+    /// Sends `method path` with a body of raw bytes (protobuf, say) as `content_type`, and
+    /// reads the whole answer.
+    pub async fn request_bytes(
+        &self,
+        method: &str,
+        path: &str,
+        body: impl Into<Bytes>,
+        content_type: &str,
+    ) -> Resp {
+        let r = self
+            .send_bytes(method, path, body.into(), content_type, None)
+            .await;
+        Self::read(r).await
+    }
+
+    async fn read(r: http::Response<Incoming>) -> Resp {
         let status = r.status().as_u16();
         let headers = r.headers().clone();
         let bytes = r.into_body().collect().await.unwrap().to_bytes();

@@ -33,8 +33,10 @@
 //! [`TestApiServer::register_resource`].
 //!
 //! Not reproduced (each refused clearly or documented where it matters):
-//! - protobuf request bodies (JSON is always answered; a protobuf body is refused with 415),
-//!   and the protobuf form of `/openapi/v2` (404: clients fall back on v3);
+//! - protobuf answers: a protobuf request body of a built-in kind is decoded (module
+//!   `protobuf`), but answers are always JSON (clients list JSON in `Accept` after protobuf),
+//!   watch streams are JSON, and the protobuf form of `/openapi/v2` is not served (404:
+//!   clients fall back on v3); a protobuf PATCH body is refused (415) as kube-apiserver does;
 //! - server-side apply (415); a strategic merge patch merges fields the schema does not
 //!   declare as a JSON merge patch would (kube-apiserver prunes them);
 //! - schema validation, and defaulting beyond the common built-ins of module `strategy`
@@ -79,6 +81,7 @@ mod params;
 mod patch;
 mod preload;
 mod printers;
+mod protobuf;
 mod registry;
 mod render;
 mod request_log;

@@ -153,7 +153,12 @@ async fn route(state: &Arc<State>, req: Request<Incoming>) -> Result<Response<Bo
         .and_then(|v| v.to_str().ok())
         .unwrap_or("application/json")
         .to_owned();
-    let body = read_body(req).await?;
+    let mut body = read_body(req).await?;
+    // Protobuf bodies of built-in kinds (kubectl create, client-go typed clients) become the
+    // JSON the client would have sent; a PATCH keeps its type and is refused by PatchType.
+    if method != Method::PATCH && !body.is_empty() && super::protobuf::is_protobuf(&content_type) {
+        body = super::protobuf::to_json_body(&body)?;
+    }
     if method == Method::GET && target.name.is_none() {
         wait_for_rv(state, &query).await;
     }
@@ -234,9 +239,6 @@ fn dispatch(
     };
     if sub.is_none() && !info.has_verb(verb) {
         return Err(not_allowed());
-    }
-    if matches!(verb, "create" | "update") && is_protobuf(content_type) {
-        return Err(ApiError::unsupported_media_type(content_type));
     }
     if verb == "create" && super::review::is_review(info) {
         let value = parse_json(body)?;
@@ -434,12 +436,6 @@ async fn read_body(req: Request<Incoming>) -> Result<Bytes, ApiError> {
             }
         }
     }
-}
-
-/// Whether a request body is in Kubernetes' protobuf encoding, which this server does not
-/// decode (see the crate docs).
-fn is_protobuf(content_type: &str) -> bool {
-    content_type.starts_with("application/vnd.kubernetes.protobuf")
 }
 
 fn parse_json(body: &[u8]) -> Result<Value, ApiError> {

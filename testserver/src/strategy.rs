@@ -389,9 +389,9 @@ mod tests {
     use crate::registry::Registry;
 
     fn info(group: &str, plural: &str) -> std::sync::Arc<ResourceInfo> {
-        let reg = Registry::with_builtins();
-        let v = if group.is_empty() { "v1" } else { "v1" };
-        reg.get(group, v, plural).expect("served")
+        Registry::with_builtins()
+            .get(group, "v1", plural)
+            .expect("served")
     }
 
     #[test]
