@@ -768,7 +768,6 @@ async fn get_prints_the_built_in_printer_columns() {
 /// deployment, service clusterip, job, cronjob, role, rolebinding, serviceaccount) creates
 /// the object the generator builds.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "not reproduced yet: protobuf request bodies (kubectl's typed create sends application/vnd.kubernetes.protobuf; answered 400 \"the body is not valid JSON\")"]
 async fn create_generators_create_their_objects() {
     let Some((_server, k)) = setup("kubectl create generators").await else {
         return;
@@ -906,7 +905,6 @@ async fn create_generators_create_their_objects() {
 
 /// `kubectl auth can-i` posts a SelfSubjectAccessReview and prints its `allowed`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "not reproduced yet: protobuf request bodies and the review APIs (kubectl sends a protobuf SelfSubjectAccessReview; answered 400)"]
 async fn auth_can_i_answers_yes() {
     let Some((_server, k)) = setup("kubectl auth can-i").await else {
         return;
@@ -921,7 +919,6 @@ async fn auth_can_i_answers_yes() {
 
 /// `kubectl auth whoami` posts a SelfSubjectReview and prints the user.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "not reproduced yet: protobuf request bodies and the review APIs (kubectl sends a protobuf SelfSubjectReview; answered 400)"]
 async fn auth_whoami_prints_the_user() {
     let Some((_server, k)) = setup("kubectl auth whoami").await else {
         return;
