@@ -109,6 +109,38 @@ impl Raw {
         }
     }
 
+    /// Sends `method path` with `body` as it is (a YAML apply configuration, say), a
+    /// `Content-Type` and an optional `User-Agent`, and reads the whole answer.
+    pub async fn request_bytes(
+        &self,
+        method: &str,
+        path: &str,
+        body: &[u8],
+        content_type: &str,
+        user_agent: Option<&str>,
+    ) -> Resp {
+        let mut b = http::Request::builder()
+            .method(method)
+            .uri(format!("{}{}", self.base, path))
+            .header("content-type", content_type);
+        if let Some(ua) = user_agent {
+            b = b.header("user-agent", ua);
+        }
+        let r = self
+            .client
+            .request(b.body(Full::new(Bytes::copy_from_slice(body))).unwrap())
+            .await
+            .expect("request");
+        let status = r.status().as_u16();
+        let headers = r.headers().clone();
+        let bytes = r.into_body().collect().await.unwrap().to_bytes();
+        Resp {
+            status,
+            headers,
+            body: serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+        }
+    }
+
     /// Sends `method path` with an optional JSON body (`application/json`).
     pub async fn request(&self, method: &str, path: &str, body: Option<&Value>) -> Resp {
         self.request_with(method, path, body, "application/json", None)

@@ -67,6 +67,7 @@
 //! # Ok(()) }
 //! ```
 
+mod apply;
 mod authz;
 mod body;
 mod builtin;

@@ -153,6 +153,13 @@ async fn route(state: &Arc<State>, req: Request<Incoming>) -> Result<Response<Bo
         .and_then(|v| v.to_str().ok())
         .unwrap_or("application/json")
         .to_owned();
+    let user_agent = req
+        .headers()
+        .get(http::header::USER_AGENT)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let writer =
+        super::apply::Writer::from_request(&query, user_agent.as_deref(), target.sub.as_deref());
     let mut body = read_body(req).await?;
     // Protobuf bodies of built-in kinds (kubectl create, client-go typed clients) become the
     // JSON the client would have sent; a PATCH keeps its type and is refused by PatchType.
@@ -162,17 +169,19 @@ async fn route(state: &Arc<State>, req: Request<Incoming>) -> Result<Response<Bo
     if method == Method::GET && target.name.is_none() {
         wait_for_rv(state, &query).await;
     }
-    dispatch(
-        state,
-        &user,
-        &method,
-        &path,
-        target,
-        form,
-        &query,
-        &content_type,
-        &body,
-    )
+    super::apply::with_writer(writer, || {
+        dispatch(
+            state,
+            &user,
+            &method,
+            &path,
+            target,
+            form,
+            &query,
+            &content_type,
+            &body,
+        )
+    })
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -284,7 +293,15 @@ fn dispatch(
             )?;
             Ok(ok(200, &obj))
         }
+        "patch" if super::apply::is_apply(content_type) => {
+            let mut inner = state.storage.write(dry_run);
+            let name = t.name.as_deref().unwrap_or_default();
+            let (obj, created) =
+                super::apply::apply(&mut inner, info, ns, name, status_only, q, body)?;
+            Ok(ok(if created { 201 } else { 200 }, &obj))
+        }
         "patch" => {
+            super::apply::check_patch_options(q)?;
             let pt = PatchType::from_content_type(content_type)?;
             let mut inner = state.storage.write(dry_run);
             let obj = write::patch(

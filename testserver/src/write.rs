@@ -20,6 +20,9 @@
 //! - creating a CRD registers its served versions and fills its status (`Established`,
 //!   `NamesAccepted`, `acceptedNames`); updating it re-registers them.
 //!
+//! Every create and replace passes its object to `apply::on_write`, which maintains
+//! `metadata.managedFields` for the request's field manager.
+//!
 //! Objects are not validated against schemas: `fieldValidation` is accepted and ignored.
 
 use std::sync::Arc;
@@ -249,6 +252,7 @@ pub(crate) fn create(
     if let Some(versions) = crd_versions {
         register_crd(inner, &mut value, versions);
     }
+    super::apply::on_write(inner, info, None, &mut value, false);
     Ok(inner.commit(&storage, EventType::Added, Obj::new(&value, info), None))
 }
 
@@ -405,6 +409,7 @@ fn replace(
         );
     }
     new["metadata"]["resourceVersion"] = json!(old.rv.to_string());
+    super::apply::on_write(inner, info, Some(&old_v), &mut new, status_only);
     if new == old_v {
         return Ok(old.clone());
     }
