@@ -51,16 +51,36 @@ async fn apply_creates_then_prunes_dropped_fields() {
     assert_eq!(e["fieldsType"], "FieldsV1");
     assert_eq!(e["fieldsV1"], json!({"f:data": {"f:a": {}, "f:b": {}}}));
     assert!(e["time"].as_str().unwrap().ends_with('Z'));
-    assert_eq!(r.body["metadata"]["managedFields"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        r.body["metadata"]["managedFields"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
 
-    let r = apply(&raw, &path, "ctl", false, &cm("settings", json!({"a": "1"}))).await;
+    let r = apply(
+        &raw,
+        &path,
+        "ctl",
+        false,
+        &cm("settings", json!({"a": "1"})),
+    )
+    .await;
     assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!(r.body["data"], json!({"a": "1"}));
     let e = entry(&r.body, "ctl", "Apply").unwrap();
     assert_eq!(e["fieldsV1"], json!({"f:data": {"f:a": {}}}));
 
     let before = rv(&r.body);
-    let again = apply(&raw, &path, "ctl", false, &cm("settings", json!({"a": "1"}))).await;
+    let again = apply(
+        &raw,
+        &path,
+        "ctl",
+        false,
+        &cm("settings", json!({"a": "1"})),
+    )
+    .await;
     assert_eq!(again.status, 200);
     assert_eq!(rv(&again.body), before, "a no-op apply commits nothing");
     assert_eq!(
@@ -79,7 +99,10 @@ async fn apply_checks_its_options_and_configuration() {
     let raw = Raw::new(&server.url());
     let path = format!("{CMS}/x");
     let r = raw.patch(&path, APPLY, &cm("x", json!({}))).await;
-    assert_eq!((r.status, r.body["reason"].as_str()), (422, Some("Invalid")));
+    assert_eq!(
+        (r.status, r.body["reason"].as_str()),
+        (422, Some("Invalid"))
+    );
     assert_eq!(
         r.body["message"],
         "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch"
@@ -104,7 +127,9 @@ async fn apply_checks_its_options_and_configuration() {
     assert_eq!(r.status, 400);
 
     assert_eq!(
-        apply(&raw, &path, "m", false, &cm("x", json!({}))).await.status,
+        apply(&raw, &path, "m", false, &cm("x", json!({})))
+            .await
+            .status,
         201
     );
     let r = raw
@@ -145,7 +170,10 @@ async fn conflicts_between_managers_and_force() {
         &cm("shared", json!({"a": "2", "b": "2"})),
     )
     .await;
-    assert_eq!((r.status, r.body["reason"].as_str()), (409, Some("Conflict")));
+    assert_eq!(
+        (r.status, r.body["reason"].as_str()),
+        (409, Some("Conflict"))
+    );
     assert_eq!(
         r.body["message"],
         "Apply failed with 2 conflicts: conflicts with \"alice\":\n- .data.a\n- .data.b"
@@ -173,7 +201,14 @@ async fn conflicts_between_managers_and_force() {
     );
 
     // Forced: bob takes data.b.
-    let r = apply(&raw, &path, "bob", true, &cm("shared", json!({"a": "1", "b": "9"}))).await;
+    let r = apply(
+        &raw,
+        &path,
+        "bob",
+        true,
+        &cm("shared", json!({"a": "1", "b": "9"})),
+    )
+    .await;
     assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!(r.body["data"], json!({"a": "1", "b": "9"}));
     assert_eq!(
@@ -285,13 +320,19 @@ async fn every_write_records_managed_fields() {
         )
         .await;
     assert_eq!(r.status, 200);
-    assert!(r.body["metadata"].get("managedFields").is_none(), "{}", r.body);
+    assert!(
+        r.body["metadata"].get("managedFields").is_none(),
+        "{}",
+        r.body
+    );
 
     // A status write of a pod is recorded for the status subresource.
     let pods = "/api/v1/namespaces/default/pods";
     let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
         "spec": {"containers": [{"name": "c", "image": "busybox"}]}});
-    let r = raw.post(&format!("{pods}?fieldManager=creator"), &pod).await;
+    let r = raw
+        .post(&format!("{pods}?fieldManager=creator"), &pod)
+        .await;
     assert_eq!(r.status, 201);
     assert_eq!(
         entry(&r.body, "creator", "Update").unwrap()["fieldsV1"],
@@ -535,7 +576,14 @@ async fn kubectl_server_side_apply() {
         .await;
     assert!(out.contains("serverside-applied"), "{out}");
     let got = k
-        .run(&["get", "configmap", "app", "-o", "json", "--show-managed-fields"])
+        .run(&[
+            "get",
+            "configmap",
+            "app",
+            "-o",
+            "json",
+            "--show-managed-fields",
+        ])
         .await;
     let got: Value = serde_json::from_str(&got).unwrap();
     assert_eq!(got["data"]["mode"], "slow");

@@ -193,11 +193,7 @@ impl Set {
             [last] => {
                 self.members.insert(last.clone());
             }
-            [first, rest @ ..] => self
-                .children
-                .entry(first.clone())
-                .or_default()
-                .insert(rest),
+            [first, rest @ ..] => self.children.entry(first.clone()).or_default().insert(rest),
         }
     }
 
@@ -415,7 +411,11 @@ mod tests {
         assert!(matches!(pes[1], Pe::Key(_)));
         assert!(matches!(pes[3], Pe::Index(0)));
         assert_eq!(
-            Pe::Key(vec![("name".into(), json!("b")), ("port".into(), json!(80))]).to_string(),
+            Pe::Key(vec![
+                ("name".into(), json!("b")),
+                ("port".into(), json!(80))
+            ])
+            .to_string(),
             "[name=\"b\",port=80]"
         );
         assert_eq!(Pe::Value(json!(3)).encode(), "v:3");

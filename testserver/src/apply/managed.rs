@@ -328,16 +328,25 @@ fn take_from_others(
     Ok(())
 }
 
-/// Records an `Update` by `me` from `old` to `new` (both without managedFields).
+/// `v` as the typed object kube-apiserver compares: laid over `zero`, the kind's zero value.
+fn typed(zero: &Value, v: &Value, ty: Ty<'_>) -> Value {
+    if zero.as_object().is_some_and(|z| z.is_empty()) {
+        return v.clone();
+    }
+    merge(Some(zero), Some(v), ty).unwrap_or_else(|| v.clone())
+}
+
+/// Records an `Update` by `me` from `old` to `new` (both without managedFields; `zero` is the
+/// kind's zero value).
 pub(crate) fn record_update(
     entries: &mut Vec<Entry>,
     me: Entry,
     old: &Value,
     new: &Value,
-    ty: Ty<'_>,
+    (ty, zero): (Ty<'_>, &Value),
     scope: Scope,
 ) {
-    let cmp = scope.filter_comparison(compare(old, new, ty));
+    let cmp = scope.filter_comparison(compare(&typed(zero, old, ty), &typed(zero, new, ty), ty));
     // The current operation is a manager of its own: every entry, this manager's earlier
     // one included, loses what changed; force is implied.
     let changed = strip_meta(&cmp.modified.union(&cmp.added));
@@ -359,14 +368,14 @@ pub(crate) fn record_update(
     }
 }
 
-/// Applies `config` by `me` to `live` (both without managedFields; `live` is the empty object
-/// of the kind when the object does not exist): the merged object, or the conflicts.
+/// Applies `config` by `me` to `live` (both without managedFields; `live` is the kind's zero
+/// value `zero` when the object does not exist): the merged object, or the conflicts.
 pub(crate) fn apply(
     entries: &mut Vec<Entry>,
     me: Entry,
     live: &Value,
     config: &Value,
-    ty: Ty<'_>,
+    (ty, zero): (Ty<'_>, &Value),
     scope: Scope,
     force: bool,
 ) -> Result<Value, ApiError> {
@@ -388,7 +397,11 @@ pub(crate) fn apply(
             Some(&with_named_fields(&owned, ty)),
         );
     }
-    let cmp = scope.filter_comparison(compare(live, &merged, ty));
+    let cmp = scope.filter_comparison(compare(
+        &typed(zero, live, ty),
+        &typed(zero, &merged, ty),
+        ty,
+    ));
     take_from_others(entries, &me, &cmp, force).map_err(|c| conflict_error(&c))?;
     let set = strip_meta(&applied);
     entries.retain(|e| !e.same_identity(&me));
@@ -399,8 +412,13 @@ pub(crate) fn apply(
 }
 
 /// Whether `new` differs from `old` in nothing this write may own.
-pub(crate) fn unchanged(old: &Value, new: &Value, ty: Ty<'_>, scope: Scope) -> bool {
-    let c = scope.filter_comparison(compare(old, new, ty));
+pub(crate) fn unchanged(
+    old: &Value,
+    new: &Value,
+    (ty, zero): (Ty<'_>, &Value),
+    scope: Scope,
+) -> bool {
+    let c = scope.filter_comparison(compare(&typed(zero, old, ty), &typed(zero, new, ty), ty));
     c.added.is_empty() && c.modified.is_empty() && c.removed.is_empty()
 }
 
@@ -467,7 +485,7 @@ mod tests {
             entry("x", Operation::Update),
             &old,
             &v1,
-            cm(),
+            (cm(), &json!({})),
             Scope::All,
         );
         assert_eq!(entries.len(), 1);
@@ -483,7 +501,7 @@ mod tests {
             entry("y", Operation::Update),
             &v1,
             &v2,
-            cm(),
+            (cm(), &json!({})),
             Scope::All,
         );
         let x = entries.iter().find(|e| e.manager == "x").unwrap();
@@ -497,7 +515,7 @@ mod tests {
             entry("z", Operation::Update),
             &v2,
             &v2,
-            cm(),
+            (cm(), &json!({})),
             Scope::All,
         );
         assert_eq!(entries, before);
@@ -520,7 +538,7 @@ mod tests {
             me.clone(),
             &live,
             &cfg,
-            cm(),
+            (cm(), &json!({})),
             Scope::All,
             false,
         )
@@ -542,14 +560,23 @@ mod tests {
             me.clone(),
             &live,
             &same,
-            cm(),
+            (cm(), &json!({})),
             Scope::All,
             false,
         )
         .unwrap();
         assert_eq!(shared.len(), 2);
         // Forced: ownership moves.
-        let merged = apply(&mut entries, me, &live, &cfg, cm(), Scope::All, true).unwrap();
+        let merged = apply(
+            &mut entries,
+            me,
+            &live,
+            &cfg,
+            (cm(), &json!({})),
+            Scope::All,
+            true,
+        )
+        .unwrap();
         assert_eq!(merged["data"]["a"], "2");
         assert_eq!(entries.len(), 1);
         assert_eq!(entries[0].manager, "me");
@@ -569,7 +596,7 @@ mod tests {
             me.clone(),
             &json!({}),
             &cfg1,
-            cm(),
+            (cm(), &json!({})),
             Scope::All,
             false,
         )
@@ -579,7 +606,16 @@ mod tests {
         entries.push(other);
         let mut cfg2 = base.clone();
         cfg2["data"] = json!({"a": "1"});
-        let out = apply(&mut entries, me, &live, &cfg2, cm(), Scope::All, false).unwrap();
+        let out = apply(
+            &mut entries,
+            me,
+            &live,
+            &cfg2,
+            (cm(), &json!({})),
+            Scope::All,
+            false,
+        )
+        .unwrap();
         assert_eq!(out["data"], json!({"a": "1", "c": "3"}));
     }
 

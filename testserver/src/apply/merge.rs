@@ -339,7 +339,8 @@ pub(crate) fn with_named_fields(set: &Set, ty: Ty<'_>) -> Set {
 /// `prune` (remove the last applied set, add back owned items, add back items the applier
 /// never owned).
 pub(crate) fn prune(value: &mut Value, ty: Ty<'_>, last: &Set, owned: Option<&Set>) {
-    let gone = |pe: &Pe| last.members.contains(pe) && !owned.is_some_and(|o| o.members.contains(pe));
+    let gone =
+        |pe: &Pe| last.members.contains(pe) && !owned.is_some_and(|o| o.members.contains(pe));
     match value {
         Value::Object(m) => {
             if ty.map_atomic() {
@@ -441,7 +442,13 @@ mod tests {
                 "template": {"spec": {"containers": [{"name": "a", "image": "i",
                     "resources": {}}]}}}});
         let s = field_set(&cfg, deploy());
-        let c = [f("spec"), f("template"), f("spec"), f("containers"), key("a")];
+        let c = [
+            f("spec"),
+            f("template"),
+            f("spec"),
+            f("containers"),
+            key("a"),
+        ];
         assert!(s.has(&c));
         assert!(s.has(&[c.as_slice(), &[f("resources")]].concat()));
         assert!(s.has(&[f("spec"), f("selector")]));
@@ -463,12 +470,22 @@ mod tests {
         assert!(c.modified.has(&[f("spec"), f("replicas")]));
         assert!(c.added.has(&[f("spec"), f("minReadySeconds")]));
         assert!(c.removed.has(&[f("spec"), f("paused")]));
-        let b = [f("spec"), f("template"), f("spec"), f("containers"), key("b")];
+        let b = [
+            f("spec"),
+            f("template"),
+            f("spec"),
+            f("containers"),
+            key("b"),
+        ];
         assert!(c.added.has(&b));
         assert!(c.added.has(&[b.as_slice(), &[f("image")]].concat()));
         assert!(!c.added.has(&[f("spec")]));
         // A map added whole is a member as well as its leaves.
-        let c = compare(&json!({}), &json!({"metadata": {"labels": {"a": "1"}}}), deploy());
+        let c = compare(
+            &json!({}),
+            &json!({"metadata": {"labels": {"a": "1"}}}),
+            deploy(),
+        );
         assert!(c.added.has(&[f("metadata"), f("labels")]));
     }
 

@@ -302,8 +302,10 @@ pub(crate) fn on_write(
         set: Default::default(),
     };
     with_type(inner, info, |ty, builtin| {
-        let old_v = old_v.unwrap_or_else(|| zero_object(ty, builtin));
-        managed::record_update(&mut entries, me, &old_v, new, ty, scope(info, status_only));
+        let zero = zero_object(ty, builtin);
+        let old_v = old_v.unwrap_or_else(|| zero.clone());
+        let scope = scope(info, status_only);
+        managed::record_update(&mut entries, me, &old_v, new, (ty, &zero), scope);
     });
     set_managed_fields(new, Some(managed::encode(&entries)));
 }
@@ -391,7 +393,8 @@ pub(crate) fn apply(
         let mut entries = Vec::new();
         let mut merged = with_type(inner, info, |ty, builtin| {
             let zero = zero_object(ty, builtin);
-            managed::apply(&mut entries, me, &zero, &config, ty, scope, force)
+            let empty = json!({});
+            managed::apply(&mut entries, me, &empty, &config, (ty, &zero), scope, force)
         })?;
         set_managed_fields(&mut merged, None);
         let obj = with_writer(Writer::installing(managed::encode(&entries)), || {
@@ -407,9 +410,11 @@ pub(crate) fn apply(
         .and_then(|m| managed::decode(m).ok())
         .unwrap_or_default();
     let before = entries.clone();
-    let (merged, unchanged) = with_type(inner, info, |ty, _| {
-        let merged = managed::apply(&mut entries, me, &live_v, &config, ty, scope, force)?;
-        let unchanged = managed::unchanged(&live_v, &merged, ty, scope);
+    let (merged, unchanged) = with_type(inner, info, |ty, builtin| {
+        let zero = zero_object(ty, builtin);
+        let typing = (ty, &zero);
+        let merged = managed::apply(&mut entries, me, &live_v, &config, typing, scope, force)?;
+        let unchanged = managed::unchanged(&live_v, &merged, typing, scope);
         Ok::<_, ApiError>((merged, unchanged))
     })?;
     // kube-apiserver ignores managedFields timestamps when deciding whether a write changes
@@ -438,7 +443,10 @@ mod tests {
         let q = Query::parse(Some("fieldManager=mine"));
         assert_eq!(Writer::from_request(&q, Some("x/1"), None).manager, "mine");
         let w = Writer::from_request(&Query::parse(None), None, Some("status"));
-        assert_eq!((w.manager.as_str(), w.subresource.as_str()), ("unknown", "status"));
+        assert_eq!(
+            (w.manager.as_str(), w.subresource.as_str()),
+            ("unknown", "status")
+        );
         assert_eq!(prefix_from_user_agent(&"a".repeat(300)).len(), 128);
         assert!(is_apply("application/apply-patch+yaml; charset=utf-8"));
         assert!(!is_apply("application/merge-patch+json"));
