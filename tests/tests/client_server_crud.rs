@@ -211,16 +211,16 @@ async fn merge_json_and_strategic_patches() {
 }
 
 #[tokio::test]
-async fn server_side_apply_is_refused_with_a_typed_415() {
-    // The test server does not implement server-side apply: the client must surface the
-    // server's refusal as a typed API error, and the object must be untouched.
+async fn server_side_apply_through_the_client() {
+    // kinform's `Patch::Apply` against the server's server-side apply (kube-apiserver's
+    // semantics, tests in testserver/tests/server_side_apply.rs): a forced apply takes the
+    // fields a create wrote, and another manager's conflicting apply surfaces as a typed 409.
     let e = env().await;
     let api: Api<ConfigMap> = Api::namespaced(e.client.clone(), "default");
-    let before = api
-        .create(&PostParams::default(), &cm("ssa", &[]))
+    api.create(&PostParams::default(), &cm("ssa", &[]))
         .await
         .unwrap();
-    let err = api
+    let applied = api
         .patch(
             "ssa",
             &PatchParams::apply("kinform-test").force(),
@@ -228,12 +228,31 @@ async fn server_side_apply_is_refused_with_a_typed_415() {
                 "metadata": {"name": "ssa"}, "data": {"k": "applied"}})),
         )
         .await
-        .unwrap_err();
-    assert_eq!(err.code(), Some(415), "{err}");
-    assert_eq!(
-        err.status().unwrap().reason.as_deref(),
-        Some("UnsupportedMediaType")
+        .unwrap();
+    assert_eq!(applied.data.unwrap()["k"], "applied");
+    let managers: Vec<(String, String)> = applied
+        .metadata
+        .managed_fields
+        .unwrap()
+        .into_iter()
+        .map(|m| (m.manager.unwrap(), m.operation.unwrap()))
+        .collect();
+    assert!(
+        managers.contains(&("kinform-test".to_owned(), "Apply".to_owned())),
+        "{managers:?}"
     );
+    let before = api.get("ssa").await.unwrap();
+    let err = api
+        .patch(
+            "ssa",
+            &PatchParams::apply("someone-else"),
+            &Patch::Apply(json!({"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": "ssa"}, "data": {"k": "mine"}})),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Some(409), "{err}");
+    assert_eq!(err.status().unwrap().reason.as_deref(), Some("Conflict"));
     assert_eq!(api.get("ssa").await.unwrap(), before);
 }
 
