@@ -15,6 +15,9 @@
 //!   `patch`: JSON merge patch, JSON patch, and strategic merge patch by the built-in
 //!   schemas' merge keys and directives), delete with finalizers and `propagationPolicy`
 //!   (`delete`), `dryRun` on every write (`storage::Storage::write`);
+//! - server-side apply (`application/apply-patch+yaml`) with field managers, conflicts,
+//!   `force` and schema-driven list merging, and `metadata.managedFields` kept on every write
+//!   (`apply`);
 //! - every built-in resource of Kubernetes v1.35's GA versions, derived from the embedded
 //!   v1.35 OpenAPI documents (`spec`), which are also served at `/openapi/v2` and
 //!   `/openapi/v3` (`openapi`); the review kinds (`SelfSubjectAccessReview`,
@@ -37,8 +40,17 @@
 //!   `protobuf`), but answers are always JSON (clients list JSON in `Accept` after protobuf),
 //!   watch streams are JSON, and the protobuf form of `/openapi/v2` is not served (404:
 //!   clients fall back on v3); a protobuf PATCH body is refused (415) as kube-apiserver does;
-//! - server-side apply (415); a strategic merge patch merges fields the schema does not
-//!   declare as a JSON merge patch would (kube-apiserver prunes them);
+//! - a strategic merge patch merges fields the schema does not declare as a JSON merge patch
+//!   would (kube-apiserver prunes them);
+//! - of server-side apply and managedFields: apply to the `scale` subresource (415); the cap
+//!   of ten `Update` entries (older ones are not folded into `ancient-changes`); the
+//!   client-side apply interplay (`last-applied-configuration` is neither updated by a
+//!   `kubectl` apply nor used to resolve conflicts with it); the `fieldManager` length and
+//!   character checks; conversion of entries recorded through another apiVersion (they are
+//!   compared as they are); the Go zero values of built-ins, approximated from the schema (a
+//!   create's entry may own a node the real typed object always carries); managedFields of
+//!   the server's own writes (its Rust API, preloading, garbage collection), left as they
+//!   were;
 //! - schema validation, and defaulting beyond the common built-ins of module `strategy`
 //!   (Pods and pod templates, workloads, Services, Secrets, PersistentVolumeClaims); admission
 //!   webhooks, and the admission plugins that need cluster state (ServiceAccount token
