@@ -110,13 +110,7 @@ impl<'a> Ty<'a> {
         match s.str("x-kubernetes-list-type") {
             Some("set") => return ListKind::Set,
             Some("map") => {
-                let keys: Vec<String> = s
-                    .get("x-kubernetes-list-map-keys")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|k| k.as_str().map(str::to_owned))
-                    .collect();
+                let keys: Vec<String> = s.list_map_keys().into_iter().map(str::to_owned).collect();
                 return if keys.is_empty() {
                     ListKind::Set
                 } else {
