@@ -109,36 +109,27 @@ impl Raw {
         }
     }
 
-    /// Sends `method path` with `body` as it is (a YAML apply configuration, say), a
-    /// `Content-Type` and an optional `User-Agent`, and reads the whole answer.
-    pub async fn request_bytes(
+    /// Sends `method path` with a JSON body as a client whose `User-Agent` is `user_agent`
+    /// (the field manager kube-apiserver derives when no `fieldManager` is given).
+    pub async fn request_as(
         &self,
+        user_agent: &str,
         method: &str,
         path: &str,
-        body: &[u8],
-        content_type: &str,
-        user_agent: Option<&str>,
+        body: &Value,
     ) -> Resp {
-        let mut b = http::Request::builder()
+        let b = http::Request::builder()
             .method(method)
             .uri(format!("{}{}", self.base, path))
-            .header("content-type", content_type);
-        if let Some(ua) = user_agent {
-            b = b.header("user-agent", ua);
-        }
+            .header("content-type", "application/json")
+            .header("user-agent", user_agent);
+        let body = Bytes::from(serde_json::to_vec(body).unwrap());
         let r = self
             .client
-            .request(b.body(Full::new(Bytes::copy_from_slice(body))).unwrap())
+            .request(b.body(Full::new(body)).unwrap())
             .await
             .expect("request");
-        let status = r.status().as_u16();
-        let headers = r.headers().clone();
-        let bytes = r.into_body().collect().await.unwrap().to_bytes();
-        Resp {
-            status,
-            headers,
-            body: serde_json::from_slice(&bytes).unwrap_or(Value::Null),
-        }
+        Self::read(r).await
     }
 
     /// Sends `method path` with an optional JSON body (`application/json`).

@@ -249,14 +249,12 @@ async fn conflicts_between_managers_and_force() {
 async fn every_write_records_managed_fields() {
     let server = TestApiServer::start().await.unwrap();
     let raw = Raw::new(&server.url());
-    let body = serde_json::to_vec(&cm("c", json!({"a": "1"}))).unwrap();
     let r = raw
-        .request_bytes(
+        .request_as(
+            "kubectl-create/v1.35.0 (linux/amd64) kubernetes/abcdef",
             "POST",
             CMS,
-            &body,
-            "application/json",
-            Some("kubectl-create/v1.35.0 (linux/amd64) kubernetes/abcdef"),
+            &cm("c", json!({"a": "1"})),
         )
         .await;
     assert_eq!(r.status, 201);
@@ -476,9 +474,8 @@ async fn custom_resource_list_map_merges_by_key() {
         .request_bytes(
             "PATCH",
             &format!("{path}?fieldManager=one"),
-            yaml,
+            &yaml[..],
             APPLY,
-            None,
         )
         .await;
     assert_eq!(r.status, 201, "{}", r.body);

@@ -10,7 +10,8 @@
 //!   the content type at all: they answer 415 with the CRD handler's list of patch types,
 //!   before the object is looked up.
 //!
-//! `application/apply-patch+yaml` (server-side apply) answers 415.
+//! `application/apply-patch+yaml` (server-side apply) is served by module `apply`, which the
+//! router calls before this one; only the `scale` subresource answers it 415 here.
 //!
 //! Failures answer what kube-apiserver answers: a body that does not decode is 400; a JSON
 //! patch operation that does not apply is 422 `Invalid` with kube-apiserver's generic message
