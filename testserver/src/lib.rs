@@ -94,6 +94,7 @@ mod storage;
 mod strategy;
 mod table;
 mod tls;
+mod validate;
 mod watch;
 mod write;
 
@@ -312,7 +313,13 @@ impl TestApiServerBuilder {
                 .get("", "v1", "namespaces")
                 .ok_or_else(|| ApiError::internal("namespaces are not registered"))?;
             for name in ["default", "kube-system", "kube-public", "kube-node-lease"] {
-                write::create(&mut inner, &ns, None, json!({"metadata": {"name": name}}))?;
+                write::create(
+                    &mut inner,
+                    &ns,
+                    None,
+                    json!({"metadata": {"name": name}}),
+                    &mut validate::Check::default(),
+                )?;
             }
             if self.pods > 0 {
                 preload::preload(&mut inner, self.pods, self.namespaces)?;
@@ -563,7 +570,13 @@ impl TestApiServer {
             .registry
             .get("", "v1", "namespaces")
             .ok_or_else(|| ApiError::internal("namespaces are not registered"))?;
-        write::create(&mut inner, &ns, None, json!({"metadata": {"name": name}}))?;
+        write::create(
+            &mut inner,
+            &ns,
+            None,
+            json!({"metadata": {"name": name}}),
+            &mut validate::Check::default(),
+        )?;
         Ok(())
     }
 
@@ -577,7 +590,13 @@ impl TestApiServer {
             .registry
             .by_kind(&api_version, &kind)
             .ok_or(TestServerError::UnknownKind { api_version, kind })?;
-        let obj = write::create(&mut inner, &info, None, object)?;
+        let obj = write::create(
+            &mut inner,
+            &info,
+            None,
+            object,
+            &mut validate::Check::default(),
+        )?;
         Ok(obj.value())
     }
 

@@ -20,6 +20,7 @@ use super::patch::PatchType;
 use super::registry::ResourceInfo;
 use super::render::{Form, IncludeObject, object_bytes, render_object, to_bytes};
 use super::status::ApiError;
+use super::validate::Check;
 use super::{State, delete, discovery, json_response, list, response, scale, watch, write};
 
 /// Largest request body accepted (the real server's default is 3 MiB).
@@ -267,12 +268,14 @@ fn dispatch(
                 return Err(not_allowed());
             }
             let value = parse_json(body)?;
+            let mut check = Check::from_request(q, body, "CreateOptions")?;
             let mut inner = state.storage.write(dry_run);
-            let obj = write::create(&mut inner, info, ns, value)?;
-            Ok(ok(201, &obj))
+            let obj = write::create(&mut inner, info, ns, value, &mut check)?;
+            Ok(check.with_warnings(ok(201, &obj)))
         }
         "update" => {
             let value = parse_json(body)?;
+            let mut check = Check::from_request(q, body, "UpdateOptions")?;
             let mut inner = state.storage.write(dry_run);
             let obj = write::update(
                 &mut inner,
@@ -281,11 +284,13 @@ fn dispatch(
                 t.name.as_deref().unwrap_or_default(),
                 status_only,
                 value,
+                &mut check,
             )?;
-            Ok(ok(200, &obj))
+            Ok(check.with_warnings(ok(200, &obj)))
         }
         "patch" => {
             let pt = PatchType::from_content_type(content_type)?;
+            let mut check = Check::from_request(q, body, "PatchOptions")?;
             let mut inner = state.storage.write(dry_run);
             let obj = write::patch(
                 &mut inner,
@@ -295,8 +300,9 @@ fn dispatch(
                 status_only,
                 pt,
                 body,
+                &mut check,
             )?;
-            Ok(ok(200, &obj))
+            Ok(check.with_warnings(ok(200, &obj)))
         }
         "delete" => {
             let options = delete::DeleteOptions::parse(body, q)?;

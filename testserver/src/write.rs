@@ -20,7 +20,9 @@
 //! - creating a CRD registers its served versions and fills its status (`Established`,
 //!   `NamesAccepted`, `acceptedNames`); updating it re-registers them.
 //!
-//! Objects are not validated against schemas: `fieldValidation` is accepted and ignored.
+//! Every write is decoded (built-ins) or pruned and defaulted (custom resources) under the
+//! request's `fieldValidation`, then validated against the kind's schema before it is stored
+//! (see [`super::validate`]).
 
 use std::sync::Arc;
 
@@ -32,6 +34,7 @@ use super::registry::{ResourceInfo, crd_resources};
 use super::status::ApiError;
 use super::storage::{EventType, Inner, Obj, object_key};
 use super::strategy;
+use super::validate::{self, Check};
 
 /// The current time as the API server writes timestamps.
 pub(crate) fn now_rfc3339() -> String {
@@ -110,8 +113,10 @@ pub(crate) fn create(
     info: &ResourceInfo,
     namespace: Option<&str>,
     mut value: Value,
+    check: &mut Check,
 ) -> Result<Arc<Obj>, ApiError> {
     check_type(info, &mut value)?;
+    validate::decode(inner, info, &mut value, check)?;
     let custom = is_custom(inner, info);
     if !custom {
         strategy::default(info, &mut value);
@@ -225,6 +230,7 @@ pub(crate) fn create(
         }
         value["status"] = json!({"phase": "Active"});
     }
+    validate::validate(inner, info, &name, &value, None)?;
     let crd_versions = if info.is_crd() {
         let mut probe = value.clone();
         probe["metadata"]["name"] = json!(name);
@@ -300,6 +306,7 @@ pub(crate) fn update(
     name: &str,
     status_only: bool,
     mut body: Value,
+    check: &mut Check,
 ) -> Result<Arc<Obj>, ApiError> {
     check_type(info, &mut body)?;
     let body_name = body["metadata"]["name"].as_str().unwrap_or_default();
@@ -318,7 +325,7 @@ pub(crate) fn update(
     let old = inner
         .get(&storage, &object_key(namespace, name))
         .ok_or_else(|| ApiError::not_found(&info.group, &info.plural, name))?;
-    replace(inner, info, &old, status_only, body)
+    replace(inner, info, &old, status_only, body, check)
 }
 
 /// Patches an object, on the main resource or the `status` subresource.
@@ -331,6 +338,7 @@ pub(crate) fn patch(
     status_only: bool,
     patch_type: PatchType,
     patch: &[u8],
+    check: &mut Check,
 ) -> Result<Arc<Obj>, ApiError> {
     // Checked before the object is read: 415 for a strategic merge patch of a custom resource.
     let schema = patch_type.schema_for(info)?;
@@ -347,7 +355,7 @@ pub(crate) fn patch(
     }
     let mut patched = patched;
     check_type(info, &mut patched)?;
-    replace(inner, info, &old, status_only, patched)
+    replace(inner, info, &old, status_only, patched, check)
 }
 
 /// The common end of update and patch.
@@ -356,8 +364,10 @@ fn replace(
     info: &ResourceInfo,
     old: &Arc<Obj>,
     status_only: bool,
-    body: Value,
+    mut body: Value,
+    check: &mut Check,
 ) -> Result<Arc<Obj>, ApiError> {
+    validate::decode(inner, info, &mut body, check)?;
     let body_rv = body["metadata"]["resourceVersion"]
         .as_str()
         .unwrap_or_default();
@@ -405,6 +415,7 @@ fn replace(
         );
     }
     new["metadata"]["resourceVersion"] = json!(old.rv.to_string());
+    validate::validate(inner, info, &old.name, &new, Some(&old_v))?;
     if new == old_v {
         return Ok(old.clone());
     }
@@ -425,6 +436,7 @@ fn replace(
     if info.is_crd() {
         let versions = crd_resources(&new)?;
         register_crd(inner, &mut new, versions);
+        validate::redefault_stored(inner, &new);
     }
     let storage = info.storage_key();
     let finalizers_left = new["metadata"]["finalizers"]
