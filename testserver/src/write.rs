@@ -230,7 +230,7 @@ pub(crate) fn create(
         }
         value["status"] = json!({"phase": "Active"});
     }
-    validate::validate(inner, info, &name, &value, None)?;
+    validate::validate(inner, info, &name, &mut value, None)?;
     let crd_versions = if info.is_crd() {
         let mut probe = value.clone();
         probe["metadata"]["name"] = json!(name);
@@ -415,7 +415,7 @@ fn replace(
         );
     }
     new["metadata"]["resourceVersion"] = json!(old.rv.to_string());
-    validate::validate(inner, info, &old.name, &new, Some(&old_v))?;
+    validate::validate(inner, info, &old.name, &mut new, Some(&old_v))?;
     if new == old_v {
         return Ok(old.clone());
     }
