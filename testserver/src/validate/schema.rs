@@ -163,20 +163,20 @@ impl Validator {
         let is_int_float = sch_type == "integer" && contains("number");
         let is_lower_int = format == "int64" && data_format == "int32";
         let stringish = x.is_string() || x.is_array();
-        if !stringish
-            && !format.is_empty()
-            && !(contains(sch_type)
-                || data_format == format
-                || is_float_int
-                || is_int_float
-                || is_lower_int)
-        {
+        let type_or_format_matches = contains(sch_type)
+            || data_format == format
+            || is_float_int
+            || is_int_float
+            || is_lower_int;
+        if !(stringish || format.is_empty() || type_or_format_matches) {
             return fail(self, format, data_format);
         }
-        if !(contains("number") || contains("integer")) && !format.is_empty() && stringish {
+        let numeric = contains("number") || contains("integer");
+        if stringish && !numeric && !format.is_empty() {
             return true;
         }
-        if !types.is_empty() && !(contains(sch_type) || is_float_int || is_int_float) {
+        let type_matches = types.is_empty() || contains(sch_type) || is_float_int || is_int_float;
+        if !type_matches {
             return fail(self, &joined, sch_type);
         }
         true
