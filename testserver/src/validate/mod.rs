@@ -270,6 +270,9 @@ pub(crate) fn validate(
 /// it on objects written before. The objects keep their resourceVersion and no watch event is
 /// sent (nothing was written).
 pub(crate) fn redefault_stored(inner: &mut Inner, crd: &Value) {
+    if inner.dry_run {
+        return;
+    }
     let group = crd["spec"]["group"].as_str().unwrap_or_default();
     let plural = crd["spec"]["names"]["plural"].as_str().unwrap_or_default();
     let storage = format!("{group}/{plural}");
