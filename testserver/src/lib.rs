@@ -24,6 +24,10 @@
 //!   ([`TestApiServerBuilder::https`], the binary's default; module `tls`);
 //! - the registry behaviour of the common built-ins (`strategy`): defaults, a Pod's initial
 //!   status, a Service's cluster IP, `metadata.generation` only on kinds that track it;
+//! - decoding, pruning, defaulting and schema validation of every write (`validate`):
+//!   built-ins decoded with Go's type rules (400 on a wrong type), custom resources pruned
+//!   and defaulted from their structural schema, `fieldValidation=Strict|Warn|Ignore` on
+//!   unknown and duplicate fields, 422 Invalid with one cause per schema failure;
 //! - garbage collection of dependents through `ownerReferences` (`gc`), as
 //!   kube-controller-manager does in a real cluster, and namespace termination as the
 //!   namespace controller does.
@@ -39,8 +43,14 @@
 //!   clients fall back on v3); a protobuf PATCH body is refused (415) as kube-apiserver does;
 //! - server-side apply (415); a strategic merge patch merges fields the schema does not
 //!   declare as a JSON merge patch would (kube-apiserver prunes them);
-//! - schema validation, and defaulting beyond the common built-ins of module `strategy`
-//!   (Pods and pod templates, workloads, Services, Secrets, PersistentVolumeClaims); admission
+//! - the hand-written Go validation of built-in kinds (DNS-label container names, port
+//!   ranges, selector/template matching, immutable fields; only the OpenAPI document's
+//!   `required` and `enum` are checked), `x-kubernetes-validations` CEL rules of CRDs, the
+//!   CRD's own validation (a non-structural schema is accepted), and the re-encoding of
+//!   built-ins (quantities not canonicalised, zero `omitempty` fields kept): see module
+//!   `validate`;
+//! - defaulting beyond the common built-ins of module `strategy` (Pods and pod templates,
+//!   workloads, Services, Secrets, PersistentVolumeClaims) and CRD schema defaults; admission
 //!   webhooks, and the admission plugins that need cluster state (ServiceAccount token
 //!   volumes, LimitRanger, ResourceQuota);
 //! - authentication and authorization are off unless asked for

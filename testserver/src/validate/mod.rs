@@ -45,8 +45,7 @@
 //!
 //! Not reproduced: the hand-written Go validation of built-in kinds (DNS-label container
 //! names, port ranges, selector/template label matching, immutable fields, ...), the Go
-//! defaulting of built-ins (`SetDefaults_Deployment`: `replicas: 1`, `imagePullPolicy`, ...),
-//! the re-encoding of built-ins (zero values of `omitempty` fields are kept as sent, quantities
+//! defaulting of built-ins beyond module `strategy`, the re-encoding of built-ins (zero values of `omitempty` fields are kept as sent, quantities
 //! are not canonicalised), `x-kubernetes-validations` CEL rules (see below), string formats
 //! beyond `date-time`, `date`, `byte`, `int-or-string`, `uuid`, `ipv4`, `ipv6`, `cidr`, `mac`,
 //! `hostname`, `duration`, the wording of Go's time and base64 errors beyond the common case,
