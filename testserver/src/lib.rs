@@ -27,7 +27,8 @@
 //! - decoding, pruning, defaulting and schema validation of every write (`validate`):
 //!   built-ins decoded with Go's type rules (400 on a wrong type), custom resources pruned
 //!   and defaulted from their structural schema, `fieldValidation=Strict|Warn|Ignore` on
-//!   unknown and duplicate fields, 422 Invalid with one cause per schema failure;
+//!   unknown and duplicate fields, 422 Invalid with one cause per schema failure, CRD
+//!   `x-kubernetes-validations` CEL rules (with `oldSelf` on update);
 //! - garbage collection of dependents through `ownerReferences` (`gc`), as
 //!   kube-controller-manager does in a real cluster, and namespace termination as the
 //!   namespace controller does.
@@ -45,7 +46,8 @@
 //!   declare as a JSON merge patch would (kube-apiserver prunes them);
 //! - the hand-written Go validation of built-in kinds (DNS-label container names, port
 //!   ranges, selector/template matching, immutable fields; only the OpenAPI document's
-//!   `required` and `enum` are checked), `x-kubernetes-validations` CEL rules of CRDs, the
+//!   `required` and `enum` are checked), CRD CEL rules that need Kubernetes' CEL libraries
+//!   (`quantity()`, `url()`, `isSorted`, ...: not enforced) or `messageExpression`, the
 //!   CRD's own validation (a non-structural schema is accepted), and the re-encoding of
 //!   built-ins (quantities not canonicalised, zero `omitempty` fields kept): see module
 //!   `validate`;

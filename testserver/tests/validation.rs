@@ -574,3 +574,61 @@ async fn kubectl_shows_the_servers_validation_errors() {
     assert!(cm.get("bogus").is_none() && cm["data"]["a"] == "b", "{cm}");
     server.shutdown().await;
 }
+
+/// `x-kubernetes-validations` CEL rules (apiextensions-apiserver evaluates them with cel-go):
+/// KEDA's `spec` rule compares two fields (`minReplicaCount must be less than or equal to
+/// maxReplicaCount`, a cause at `spec` valued with the schema type), and Crossplane's
+/// transition rule `self == oldSelf` makes `compositeTypeRef` immutable on update while the
+/// create is not checked against it.
+#[tokio::test]
+async fn cel_rules_and_transition_rules() {
+    let server = TestApiServer::start().await.unwrap();
+    register_corpus_crd(&server, "keda/keda.sh_scaledobjects.yaml").await;
+    register_corpus_crd(
+        &server,
+        "crossplane/apiextensions.crossplane.io_compositions.yaml",
+    )
+    .await;
+    let raw = Raw::new(&server.url());
+    let path = "/apis/keda.sh/v1alpha1/namespaces/default/scaledobjects";
+    let mut so = json!({"apiVersion": "keda.sh/v1alpha1", "kind": "ScaledObject",
+        "metadata": {"name": "so"},
+        "spec": {"scaleTargetRef": {"name": "web"}, "triggers": [{"type": "cpu", "metadata": {}}],
+                 "minReplicaCount": 5, "maxReplicaCount": 2}});
+    let r = raw.post(path, &so).await;
+    assert_eq!(r.status, 422, "{}", r.body);
+    assert_eq!(
+        causes(&r),
+        [(
+            "FieldValueInvalid".to_owned(),
+            "spec".to_owned(),
+            "Invalid value: \"object\": minReplicaCount must be less than or equal to maxReplicaCount".to_owned()
+        )]
+    );
+    so["spec"]["maxReplicaCount"] = json!(10);
+    assert_eq!(raw.post(path, &so).await.status, 201);
+
+    let path = "/apis/apiextensions.crossplane.io/v1/compositions";
+    let c = json!({"apiVersion": "apiextensions.crossplane.io/v1", "kind": "Composition",
+        "metadata": {"name": "c"},
+        "spec": {"compositeTypeRef": {"apiVersion": "example.org/v1", "kind": "XThing"},
+                 "pipeline": [{"step": "s", "functionRef": {"name": "f"}}]}});
+    let created = raw.post(path, &c).await;
+    assert_eq!(created.status, 201, "{}", created.body);
+    let mut changed = created.body.clone();
+    changed["spec"]["compositeTypeRef"]["kind"] = json!("XOther");
+    let r = raw.put(&format!("{path}/c"), &changed).await;
+    assert_eq!(r.status, 422, "{}", r.body);
+    assert_eq!(
+        causes(&r),
+        [(
+            "FieldValueInvalid".to_owned(),
+            "spec.compositeTypeRef".to_owned(),
+            "Invalid value: \"object\": Value is immutable".to_owned()
+        )]
+    );
+    let mut ok = created.body.clone();
+    ok["metadata"]["labels"] = json!({"a": "b"});
+    assert_eq!(raw.put(&format!("{path}/c"), &ok).await.status, 200);
+    server.shutdown().await;
+}

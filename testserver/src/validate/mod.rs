@@ -43,23 +43,27 @@
 //!    default since 1.30, does). Built-in kinds are checked against what the OpenAPI document
 //!    says: `required` and `enum` (empty strings excepted: Go defaulting fills them).
 //!
+//! 5. **CEL** (`cel`): `x-kubernetes-validations` rules are evaluated with the `cel` crate
+//!    (cel-rust, formerly `cel-interpreter`: maintained, pure Rust), `self` and, for
+//!    transition rules on update, `oldSelf`; a rule that is false is a 422 cause with its
+//!    message. Rules that need the Kubernetes CEL libraries cel-rust lacks are not enforced
+//!    (see that module).
+//!
 //! Not reproduced: the hand-written Go validation of built-in kinds (DNS-label container
 //! names, port ranges, selector/template label matching, immutable fields, ...), the Go
-//! defaulting of built-ins beyond module `strategy`, the re-encoding of built-ins (zero values of `omitempty` fields are kept as sent, quantities
-//! are not canonicalised), `x-kubernetes-validations` CEL rules (see below), string formats
-//! beyond `date-time`, `date`, `byte`, `int-or-string`, `uuid`, `ipv4`, `ipv6`, `cidr`, `mac`,
-//! `hostname`, `duration`, the wording of Go's time and base64 errors beyond the common case,
+//! defaulting of built-ins beyond module `strategy`, the re-encoding of built-ins (zero
+//! values of `omitempty` fields are kept as sent, quantities are not canonicalised), the CEL
+//! rules that need Kubernetes' CEL libraries and `messageExpression`, string formats
+//! beyond `date-time`, `date`, `byte`, `uuid`, `ipv4`, `ipv6`, `cidr`, `mac`, `hostname`,
+//! `email`, `uri` and `duration` (the last three checked loosely), the wording of Go's time and base64 errors beyond the common case,
 //! and the CRD's own validation (a schema that is not structural is accepted).
-//!
-//! CEL: the `cel` crate (cel-rust, formerly `cel-interpreter`) was considered; it lacks the
-//! Kubernetes CEL libraries (`isSorted`, `quantity()`, `url()`, `format`, optional fields,
-//! cost limits) that CRD rules use, so `x-kubernetes-validations` rules are not evaluated.
 //!
 //! Written by hand over `serde_json::Value`: the Rust JSON-schema validators considered
 //! (`jsonschema`, `boon`) implement draft 2019+/2020 semantics, not kube-openapi's OpenAPI v3
 //! subset with its Kubernetes extensions, pruning and defaulting, and word their errors
 //! differently from the causes clients parse.
 
+mod cel;
 mod decode;
 mod defaults;
 mod prune;

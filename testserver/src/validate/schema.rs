@@ -99,6 +99,7 @@ impl Validator {
         }
         if custom {
             self.combinators(s, x, path);
+            self.causes.extend(super::cel::check(s, x, old, path));
         }
         match x {
             Value::String(text) if custom => {
