@@ -69,7 +69,11 @@ mod defaults;
 mod prune;
 mod schema;
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
+use std::sync::{Arc, OnceLock};
+
+use parking_lot::Mutex;
 
 use serde_json::{Value, json};
 
@@ -78,7 +82,7 @@ use super::params::Query;
 use super::registry::ResourceInfo;
 use super::spec::{Schema, builtin_schema};
 use super::status::ApiError;
-use super::storage::Inner;
+use super::storage::{Inner, Obj};
 
 /// The `fieldValidation` directive of a write.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -175,8 +179,8 @@ impl Check {
 enum Source {
     /// A built-in kind's v2 definition.
     Builtin(Schema<'static>),
-    /// A custom resource's `openAPIV3Schema` (owned: the CRD may change after this write).
-    Custom(Value),
+    /// A custom resource's `openAPIV3Schema`.
+    Custom(Arc<Value>),
     /// A resource without a known schema (registered by a test): nothing is checked.
     None,
 }
@@ -186,17 +190,39 @@ fn source(inner: &Inner, info: &ResourceInfo) -> Source {
         "apiextensions.k8s.io/customresourcedefinitions",
         &format!("{}.{}", info.plural, info.group),
     ) {
-        let crd = crd.value();
-        let schema = crd["spec"]["versions"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .find(|v| v["name"].as_str() == Some(info.version.as_str()))
-            .map(|v| v["schema"]["openAPIV3Schema"].clone())
-            .filter(Value::is_object);
-        return schema.map_or(Source::None, Source::Custom);
+        return custom_schema(crd, &info.version).map_or(Source::None, Source::Custom);
     }
     builtin_schema(&info.group, &info.version, &info.kind).map_or(Source::None, Source::Builtin)
+}
+
+/// The `openAPIV3Schema` of one version of a stored CRD, parsed once per stored state of the
+/// CRD (a large CRD is a megabyte of JSON: parsing it on every write of its objects would
+/// dominate the write).
+fn custom_schema(crd: Arc<Obj>, version: &str) -> Option<Arc<Value>> {
+    type Cache = HashMap<(String, String), (Arc<Obj>, Option<Arc<Value>>)>;
+    static CACHE: OnceLock<Mutex<Cache>> = OnceLock::new();
+    let key = (crd.key.clone(), version.to_owned());
+    let mut cache = CACHE.get_or_init(Default::default).lock();
+    if let Some((stored, schema)) = cache.get(&key)
+        && Arc::ptr_eq(stored, &crd)
+    {
+        return schema.clone();
+    }
+    let value = crd.value();
+    let schema = value["spec"]["versions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|v| v["name"].as_str() == Some(version))
+        .map(|v| &v["schema"]["openAPIV3Schema"])
+        .filter(|s| s.is_object())
+        .map(|s| Arc::new(s.clone()));
+    if cache.len() > 256 {
+        cache.clear();
+    }
+    // Keeping the stored object keeps its address from being reused by another.
+    cache.insert(key, (crd, schema.clone()));
+    schema
 }
 
 /// Step 1 to 3 on a request body (or a patched object): decodes a built-in object or prunes
@@ -305,7 +331,7 @@ pub(crate) fn redefault_stored(inner: &mut Inner, crd: &Value) {
         defaults::apply(&mut v, s);
         let _ = prune::prune(&mut v, s);
         if v != before {
-            inner.insert_silently(&storage, super::storage::Obj::new(&v, &info));
+            inner.insert_silently(&storage, Obj::new(&v, &info));
         }
     }
 }
