@@ -27,6 +27,11 @@
 //!   ([`TestApiServerBuilder::https`], the binary's default; module `tls`);
 //! - the registry behaviour of the common built-ins (`strategy`): defaults, a Pod's initial
 //!   status, a Service's cluster IP, `metadata.generation` only on kinds that track it;
+//! - decoding, pruning, defaulting and schema validation of every write (`validate`):
+//!   built-ins decoded with Go's type rules (400 on a wrong type), custom resources pruned
+//!   and defaulted from their structural schema, `fieldValidation=Strict|Warn|Ignore` on
+//!   unknown and duplicate fields, 422 Invalid with one cause per schema failure, CRD
+//!   `x-kubernetes-validations` CEL rules (with `oldSelf` on update);
 //! - garbage collection of dependents through `ownerReferences` (`gc`), as
 //!   kube-controller-manager does in a real cluster, and namespace termination as the
 //!   namespace controller does.
@@ -51,8 +56,15 @@
 //!   create's entry may own a node the real typed object always carries); managedFields of
 //!   the server's own writes (its Rust API, preloading, garbage collection), left as they
 //!   were;
-//! - schema validation, and defaulting beyond the common built-ins of module `strategy`
-//!   (Pods and pod templates, workloads, Services, Secrets, PersistentVolumeClaims); admission
+//! - the hand-written Go validation of built-in kinds (DNS-label container names, port
+//!   ranges, selector/template matching, immutable fields; only the OpenAPI document's
+//!   `required` and `enum` are checked), CRD CEL rules that need Kubernetes' CEL libraries
+//!   (`quantity()`, `url()`, `isSorted`, ...: not enforced) or `messageExpression`, the
+//!   CRD's own validation (a non-structural schema is accepted), and the re-encoding of
+//!   built-ins (quantities not canonicalised, zero `omitempty` fields kept): see module
+//!   `validate`;
+//! - defaulting beyond the common built-ins of module `strategy` (Pods and pod templates,
+//!   workloads, Services, Secrets, PersistentVolumeClaims) and CRD schema defaults; admission
 //!   webhooks, and the admission plugins that need cluster state (ServiceAccount token
 //!   volumes, LimitRanger, ResourceQuota);
 //! - authentication and authorization are off unless asked for
@@ -107,6 +119,7 @@ mod storage;
 mod strategy;
 mod table;
 mod tls;
+mod validate;
 mod watch;
 mod write;
 
@@ -325,7 +338,13 @@ impl TestApiServerBuilder {
                 .get("", "v1", "namespaces")
                 .ok_or_else(|| ApiError::internal("namespaces are not registered"))?;
             for name in ["default", "kube-system", "kube-public", "kube-node-lease"] {
-                write::create(&mut inner, &ns, None, json!({"metadata": {"name": name}}))?;
+                write::create(
+                    &mut inner,
+                    &ns,
+                    None,
+                    json!({"metadata": {"name": name}}),
+                    &mut validate::Check::default(),
+                )?;
             }
             if self.pods > 0 {
                 preload::preload(&mut inner, self.pods, self.namespaces)?;
@@ -576,7 +595,13 @@ impl TestApiServer {
             .registry
             .get("", "v1", "namespaces")
             .ok_or_else(|| ApiError::internal("namespaces are not registered"))?;
-        write::create(&mut inner, &ns, None, json!({"metadata": {"name": name}}))?;
+        write::create(
+            &mut inner,
+            &ns,
+            None,
+            json!({"metadata": {"name": name}}),
+            &mut validate::Check::default(),
+        )?;
         Ok(())
     }
 
@@ -590,7 +615,13 @@ impl TestApiServer {
             .registry
             .by_kind(&api_version, &kind)
             .ok_or(TestServerError::UnknownKind { api_version, kind })?;
-        let obj = write::create(&mut inner, &info, None, object)?;
+        let obj = write::create(
+            &mut inner,
+            &info,
+            None,
+            object,
+            &mut validate::Check::default(),
+        )?;
         Ok(obj.value())
     }
 

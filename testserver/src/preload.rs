@@ -25,7 +25,13 @@ pub(crate) fn preload(inner: &mut Inner, pods: usize, namespaces: usize) -> Resu
     for i in 0..namespaces {
         let name = format!("ns-{i}");
         if inner.get("/namespaces", &name).is_none() {
-            create(inner, &ns_info, None, json!({"metadata": {"name": name}}))?;
+            create(
+                inner,
+                &ns_info,
+                None,
+                json!({"metadata": {"name": name}}),
+                &mut crate::validate::Check::default(),
+            )?;
         }
     }
     let now = now_rfc3339();

@@ -20,6 +20,7 @@ use super::patch::PatchType;
 use super::registry::ResourceInfo;
 use super::render::{Form, IncludeObject, object_bytes, render_object, to_bytes};
 use super::status::ApiError;
+use super::validate::Check;
 use super::{State, delete, discovery, json_response, list, response, scale, watch, write};
 
 /// Largest request body accepted (the real server's default is 3 MiB).
@@ -276,12 +277,14 @@ fn dispatch(
                 return Err(not_allowed());
             }
             let value = parse_json(body)?;
+            let mut check = Check::from_request(q, body, "CreateOptions")?;
             let mut inner = state.storage.write(dry_run);
-            let obj = write::create(&mut inner, info, ns, value)?;
-            Ok(ok(201, &obj))
+            let obj = write::create(&mut inner, info, ns, value, &mut check)?;
+            Ok(check.with_warnings(ok(201, &obj)))
         }
         "update" => {
             let value = parse_json(body)?;
+            let mut check = Check::from_request(q, body, "UpdateOptions")?;
             let mut inner = state.storage.write(dry_run);
             let obj = write::update(
                 &mut inner,
@@ -290,19 +293,25 @@ fn dispatch(
                 t.name.as_deref().unwrap_or_default(),
                 status_only,
                 value,
+                &mut check,
             )?;
-            Ok(ok(200, &obj))
+            Ok(check.with_warnings(ok(200, &obj)))
         }
         "patch" if super::apply::is_apply(content_type) => {
+            // The applied configuration may be YAML: its fields are checked once it is
+            // merged, not scanned for duplicates as a JSON body is.
+            let mut check = Check::from_request(q, b"{}", "PatchOptions")?;
+            check.patch = true;
             let mut inner = state.storage.write(dry_run);
             let name = t.name.as_deref().unwrap_or_default();
             let (obj, created) =
-                super::apply::apply(&mut inner, info, ns, name, status_only, q, body)?;
-            Ok(ok(if created { 201 } else { 200 }, &obj))
+                super::apply::apply(&mut inner, info, ns, name, status_only, q, body, &mut check)?;
+            Ok(check.with_warnings(ok(if created { 201 } else { 200 }, &obj)))
         }
         "patch" => {
             super::apply::check_patch_options(q)?;
             let pt = PatchType::from_content_type(content_type)?;
+            let mut check = Check::from_request(q, body, "PatchOptions")?;
             let mut inner = state.storage.write(dry_run);
             let obj = write::patch(
                 &mut inner,
@@ -312,8 +321,9 @@ fn dispatch(
                 status_only,
                 pt,
                 body,
+                &mut check,
             )?;
-            Ok(ok(200, &obj))
+            Ok(check.with_warnings(ok(200, &obj)))
         }
         "delete" => {
             let options = delete::DeleteOptions::parse(body, q)?;

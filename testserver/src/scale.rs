@@ -116,6 +116,14 @@ pub(crate) fn write(
     }
     v["metadata"]["resourceVersion"] = scale["metadata"]["resourceVersion"].clone();
     v["apiVersion"] = json!(info.api_version());
-    let obj = super::write::update(inner, info, ns, name, false, v)?;
+    let obj = super::write::update(
+        inner,
+        info,
+        ns,
+        name,
+        false,
+        v,
+        &mut super::validate::Check::default(),
+    )?;
     Ok(scale_of(paths, &obj))
 }

@@ -20,10 +20,11 @@
 //! - creating a CRD registers its served versions and fills its status (`Established`,
 //!   `NamesAccepted`, `acceptedNames`); updating it re-registers them.
 //!
-//! Every create and replace passes its object to `apply::on_write`, which maintains
-//! `metadata.managedFields` for the request's field manager.
-//!
-//! Objects are not validated against schemas: `fieldValidation` is accepted and ignored.
+//! Every write is decoded (built-ins) or pruned and defaulted (custom resources) under the
+//! request's `fieldValidation`, then validated against the kind's schema before it is stored
+//! (see [`super::validate`]); then every create and replace passes its object to
+//! `apply::on_write`, which maintains `metadata.managedFields` for the request's field
+//! manager.
 
 use std::sync::Arc;
 
@@ -35,6 +36,7 @@ use super::registry::{ResourceInfo, crd_resources};
 use super::status::ApiError;
 use super::storage::{EventType, Inner, Obj, object_key};
 use super::strategy;
+use super::validate::{self, Check};
 
 /// The current time as the API server writes timestamps.
 pub(crate) fn now_rfc3339() -> String {
@@ -113,8 +115,10 @@ pub(crate) fn create(
     info: &ResourceInfo,
     namespace: Option<&str>,
     mut value: Value,
+    check: &mut Check,
 ) -> Result<Arc<Obj>, ApiError> {
     check_type(info, &mut value)?;
+    validate::decode(inner, info, &mut value, check)?;
     let custom = is_custom(inner, info);
     if !custom {
         strategy::default(info, &mut value);
@@ -228,6 +232,7 @@ pub(crate) fn create(
         }
         value["status"] = json!({"phase": "Active"});
     }
+    validate::validate(inner, info, &name, &mut value, None)?;
     let crd_versions = if info.is_crd() {
         let mut probe = value.clone();
         probe["metadata"]["name"] = json!(name);
@@ -304,6 +309,7 @@ pub(crate) fn update(
     name: &str,
     status_only: bool,
     mut body: Value,
+    check: &mut Check,
 ) -> Result<Arc<Obj>, ApiError> {
     check_type(info, &mut body)?;
     let body_name = body["metadata"]["name"].as_str().unwrap_or_default();
@@ -322,7 +328,7 @@ pub(crate) fn update(
     let old = inner
         .get(&storage, &object_key(namespace, name))
         .ok_or_else(|| ApiError::not_found(&info.group, &info.plural, name))?;
-    replace(inner, info, &old, status_only, body)
+    replace(inner, info, &old, status_only, body, check)
 }
 
 /// Patches an object, on the main resource or the `status` subresource.
@@ -335,6 +341,7 @@ pub(crate) fn patch(
     status_only: bool,
     patch_type: PatchType,
     patch: &[u8],
+    check: &mut Check,
 ) -> Result<Arc<Obj>, ApiError> {
     // Checked before the object is read: 415 for a strategic merge patch of a custom resource.
     let schema = patch_type.schema_for(info)?;
@@ -351,7 +358,7 @@ pub(crate) fn patch(
     }
     let mut patched = patched;
     check_type(info, &mut patched)?;
-    replace(inner, info, &old, status_only, patched)
+    replace(inner, info, &old, status_only, patched, check)
 }
 
 /// The common end of update and patch.
@@ -360,8 +367,10 @@ fn replace(
     info: &ResourceInfo,
     old: &Arc<Obj>,
     status_only: bool,
-    body: Value,
+    mut body: Value,
+    check: &mut Check,
 ) -> Result<Arc<Obj>, ApiError> {
+    validate::decode(inner, info, &mut body, check)?;
     let body_rv = body["metadata"]["resourceVersion"]
         .as_str()
         .unwrap_or_default();
@@ -409,6 +418,7 @@ fn replace(
         );
     }
     new["metadata"]["resourceVersion"] = json!(old.rv.to_string());
+    validate::validate(inner, info, &old.name, &mut new, Some(&old_v))?;
     super::apply::on_write(inner, info, Some(&old_v), &mut new, status_only);
     if new == old_v {
         return Ok(old.clone());
@@ -430,6 +440,7 @@ fn replace(
     if info.is_crd() {
         let versions = crd_resources(&new)?;
         register_crd(inner, &mut new, versions);
+        validate::redefault_stored(inner, &new);
     }
     let storage = info.storage_key();
     let finalizers_left = new["metadata"]["finalizers"]

@@ -27,7 +27,8 @@ async fn create_stamps_metadata_and_checks_conflicts() {
     let generated = raw
         .post(
             PODS,
-            &json!({"metadata": {"generateName": "web-"}, "spec": {}}),
+            &json!({"metadata": {"generateName": "web-"},
+                    "spec": {"containers": [{"name": "c", "image": "nginx"}]}}),
         )
         .await;
     assert_eq!(generated.status, 201);
@@ -296,9 +297,9 @@ async fn crds_register_and_unregister_their_resources() {
                  "versions": [
                      {"name": "v1", "served": true, "storage": true,
                       "subresources": {"status": {}, "scale": {"specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.replicas"}},
-                      "schema": {"openAPIV3Schema": {"type": "object"}}},
+                      "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}},
                      {"name": "v1beta1", "served": true, "storage": false,
-                      "schema": {"openAPIV3Schema": {"type": "object"}}}]}
+                      "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}
     });
     let c = raw
         .post(
@@ -392,7 +393,10 @@ async fn deployments_scale_and_direct_helpers() {
     let d = server
         .create_object(json!({"apiVersion": "apps/v1", "kind": "Deployment",
                                "metadata": {"name": "web", "namespace": "default"},
-                               "spec": {"replicas": 2}}))
+                               "spec": {"replicas": 2,
+                                        "selector": {"matchLabels": {"app": "web"}},
+                                        "template": {"metadata": {"labels": {"app": "web"}},
+                                                     "spec": {"containers": [{"name": "web", "image": "nginx"}]}}}}))
         .unwrap();
     assert_eq!(d["metadata"]["generation"], 1);
     let put = raw

@@ -341,6 +341,7 @@ pub(crate) fn apply(
     status_only: bool,
     q: &Query,
     body: &[u8],
+    check: &mut crate::validate::Check,
 ) -> Result<(Arc<Obj>, bool), ApiError> {
     let manager = q
         .get("fieldManager")
@@ -398,7 +399,7 @@ pub(crate) fn apply(
         })?;
         set_managed_fields(&mut merged, None);
         let obj = with_writer(Writer::installing(managed::encode(&entries)), || {
-            write::create(inner, info, namespace, merged)
+            write::create(inner, info, namespace, merged, check)
         })?;
         return Ok((obj, true));
     };
@@ -425,7 +426,7 @@ pub(crate) fn apply(
         managed::encode(&entries)
     };
     let obj = with_writer(Writer::installing(mf), || {
-        write::update(inner, info, ns, name, status_only, merged)
+        write::update(inner, info, ns, name, status_only, merged, check)
     })?;
     Ok((obj, false))
 }
