@@ -131,10 +131,18 @@ async fn kubectl_apply_set_and_patch_merge_lists_by_key() {
     );
     assert_eq!(c[0]["image"], "nginx:1.26");
     assert_eq!(env(&c[0]), ["A=1", "C=3", "E=5"]);
-    assert_eq!(c[0]["ports"], json!([{"containerPort": 80}]));
+    // The server's defaults (`protocol: TCP`, the container defaults) come on top.
     assert_eq!(
-        c[1],
-        json!({"name": "sidecar", "image": "busybox:1.36", "command": ["sleep", "3600"]})
+        c[0]["ports"],
+        json!([{"containerPort": 80, "protocol": "TCP"}])
+    );
+    assert_eq!(
+        (&c[1]["name"], &c[1]["image"], &c[1]["command"]),
+        (
+            &json!("sidecar"),
+            &json!("busybox:1.36"),
+            &json!(["sleep", "3600"])
+        )
     );
     assert_eq!(d["spec"]["replicas"], 2);
     assert_eq!(d["metadata"]["generation"], 3);

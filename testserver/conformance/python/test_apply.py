@@ -6,14 +6,11 @@ from kubernetes.client.rest import ApiException
 
 from support import configmap, status_of
 
-SSA = "not reproduced yet: server-side apply"
-
 
 def configmaps(dyn):
     return dyn.resources.get(api_version="v1", kind="ConfigMap")
 
 
-@pytest.mark.xfail(strict=True, reason=SSA)
 def test_apply_creates_a_missing_object_and_records_the_manager(dyn, ns):
     """Applying an object that does not exist creates it; managedFields has one entry for
     the field manager with operation Apply and fieldsType FieldsV1."""
@@ -25,15 +22,14 @@ def test_apply_creates_a_missing_object_and_records_the_manager(dyn, ns):
     assert entries == [("conformance-a", "Apply", "FieldsV1")]
 
 
-@pytest.mark.xfail(strict=True, reason=SSA)
-def test_apply_without_field_manager_is_400(dyn, ns):
-    """fieldManager is required for apply requests: 400 BadRequest."""
+def test_apply_without_field_manager_is_422(dyn, ns):
+    """fieldManager is required for apply requests: 422 Invalid on PatchOptions
+    (`fieldManager: Required value: is required for apply patch`)."""
     with pytest.raises(ApiException) as e:
         configmaps(dyn).server_side_apply(body=configmap("nofm"), namespace=ns)
-    assert e.value.status == 400
+    assert e.value.status == 422
 
 
-@pytest.mark.xfail(strict=True, reason=SSA)
 def test_apply_conflict_between_managers_is_409_until_forced(dyn, ns):
     """A second manager applying a different value to a field another manager owns gets 409
     Conflict naming the owner and field; with force=true it takes the field over."""
@@ -56,7 +52,6 @@ def test_apply_conflict_between_managers_is_409_until_forced(dyn, ns):
     assert out.data.k == "b"
 
 
-@pytest.mark.xfail(strict=True, reason=SSA)
 def test_apply_removes_fields_the_manager_stops_applying(dyn, ns):
     """A manager that re-applies without a field it alone owned removes that field."""
     cms = configmaps(dyn)
@@ -69,7 +64,6 @@ def test_apply_removes_fields_the_manager_stops_applying(dyn, ns):
     assert out.data.to_dict() == {"keep": "1"}
 
 
-@pytest.mark.xfail(strict=True, reason="not reproduced yet: managedFields for non-apply writes")
 def test_create_records_an_update_manager(core, ns):
     """Every write records managedFields: a create with fieldManager=creator adds an entry
     with operation Update for that manager."""

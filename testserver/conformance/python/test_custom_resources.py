@@ -166,9 +166,6 @@ def test_scale_subresource_of_a_deployment(apps, ns):
     assert apps.read_namespaced_deployment("web", ns).spec.replicas == 4
 
 
-@pytest.mark.xfail(
-    strict=True, reason="not reproduced yet: validation of custom objects against the CRD schema"
-)
 def test_schema_violation_is_422_invalid_naming_the_field(custom, widgets, ns):
     """A custom object that breaks the structural schema (replicas: "three") is 422 Invalid
     with the field in the message and in details.causes; nothing is stored."""
@@ -185,9 +182,6 @@ def test_schema_violation_is_422_invalid_naming_the_field(custom, widgets, ns):
     assert gone(lambda: custom.get_namespaced_custom_object(group, version, ns, plural, "bad"))
 
 
-@pytest.mark.xfail(
-    strict=True, reason="not reproduced yet: pruning of fields unknown to a structural schema"
-)
 def test_unknown_fields_are_pruned(custom, widgets, ns):
     """Fields the structural schema does not declare are dropped on write."""
     group, version, plural = widgets

@@ -90,10 +90,6 @@ def test_update_without_resource_version_is_unconditional(core, ns):
     assert core.read_namespaced_config_map("uncond", ns).data == {"v": "new"}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="not reproduced yet: built-in bodies are not decoded into their types (201 Created)",
-)
 def test_string_replicas_on_a_built_in_is_400_bad_request(api, ns):
     """A built-in body that does not decode into its Go type (replicas: "three") is refused
     before validation: 400 BadRequest `Deployment in version "v1" cannot be handled as a
