@@ -154,7 +154,7 @@ impl ApiError {
                 "the body of the request was in an unknown format ({content_type}); \
                      accepted media types include: application/json, \
                      application/merge-patch+json, application/json-patch+json, \
-                     application/strategic-merge-patch+json"
+                     application/apply-patch+yaml, application/strategic-merge-patch+json"
             ),
         )
     }
