@@ -6,6 +6,7 @@
 pub mod emit;
 pub mod generator;
 pub mod model;
+pub mod naming;
 pub mod read;
 
 pub use emit::modules::{GeneratedFile, Layout};

@@ -338,5 +338,5 @@ fn expand_module(args: &Args, m: &mut syn::ItemMod) -> syn::Result<()> {
 }
 
 fn version_mod(res: &DeriveResource) -> syn::Ident {
-    format_ident!("{}", kinform_codegen::emit::api_names::snake(&res.version))
+    format_ident!("{}", kinform_codegen::naming::snake(&res.version))
 }

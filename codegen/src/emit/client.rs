@@ -29,9 +29,9 @@ use quote::{format_ident, quote};
 
 use crate::model::{Scope, Subresource, Verb};
 
-use super::api_names::{ident, snake};
 use super::modules::ResourceCtx;
 use super::output::doc_attrs;
+use crate::naming::{ident, snake};
 
 /// Connect subresources the runtime serves (see [`connect_methods`]).
 const KNOWN_CONNECT: &[&str] = &["exec", "attach", "portforward", "proxy"];

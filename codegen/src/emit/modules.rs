@@ -27,11 +27,11 @@ use quote::quote;
 use crate::model::types::TypeModule;
 use crate::model::{ApiModel, ResourceDef, RootType};
 
-use super::api_names::{camel, group_names, ident, snake};
 use super::output::{FormatError, HEADER, doc_attrs, format_file, inner_doc_attrs};
 use super::runtime::RuntimePaths;
 use super::types::{TypesConfig, emit_type_module};
 use super::{client, informer};
+use crate::naming::{camel, group_names, ident, snake};
 
 /// Options of the resource emitters.
 #[derive(Clone, Debug)]

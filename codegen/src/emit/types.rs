@@ -29,7 +29,7 @@ use quote::quote;
 use crate::model::types::{StructType, TypeDef, TypeModule, TypeRef};
 
 use super::format::{FormatError, doc_attrs, format_file};
-use super::naming::{ident, snake_name};
+use crate::naming::{ident, snake_name};
 
 /// Options of the type emitter.
 #[derive(Clone, Debug)]
@@ -299,4 +299,4 @@ pub(crate) fn fn_base(owner: &str, field: &str) -> String {
     format!("{}_{}", snake_name(owner), snake_name(field))
 }
 
-pub(crate) use super::naming::NameAllocator as FnNames;
+pub(crate) use crate::naming::NameAllocator as FnNames;

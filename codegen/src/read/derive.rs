@@ -12,7 +12,6 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use proc_macro2::TokenStream;
 
-use crate::emit::api_names::{group_names, snake};
 use crate::emit::client::{group_version_clientset, resource_client};
 use crate::emit::informer::{
     group_informers, group_version_informers, has_informer, resource_informer,
@@ -20,6 +19,7 @@ use crate::emit::informer::{
 use crate::emit::modules::{GroupCtx, GroupVersionCtx, ResourceCtx};
 use crate::emit::runtime::RuntimePaths;
 use crate::model::{PrinterColumn, ResourceDef, RootType, ScalePaths, Scope, Subresource, Verb};
+use crate::naming::{group_names, snake};
 
 /// A derived resource, as the macro parsed and validated it.
 #[derive(Clone, Debug, PartialEq)]

@@ -10,8 +10,8 @@ use std::collections::BTreeSet;
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use crate::emit::naming::ident;
 use crate::model::types::{EnumType, UnionType};
+use crate::naming::ident;
 
 use super::defaults::DefaultFns;
 use super::{Paths, elements, ref_has_default, type_docs, type_tokens};

@@ -13,8 +13,8 @@ use proc_macro2::{Ident, Literal, TokenStream};
 use quote::quote;
 
 use crate::emit::format::doc_attrs;
-use crate::emit::naming::ident;
 use crate::model::types::{Field, Remainder, StructType, TypeRef};
+use crate::naming::ident;
 
 use super::defaults::Shared;
 use super::{Paths, defaults, elements, rust_type, type_tokens};

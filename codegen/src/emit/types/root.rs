@@ -7,9 +7,9 @@ use std::collections::BTreeSet;
 use proc_macro2::{Literal, TokenStream};
 use quote::quote;
 
-use crate::emit::naming::ident;
 use crate::model::Scope;
 use crate::model::types::{Field, StructType, TypeModule};
+use crate::naming::ident;
 
 use super::defaults::DefaultFns;
 use super::fields::{FieldPlan, PlannedField, StructBody, struct_body};

@@ -1,12 +1,21 @@
-//! Rust names for JSON names: valid, deterministic and collision-free.
+//! Every Rust name the generator chooses: fields, types, modules, groups, accessors.
 //!
-//! Kubernetes JSON names are camelCase, but CRDs also carry snake_case (`init_containers`),
-//! dashes (`hugepages-1Gi`), leading symbols (`$ref`, `x-kubernetes-*`), Rust keywords (`type`,
-//! `ref`, `match`, `enum`) and upper-case acronyms (`HPAReplicas`). Every emitter names things
-//! through this module so the same schema always yields the same identifiers; the JSON name is
-//! kept separately (serde renames), so nothing depends on the conversion being reversible.
+//! One module, used by readers (type and field names in the model) and emitters (modules,
+//! accessors, clients) alike, so one input string always becomes one identifier wherever it
+//! is named. Kubernetes JSON names are camelCase, but CRDs also carry snake_case
+//! (`init_containers`), dashes (`hugepages-1Gi`), leading symbols (`$ref`, `x-kubernetes-*`),
+//! Rust keywords (`type`, `ref`, `match`, `enum`) and upper-case acronyms (`HPAReplicas`); the
+//! JSON name is kept separately (serde renames), so nothing depends on the conversion being
+//! reversible.
+//!
+//! API groups are named as client-go names built-in groups, after their first DNS label
+//! (`rbac.authorization.k8s.io` -> `RbacV1()`, `apps` -> `AppsV1()`, the core group ->
+//! `CoreV1()`), for groups that are Kubernetes' own (no dot, or under `.k8s.io`); everyone
+//! else's group keeps its whole name (`example.com` -> `example_com`), where the first label
+//! alone (`example`, `cert-manager`'s `cert`) would say little and collide often. Two groups
+//! that would still get the same name both fall back to their whole name.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use heck::{ToSnakeCase, ToUpperCamelCase};
 use proc_macro2::{Ident, Span};
@@ -82,9 +91,10 @@ pub fn snake_name(json: &str) -> String {
     }
 }
 
-/// The UpperCamelCase type or variant name for a JSON name: `spec` -> `Spec`,
-/// `HPAReplicas` -> `HpaReplicas`, `1.0` -> `V10`; empty or symbol-only names become `Value`.
-pub fn camel_name(json: &str) -> String {
+/// The UpperCamelCase type, variant or trait-name part for any string: `spec` -> `Spec`,
+/// `HPAReplicas` -> `HpaReplicas`, `example_com` -> `ExampleCom`, `1.0` -> `V10`; empty or
+/// symbol-only names become `Value`, `Self` becomes `SelfValue`.
+pub fn camel(json: &str) -> String {
     let s: String = json
         .chars()
         .map(|c| if c.is_ascii_alphanumeric() { c } else { ' ' })
@@ -130,15 +140,54 @@ pub fn field_name(snake: &str) -> String {
     }
 }
 
-/// A module name for a group or kind: `gateway.networking.k8s.io` ->
-/// `gateway_networking_k8s_io`, `HTTPRoute` -> `http_route`; never a keyword.
-pub fn module_name(s: &str) -> String {
+/// A module, accessor or function name for any string: [`snake_name`], with a `_` suffix on
+/// keywords: `gateway.networking.k8s.io` -> `gateway_networking_k8s_io`, `HTTPRoute` ->
+/// `http_route`, `type` -> `type_`, `v1beta1` -> `v1beta1`.
+pub fn snake(s: &str) -> String {
     let snake = snake_name(s);
     if is_keyword(&snake) || NON_RAW_KEYWORDS.contains(&snake.as_str()) {
         format!("{snake}_")
     } else {
         snake
     }
+}
+
+/// Whether the group is one of Kubernetes' own.
+fn is_kubernetes_group(group: &str) -> bool {
+    !group.contains('.') || group.ends_with(".k8s.io")
+}
+
+/// The short name of a group before collision handling.
+fn short_name(group: &str) -> String {
+    if group.is_empty() {
+        "core".to_owned()
+    } else if is_kubernetes_group(group) {
+        snake(group.split('.').next().unwrap_or(group))
+    } else {
+        snake(group)
+    }
+}
+
+/// The module / accessor name of every group: `""` -> `core`, `apps` -> `apps`,
+/// `rbac.authorization.k8s.io` -> `rbac`, `example.com` -> `example_com`.
+pub fn group_names<'a>(groups: impl IntoIterator<Item = &'a str>) -> BTreeMap<String, String> {
+    let groups: Vec<&str> = groups.into_iter().collect();
+    let mut count: BTreeMap<String, usize> = BTreeMap::new();
+    for g in &groups {
+        *count.entry(short_name(g)).or_default() += 1;
+    }
+    groups
+        .iter()
+        .map(|g| {
+            let short = short_name(g);
+            let name = if count[&short] > 1 && !g.is_empty() {
+                snake(g)
+            } else {
+                short
+            };
+            ((*g).to_owned(), name)
+        })
+        .collect()
 }
 
 /// Parses a name produced by this module (possibly `r#...`) into an [`Ident`].
@@ -255,10 +304,10 @@ mod tests {
         assert_eq!(field_name("gen"), "r#gen");
         assert_eq!(field_name("self"), "self_");
         assert_eq!(field_name("spec"), "spec");
-        assert_eq!(module_name("type"), "type_");
-        assert_eq!(module_name("HTTPRoute"), "http_route");
+        assert_eq!(snake("type"), "type_");
+        assert_eq!(snake("HTTPRoute"), "http_route");
         assert_eq!(
-            module_name("gateway.networking.k8s.io"),
+            snake("gateway.networking.k8s.io"),
             "gateway_networking_k8s_io"
         );
         // Every produced name parses as an identifier.
@@ -269,13 +318,13 @@ mod tests {
 
     #[test]
     fn camel_names() {
-        assert_eq!(camel_name("spec"), "Spec");
-        assert_eq!(camel_name("RegularExpression"), "RegularExpression");
-        assert_eq!(camel_name("1.0"), "V10");
-        assert_eq!(camel_name(""), "Value");
-        assert_eq!(camel_name("*"), "Value");
-        assert_eq!(camel_name("self"), "SelfValue");
-        assert_eq!(camel_name("postgresql"), "Postgresql");
+        assert_eq!(camel("spec"), "Spec");
+        assert_eq!(camel("RegularExpression"), "RegularExpression");
+        assert_eq!(camel("1.0"), "V10");
+        assert_eq!(camel(""), "Value");
+        assert_eq!(camel("*"), "Value");
+        assert_eq!(camel("self"), "SelfValue");
+        assert_eq!(camel("postgresql"), "Postgresql");
     }
 
     #[test]
@@ -304,5 +353,44 @@ mod tests {
         assert_eq!(alloc.alloc("Foo"), "Foo");
         assert_eq!(alloc.alloc("Foo"), "Foo2");
         assert_eq!(alloc.alloc("Foo"), "Foo3");
+    }
+
+    #[test]
+    fn group_naming() {
+        let names = group_names([
+            "",
+            "apps",
+            "rbac.authorization.k8s.io",
+            "authorization.k8s.io",
+            "example.com",
+            "cert-manager.io",
+            "cluster.x-k8s.io",
+        ]);
+        assert_eq!(names[""], "core");
+        assert_eq!(names["apps"], "apps");
+        assert_eq!(names["rbac.authorization.k8s.io"], "rbac");
+        assert_eq!(names["authorization.k8s.io"], "authorization");
+        assert_eq!(names["example.com"], "example_com");
+        assert_eq!(names["cert-manager.io"], "cert_manager_io");
+        assert_eq!(names["cluster.x-k8s.io"], "cluster_x_k8s_io");
+    }
+
+    #[test]
+    fn collisions_fall_back_to_whole_names() {
+        let names = group_names(["foo.k8s.io", "foo"]);
+        assert_eq!(names["foo.k8s.io"], "foo_k8s_io");
+        assert_eq!(names["foo"], "foo");
+    }
+
+    #[test]
+    fn identifiers_are_valid() {
+        assert_eq!(snake("type"), "type_");
+        assert_eq!(snake("3d"), "_3d");
+        assert_eq!(snake(""), "field");
+        assert_eq!(camel("1x"), "V1x");
+        assert_eq!(snake("ephemeralcontainers"), "ephemeralcontainers");
+        assert_eq!(camel("example_com"), "ExampleCom");
+        assert_eq!(camel("v1beta1"), "V1beta1");
+        assert_eq!(camel("foo"), "Foo");
     }
 }
