@@ -29,8 +29,8 @@ use quote::{format_ident, quote};
 
 use crate::model::{Scope, Subresource, Verb};
 
+use super::format::doc_attrs;
 use super::modules::ResourceCtx;
-use super::output::doc_attrs;
 use crate::naming::{ident, snake};
 
 /// Connect subresources the runtime serves (see [`connect_methods`]).

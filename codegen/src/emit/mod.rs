@@ -4,6 +4,5 @@ pub mod client;
 pub mod format;
 pub mod informer;
 pub mod modules;
-pub mod output;
 pub mod runtime;
 pub mod types;

@@ -27,7 +27,9 @@ use quote::quote;
 use crate::model::types::TypeModule;
 use crate::model::{ApiModel, ResourceDef, RootType};
 
-use super::output::{FormatError, HEADER, doc_attrs, format_file, inner_doc_attrs};
+use super::format::{
+    FormatError, GENERATED_HEADER as HEADER, doc_attrs, format_file, inner_doc_attrs,
+};
 use super::runtime::RuntimePaths;
 use super::types::{TypesConfig, emit_type_module};
 use super::{client, informer};

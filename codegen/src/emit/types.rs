@@ -29,6 +29,7 @@ use quote::quote;
 use crate::model::types::{StructType, TypeDef, TypeModule, TypeRef};
 
 use super::format::{FormatError, doc_attrs, format_file};
+use super::runtime::PathError;
 use crate::naming::{ident, snake_name};
 
 /// Options of the type emitter.
@@ -47,9 +48,10 @@ impl Default for TypesConfig {
 
 impl TypesConfig {
     /// Options with the runtime crate at `path` (e.g. `::kinform` or `crate::rt`).
-    pub fn with_runtime_crate(path: &str) -> Result<Self, FormatError> {
-        let runtime = syn::parse_str::<syn::Path>(path).map_err(|e| FormatError {
-            message: format!("runtime crate path {path:?}: {e}"),
+    pub fn with_runtime_crate(path: &str) -> Result<Self, PathError> {
+        let runtime = syn::parse_str::<syn::Path>(path).map_err(|_| PathError {
+            path: path.to_owned(),
+            what: "runtime crate",
         })?;
         Ok(Self { runtime })
     }
@@ -215,7 +217,7 @@ pub fn emit_crd_types_tokens(modules: &[TypeModule], cfg: &TypesConfig) -> Token
 
 /// Emits all modules as one formatted file with the `@generated` header.
 pub fn emit_crd_types(modules: &[TypeModule], cfg: &TypesConfig) -> Result<String, FormatError> {
-    format_file(emit_crd_types_tokens(modules, cfg))
+    format_file("CRD types", emit_crd_types_tokens(modules, cfg))
 }
 
 /// Names of the types that implement `Default` (every required field's type does).
@@ -254,8 +256,8 @@ pub(crate) const NULLABLE_FN: &str = "deserialize_nullable";
 
 fn type_docs(docs: Option<&str>, fallback: &str) -> TokenStream {
     match docs.filter(|d| !d.trim().is_empty()) {
-        Some(d) => doc_attrs(Some(d)),
-        None => doc_attrs(Some(fallback)),
+        Some(d) => doc_attrs(d),
+        None => doc_attrs(fallback),
     }
 }
 

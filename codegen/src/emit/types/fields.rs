@@ -235,7 +235,7 @@ fn field_docs(f: &Field) -> TokenStream {
     if docs.is_empty() {
         docs = format!("`{}`.", f.json_name);
     }
-    doc_attrs(Some(&docs))
+    doc_attrs(&docs)
 }
 
 /// One declared field of a struct with its plan.
