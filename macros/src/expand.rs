@@ -1,11 +1,12 @@
 //! Expansion: the root type, its serde, `HasMetadata` / `Resource` impls, `new` and `crd`,
 //! then the typed client, lister, informer and factory accessor from kinform-codegen's
-//! resource emitters (through [`DeriveResource::resource_items`]), the same tokens
+//! resource emitters (through `resource_items`), the same tokens
 //! `kinform-gen` writes into a resource module.
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
+use kinform_codegen::emit::derive::resource_items;
 use kinform_codegen::emit::runtime::RuntimePaths;
 use kinform_codegen::emit::types::{ResourceIdentity, resource_impls};
 use kinform_codegen::model::Scope;
@@ -177,7 +178,7 @@ pub fn expand(
 
     let paths = RuntimePaths::new(&quote!(#rt).to_string(), Some(&k8s.to_string()))
         .map_err(|e| syn::Error::new(proc_macro2::Span::call_site(), e.to_string()))?;
-    let items = res.resource_items(quote!(#root), &paths);
+    let items = resource_items(res, quote!(#root), &paths);
     let crd_desc = quote! {
         #rt::crd::CrdDescription {
             group: #group,

@@ -33,8 +33,9 @@ use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
 use syn::spanned::Spanned;
 
+use kinform_codegen::emit::derive::{GroupError, group_items};
 use kinform_codegen::emit::runtime::RuntimePaths;
-use kinform_codegen::read::derive::{DeriveResource, GroupError, group_items};
+use kinform_codegen::read::derive::DeriveResource;
 
 use crate::attrs::{Attrs, Errors};
 use crate::validate;

@@ -1,6 +1,7 @@
 //! Emitters: the [`crate::model`] -> formatted Rust source.
 
 pub mod client;
+pub mod derive;
 pub mod format;
 pub mod informer;
 pub mod modules;
