@@ -24,16 +24,21 @@ pub(crate) fn wants_aggregated(accept: Option<&str>) -> bool {
     })
 }
 
-/// `/version`.
+/// `/version`: the Kubernetes version whose API this server reproduces (v1.35, the embedded
+/// OpenAPI documents'), marked as kinform's in `gitVersion`.
 pub(crate) fn version() -> Value {
     json!({
         "major": "1",
-        "minor": "32",
-        "gitVersion": "v1.32.0-kinform",
+        "minor": "35",
+        "emulationMajor": "1",
+        "emulationMinor": "35",
+        "minCompatibilityMajor": "1",
+        "minCompatibilityMinor": "34",
+        "gitVersion": "v1.35.0-kinform",
         "gitCommit": "0000000000000000000000000000000000000000",
         "gitTreeState": "clean",
-        "buildDate": "2025-01-01T00:00:00Z",
-        "goVersion": "go1.23.0",
+        "buildDate": "2025-12-17T00:00:00Z",
+        "goVersion": "go1.25.5",
         "compiler": "gc",
         "platform": "linux/amd64",
     })

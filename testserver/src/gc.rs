@@ -12,10 +12,12 @@
 //! deleted owners (a controller that acted on a stale cache) is deleted as well. Like the real collector it acts shortly after
 //! the owner is gone, not atomically with the owner's delete.
 //!
+//! The same task finishes what waits on a deletion: an owner deleted in the foreground loses
+//! its `foregroundDeletion` finalizer (and goes) when its last dependent goes, and a
+//! terminating namespace goes when its last object goes (the namespace controller's job).
+//!
 //! Differences from a real cluster: only owners whose deletion this server saw count as gone
-//! (objects whose owners never existed, such as preloaded pods, are left alone); the
-//! `Orphan` and `Foreground` propagation policies are not reproduced (dependents are always
-//! deleted in the background); a watch buffer overflow of the task (more than the server's
+//! (objects whose owners never existed, such as preloaded pods, are left alone); a watch buffer overflow of the task (more than the server's
 //! `watch_buffer` changes at once) loses the index entries of the missed changes.
 
 use std::collections::{HashMap, HashSet};
@@ -25,7 +27,9 @@ use serde_json::Value;
 use tokio::sync::broadcast::{Receiver, error::RecvError};
 use tokio_util::sync::CancellationToken;
 
-use super::delete::delete;
+use super::delete::{
+    DeleteOptions, FOREGROUND, delete, dependents, finish_namespace, remove_finalizer,
+};
 use super::storage::{Event, EventType, Storage};
 
 /// Where a dependent lives: its storage (`group/plural`) and key.
@@ -155,6 +159,9 @@ pub(crate) async fn run(
         for (storage_key, key) in index.apply(&event) {
             collect(&storage, &storage_key, &key);
         }
+        if event.kind == EventType::Deleted {
+            finish_waiting_owners(&storage, &event);
+        }
     }
 }
 
@@ -168,10 +175,59 @@ fn collect(storage: &Storage, storage_key: &str, key: &str) {
         return;
     };
     let (namespace, name) = (obj.namespace.clone(), obj.name.clone());
-    match delete(&mut inner, &info, &namespace, &name, &Value::Null) {
+    match delete(
+        &mut inner,
+        &info,
+        &namespace,
+        &name,
+        &DeleteOptions::default(),
+    ) {
         Ok(_) => tracing::debug!(storage = storage_key, key, "garbage collected"),
         Err(e) => {
             tracing::warn!(storage = storage_key, key, error = %e, "garbage collection failed")
         }
+    }
+}
+
+/// After a deletion: removes the `foregroundDeletion` finalizer of owners whose last
+/// dependent this was, and removes the object's namespace if it is terminating and now empty.
+fn finish_waiting_owners(storage: &Storage, event: &Event) {
+    let value = event.obj.value();
+    let mut inner = storage.lock();
+    let namespace = event.obj.namespace.as_str();
+    for owner in value["metadata"]["ownerReferences"]
+        .as_array()
+        .into_iter()
+        .flatten()
+    {
+        let (Some(api_version), Some(kind), Some(name)) = (
+            owner["apiVersion"].as_str(),
+            owner["kind"].as_str(),
+            owner["name"].as_str(),
+        ) else {
+            continue;
+        };
+        let Some(info) = inner.registry.by_kind(api_version, kind) else {
+            continue;
+        };
+        let ns = if info.namespaced { namespace } else { "" };
+        let Some(obj) = inner.get(&info.storage_key(), &super::storage::object_key(ns, name))
+        else {
+            continue;
+        };
+        let owner_value = obj.value();
+        let waiting = !owner_value["metadata"]["deletionTimestamp"].is_null()
+            && owner_value["metadata"]["finalizers"]
+                .as_array()
+                .is_some_and(|f| f.iter().any(|f| f == FOREGROUND));
+        let uid = owner_value["metadata"]["uid"].as_str().unwrap_or_default();
+        if waiting && owner["uid"] == uid && dependents(&inner, uid).is_empty() {
+            remove_finalizer(&mut inner, &info, &obj, FOREGROUND);
+        }
+    }
+    if !namespace.is_empty()
+        && let Some(ns_info) = inner.registry.get("", "v1", "namespaces")
+    {
+        finish_namespace(&mut inner, &ns_info, namespace);
     }
 }

@@ -12,27 +12,36 @@
 //!   WATCH with history replay, 410 after the window, bookmarks and streaming lists
 //!   (`watch`);
 //! - create/update/patch with optimistic concurrency and status subresources (`write`,
-//!   `patch`), delete with finalizers (`delete`);
+//!   `patch`), delete with finalizers and `propagationPolicy` (`delete`), `dryRun` on every
+//!   write (`storage::Storage::write`);
+//! - every built-in resource of Kubernetes v1.35's GA versions, derived from the embedded
+//!   v1.35 OpenAPI documents (`spec`), which are also served at `/openapi/v2` and
+//!   `/openapi/v3` (`openapi`); the review kinds (`SelfSubjectAccessReview`,
+//!   `SelfSubjectReview`, ...) answered, not stored (`review`);
 //! - CRD registration (`registry`) and faults switchable at run time ([`Faults`]);
 //! - HTTPS with a CA of its own, written into its kubeconfig
 //!   ([`TestApiServerBuilder::https`], the binary's default; module `tls`);
 //! - garbage collection of dependents through `ownerReferences` (`gc`), as
-//!   kube-controller-manager does in a real cluster.
+//!   kube-controller-manager does in a real cluster, and namespace termination as the
+//!   namespace controller does.
 //!
-//! Built-ins served from the start: namespaces, pods, configmaps, secrets, services, events
-//! (core and `events.k8s.io`), deployments, replicasets, leases and
-//! customresourcedefinitions; tests register other built-ins with
-//! [`TestApiServer::register_resource`]. The namespaces `default`, `kube-system` and
-//! `kube-public` exist at start.
+//! The namespaces `default`, `kube-system` and `kube-public` exist at start. Tests register
+//! resources no GA version serves (a beta version, an aggregated API) with
+//! [`TestApiServer::register_resource`].
 //!
-//! Not reproduced (each refused clearly or documented where it matters): protobuf (JSON is
-//! always answered), server-side apply (415), strategic merge list semantics (applied as a
-//! JSON merge patch), `dryRun` (400), schema validation and defaulting of objects, admission,
-//! authentication and authorization (every request is allowed), garbage collection of
-//! dependents, graceful pod deletion (immediate) and the namespace `Terminating` phase
-//! (contents are deleted at once), OpenAPI schemas (only what kubectl needs is published).
-//! Core and `events.k8s.io` Events are separate stores here. The deprecated `/watch/` path
-//! prefix is not served (use `?watch=true`).
+//! Not reproduced (each refused clearly or documented where it matters):
+//! - protobuf request bodies (JSON is always answered; a protobuf body is refused with 415),
+//!   and the protobuf form of `/openapi/v2` (404: clients fall back on v3);
+//! - server-side apply (415), strategic merge list semantics (applied as a JSON merge patch);
+//! - schema validation and defaulting of objects, admission webhooks;
+//! - authentication and authorization: every request is the one admin user and is allowed;
+//! - alpha and beta API versions (not served unless registered), `autoscaling/v1`
+//!   (horizontal pod autoscalers are served as `autoscaling/v2` only: the conversion between
+//!   them is not reproduced);
+//! - graceful pod deletion (immediate: there is no kubelet), the CRD
+//!   `customresourcecleanup` finalizer (a CRD's objects go at once with it);
+//! - core and `events.k8s.io` Events are separate stores here; the deprecated `/watch/`
+//!   path prefix is not served (use `?watch=true`).
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), kinform_testserver::TestServerError> {
@@ -60,6 +69,7 @@ mod preload;
 mod registry;
 mod render;
 mod request_log;
+mod review;
 mod router;
 mod scale;
 mod spec;

@@ -30,7 +30,9 @@ impl Query {
                     .decode_utf8_lossy()
                     .into_owned()
             };
-            map.insert(decode(k), decode(v));
+            // A repeated parameter counts by its first value, as in the real server's
+            // query conversion.
+            map.entry(decode(k)).or_insert_with(|| decode(v));
         }
         Self(map)
     }
@@ -40,10 +42,30 @@ impl Query {
         self.0.get(key).map(String::as_str)
     }
 
-    /// A boolean parameter (`true`/`1`).
+    /// A boolean parameter, converted as kube-apiserver converts query booleans
+    /// (apimachinery's `Convert_Slice_string_To_bool`): `0` and `false` in any case are false,
+    /// any other value is true (the Python client sends `watch=True`), absent is `None`.
     pub fn flag(&self, key: &str) -> Option<bool> {
-        self.get(key).map(|v| v == "true" || v == "1")
+        self.get(key)
+            .map(|v| !(v == "0" || v.eq_ignore_ascii_case("false")))
     }
+
+    /// `dryRun`: `Some(true)` for `All`; any other value is refused as kube-apiserver's
+    /// `ValidateDryRun` refuses it.
+    pub fn dry_run(&self) -> Result<bool, ApiError> {
+        match self.get("dryRun") {
+            None => Ok(false),
+            Some("All") => Ok(true),
+            Some(other) => Err(dry_run_invalid(other)),
+        }
+    }
+}
+
+/// The 400 kube-apiserver answers for a `dryRun` value other than `All`.
+pub(crate) fn dry_run_invalid(value: &str) -> ApiError {
+    ApiError::bad_request(format!(
+        "Invalid value: []string{{{value:?}}}: supported values: \"All\""
+    ))
 }
 
 /// `resourceVersionMatch`.

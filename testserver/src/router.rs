@@ -3,7 +3,7 @@
 //! Paths follow the API server's layout: `/api/v1/...` for the core group,
 //! `/apis/{group}/{version}/...` for named groups, then `[namespaces/{ns}/]{plural}[/{name}[/{sub}]]`
 //! (`/api/v1/namespaces/{name}[/status]` being the namespace object itself). `/openapi/v2`
-//! answers 404; `/openapi/v3` serves the minimal documents of [`super::openapi`].
+//! and `/openapi/v3` serve the documents of [`super::openapi`].
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -82,11 +82,23 @@ async fn route(state: &Arc<State>, req: Request<Incoming>) -> Result<Response<Bo
             set_content_type(&mut r, discovery::AGGREGATED_V2);
             return Ok(r);
         }
-        ["openapi", "v3"] => Some(super::openapi::root(&reg())),
-        ["openapi", "v3", rest @ ..] => Some(
-            super::openapi::group_version_doc(&reg(), rest)
-                .ok_or_else(|| ApiError::no_route(&path))?,
-        ),
+        ["openapi", "v3"] => Some(super::openapi::root(&state.storage.lock())),
+        ["openapi", "v3", rest @ ..] if method == Method::GET => {
+            let doc = super::openapi::group_version_doc(&state.storage.lock(), rest)
+                .ok_or_else(|| ApiError::no_route(&path))?;
+            return Ok(match doc {
+                super::openapi::Document::Builtin(bytes) => {
+                    json_response(200, Bytes::from_static(bytes))
+                }
+                super::openapi::Document::Custom(doc) => json_response(200, to_bytes(&doc)),
+            });
+        }
+        ["openapi", "v2"] if method == Method::GET && openapi_v2_json(accept.as_deref()) => {
+            return Ok(json_response(
+                200,
+                Bytes::from_static(super::spec::v2_bytes()),
+            ));
+        }
         ["api"] => Some(discovery::api_versions(&state.addr.to_string())),
         ["api", "v1"] => Some(discovery::resource_list(&reg(), "", "v1")),
         ["apis"] => Some(discovery::group_list(&reg())),
@@ -165,7 +177,7 @@ fn dispatch(
         None => {}
         Some("status") if info.status_subresource => {}
         Some("scale") if info.scale.is_some() => {
-            return scale_request(state, method, path, &t, content_type, body);
+            return scale_request(state, method, path, &t, q, content_type, body);
         }
         Some(_) => return Err(ApiError::no_route(path)),
     }
@@ -174,64 +186,102 @@ fn dispatch(
         json_response(code, render_object(info, obj, form.min_json(), include))
     };
     let not_allowed = || ApiError::method_not_allowed(method.as_str(), path);
-    if *method != Method::GET && q.get("dryRun").is_some_and(|d| !d.is_empty()) {
-        // Refused rather than silently persisted.
-        return Err(ApiError::bad_request(
-            "dryRun is not supported by this test server",
-        ));
+    let verb = match (method, t.name.as_deref()) {
+        (&Method::GET, None) if q.flag("watch") == Some(true) => "watch",
+        (&Method::GET, None) => "list",
+        (&Method::GET, Some(_)) => "get",
+        (&Method::POST, None) => "create",
+        (&Method::PUT, Some(_)) => "update",
+        (&Method::PATCH, Some(_)) => "patch",
+        (&Method::DELETE, Some(_)) if !status_only => "delete",
+        (&Method::DELETE, None) => "deletecollection",
+        _ => return Err(not_allowed()),
+    };
+    if sub.is_none() && !info.has_verb(verb) {
+        return Err(not_allowed());
     }
-    match (method, t.name.as_deref()) {
-        (&Method::GET, None) if q.flag("watch") == Some(true) => {
-            watch::watch(state, info, ns, q, form)
-        }
-        (&Method::GET, None) => list::list(state, info, ns, q, form),
-        (&Method::GET, Some(name)) => list::get(state, info, ns.unwrap_or_default(), name, form, q),
-        (&Method::POST, None) => {
+    if verb == "create" && super::review::is_review(info) {
+        let value = parse_json(body)?;
+        let review = super::review::answer(info, value)?;
+        return Ok(json_response(201, to_bytes(&review)));
+    }
+    if matches!(verb, "create" | "update") && is_protobuf(content_type) {
+        return Err(ApiError::unsupported_media_type(content_type));
+    }
+    let dry_run = if method == Method::DELETE {
+        false // read from DeleteOptions below
+    } else {
+        q.dry_run()?
+    };
+    match verb {
+        "watch" => watch::watch(state, info, ns, q, form),
+        "list" => list::list(state, info, ns, q, form),
+        "get" => list::get(
+            state,
+            info,
+            ns.unwrap_or_default(),
+            t.name.as_deref().unwrap_or_default(),
+            form,
+            q,
+        ),
+        "create" => {
             if info.namespaced && ns.is_none() {
                 return Err(not_allowed());
             }
             let value = parse_json(body)?;
-            let mut inner = state.storage.lock();
+            let mut inner = state.storage.write(dry_run);
             let obj = write::create(&mut inner, info, ns, value)?;
             Ok(ok(201, &obj))
         }
-        (&Method::PUT, Some(name)) => {
+        "update" => {
             let value = parse_json(body)?;
-            let mut inner = state.storage.lock();
+            let mut inner = state.storage.write(dry_run);
             let obj = write::update(
                 &mut inner,
                 info,
                 ns.unwrap_or_default(),
-                name,
+                t.name.as_deref().unwrap_or_default(),
                 status_only,
                 value,
             )?;
             Ok(ok(200, &obj))
         }
-        (&Method::PATCH, Some(name)) => {
+        "patch" => {
             let pt = PatchType::from_content_type(content_type)?;
-            let mut inner = state.storage.lock();
+            let mut inner = state.storage.write(dry_run);
             let obj = write::patch(
                 &mut inner,
                 info,
                 ns.unwrap_or_default(),
-                name,
+                t.name.as_deref().unwrap_or_default(),
                 status_only,
                 pt,
                 body,
             )?;
             Ok(ok(200, &obj))
         }
-        (&Method::DELETE, Some(name)) if !status_only => {
-            let options = delete_options(body, q)?;
-            let mut inner = state.storage.lock();
-            let obj = delete::delete(&mut inner, info, ns.unwrap_or_default(), name, &options)?;
-            Ok(ok(200, &obj))
+        "delete" => {
+            let options = delete::DeleteOptions::parse(body, q)?;
+            let mut inner = state.storage.write(options.dry_run);
+            let name = t.name.as_deref().unwrap_or_default();
+            match delete::delete(&mut inner, info, ns.unwrap_or_default(), name, &options)? {
+                delete::Deleted::Object(obj) => Ok(ok(200, &obj)),
+                delete::Deleted::Gone(obj) => {
+                    let status = json!({
+                        "kind": "Status",
+                        "apiVersion": "v1",
+                        "metadata": {},
+                        "status": "Success",
+                        "details": super::status::details(&info.group, &info.plural, &obj.name, Some(&obj.uid())),
+                    });
+                    Ok(json_response(200, to_bytes(&status)))
+                }
+            }
         }
-        (&Method::DELETE, None) => {
+        _ => {
             let opts = ListOptions::parse(q, info, false)?;
-            let options = delete_options(body, q)?;
-            let mut inner = state.storage.lock();
+            let options = delete::DeleteOptions::parse(body, q)?;
+            let mut inner = state.storage.write(options.dry_run);
             let gone = delete::delete_collection(&mut inner, info, ns, &opts, &options)?;
             let rv = inner.rv;
             drop(inner);
@@ -247,7 +297,6 @@ fn dispatch(
             });
             Ok(json_response(200, to_bytes(&list)))
         }
-        _ => Err(not_allowed()),
     }
 }
 
@@ -256,12 +305,13 @@ fn scale_request(
     method: &Method,
     path: &str,
     t: &Target,
+    q: &Query,
     content_type: &str,
     body: &Bytes,
 ) -> Result<Response<Body>, ApiError> {
     let ns = t.namespace.as_deref().unwrap_or_default();
     let name = t.name.as_deref().unwrap_or_default();
-    let mut inner = state.storage.lock();
+    let mut inner = state.storage.write(q.dry_run()?);
     let scale = match *method {
         Method::GET => scale::get(&inner, &t.info, ns, name)?,
         Method::PUT => scale::write(&mut inner, &t.info, ns, name, None, body)?,
@@ -334,21 +384,26 @@ async fn read_body(req: Request<Incoming>) -> Result<Bytes, ApiError> {
     }
 }
 
+/// Whether a request body is in Kubernetes' protobuf encoding, which this server does not
+/// decode (see the crate docs).
+fn is_protobuf(content_type: &str) -> bool {
+    content_type.starts_with("application/vnd.kubernetes.protobuf")
+}
+
 fn parse_json(body: &[u8]) -> Result<Value, ApiError> {
     serde_json::from_slice(body)
         .map_err(|e| ApiError::bad_request(format!("the body is not valid JSON: {e}")))
 }
 
-fn delete_options(body: &[u8], q: &Query) -> Result<Value, ApiError> {
-    let mut options = if body.iter().all(u8::is_ascii_whitespace) {
-        json!({})
-    } else {
-        parse_json(body)?
-    };
-    if let Some(p) = q.get("propagationPolicy") {
-        options["propagationPolicy"] = json!(p);
-    }
-    Ok(options)
+/// Whether a request for `/openapi/v2` accepts the JSON form (the protobuf form is not
+/// served; see [`super::openapi`]).
+fn openapi_v2_json(accept: Option<&str>) -> bool {
+    accept.is_none_or(|a| {
+        a.split(',').any(|t| {
+            let t = t.split(';').next().unwrap_or_default().trim();
+            t == "application/json" || t == "*/*" || t == "application/*"
+        })
+    })
 }
 
 fn set_content_type(r: &mut Response<Body>, ct: &'static str) {

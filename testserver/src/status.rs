@@ -39,7 +39,7 @@ impl ApiError {
     }
 
     fn with_details(mut self, group: &str, kind: &str, name: &str) -> Self {
-        self.details = Some(json!({"name": name, "group": group, "kind": kind}));
+        self.details = Some(details(group, kind, name, None));
         self
     }
 
@@ -55,24 +55,48 @@ impl ApiError {
             .with_details(group, plural, name)
     }
 
-    /// 404 NotFound for a path that names no resource.
+    /// 404 NotFound for a path that names no resource: kube-apiserver's generic
+    /// "could not find the requested resource", with (empty) `details`, which clients such as
+    /// `kubectl debug` read. The path goes to the server's log, not into the message.
     pub fn no_route(path: &str) -> Self {
-        Self::new(
+        tracing::debug!(path, "no route");
+        let mut e = Self::new(
             404,
             "NotFound",
-            format!("the server could not find the requested resource ({path})"),
-        )
+            "the server could not find the requested resource",
+        );
+        e.details = Some(json!({}));
+        e
     }
 
     /// 405 MethodNotAllowed.
     pub fn method_not_allowed(method: &str, path: &str) -> Self {
-        Self::new(
+        tracing::debug!(method, path, "method not allowed");
+        let mut e = Self::new(
             405,
             "MethodNotAllowed",
-            format!(
-                "the server does not allow this method on the requested resource ({method} {path})"
-            ),
-        )
+            "the server does not allow this method on the requested resource",
+        );
+        e.details = Some(json!({}));
+        e
+    }
+
+    /// 403 Forbidden: a create in a namespace that is being deleted (the NamespaceLifecycle
+    /// admission plugin).
+    pub fn namespace_terminating(group: &str, plural: &str, name: &str, namespace: &str) -> Self {
+        let what = qualified(group, plural);
+        let why = format!(
+            "unable to create new content in namespace {namespace} because it is being terminated"
+        );
+        let mut e = Self::new(
+            403,
+            "Forbidden",
+            format!("{what} \"{name}\" is forbidden: {why}"),
+        );
+        let mut d = details(group, plural, name, None);
+        d["causes"] = json!([{"reason": "NamespaceTerminating", "message": why, "field": "metadata.namespace"}]);
+        e.details = Some(d);
+        e
     }
 
     /// 409 AlreadyExists.
@@ -186,6 +210,21 @@ impl ApiError {
         }
         s
     }
+}
+
+/// `Status.details` naming an object: empty fields are left out, as the real server's JSON
+/// omits them (`kind` is the resource's plural, as kube-apiserver writes it there).
+pub(crate) fn details(group: &str, kind: &str, name: &str, uid: Option<&str>) -> Value {
+    let mut d = serde_json::Map::new();
+    for (key, value) in [("name", name), ("group", group), ("kind", kind)] {
+        if !value.is_empty() {
+            d.insert(key.into(), json!(value));
+        }
+    }
+    if let Some(uid) = uid.filter(|u| !u.is_empty()) {
+        d.insert("uid".into(), json!(uid));
+    }
+    Value::Object(d)
 }
 
 /// `pods` or `deployments.apps`, as the real messages print a resource.

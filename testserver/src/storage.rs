@@ -90,6 +90,14 @@ impl Obj {
         }
     }
 
+    /// `metadata.uid`.
+    pub fn uid(&self) -> String {
+        self.value()["metadata"]["uid"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    }
+
     /// The object parsed back into a JSON value.
     pub fn value(&self) -> Value {
         serde_json::from_slice(&self.bytes).unwrap_or(Value::Null)
@@ -196,6 +204,9 @@ pub(crate) struct Inner {
     pub oldest: u64,
     history_cap: usize,
     tx: broadcast::Sender<Arc<Event>>,
+    /// While set (for one request, see [`Storage::write`]), changes are computed and answered
+    /// but not stored, recorded or sent to watchers: `dryRun=All`.
+    pub dry_run: bool,
 }
 
 /// The shared store.
@@ -217,6 +228,7 @@ impl Storage {
                 oldest: 0,
                 history_cap: history_cap.max(1),
                 tx: tx.clone(),
+                dry_run: false,
             }),
             tx,
         }
@@ -227,6 +239,15 @@ impl Storage {
         self.inner.lock()
     }
 
+    /// Locks the store for one write request; with `dry_run` the request's changes are not
+    /// kept (kube-apiserver's `dryRun=All`: the whole request runs, admission and validation
+    /// included, and nothing is persisted). The flag is cleared when the guard drops.
+    pub fn write(&self, dry_run: bool) -> WriteGuard<'_> {
+        let mut inner = self.inner.lock();
+        inner.dry_run = dry_run;
+        WriteGuard(inner)
+    }
+
     /// A receiver of every event committed after this call (call under the lock to line up
     /// with a snapshot).
     pub fn subscribe(&self) -> broadcast::Receiver<Arc<Event>> {
@@ -234,9 +255,35 @@ impl Storage {
     }
 }
 
+/// The store locked for one write request (see [`Storage::write`]).
+pub(crate) struct WriteGuard<'a>(parking_lot::MutexGuard<'a, Inner>);
+
+impl std::ops::Deref for WriteGuard<'_> {
+    type Target = Inner;
+    fn deref(&self) -> &Inner {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for WriteGuard<'_> {
+    fn deref_mut(&mut self) -> &mut Inner {
+        &mut self.0
+    }
+}
+
+impl Drop for WriteGuard<'_> {
+    fn drop(&mut self) {
+        self.0.dry_run = false;
+    }
+}
+
 impl Inner {
-    /// Takes the next resourceVersion.
+    /// Takes the next resourceVersion (under dry run: the one a real write would take,
+    /// without taking it).
     pub fn next_rv(&mut self) -> u64 {
+        if self.dry_run {
+            return self.rv + 1;
+        }
         self.rv += 1;
         self.rv
     }
@@ -272,6 +319,9 @@ impl Inner {
         obj: Obj,
         prev: Option<Arc<Obj>>,
     ) -> Arc<Obj> {
+        if self.dry_run {
+            return self.dry_run_answer(storage, kind, obj, prev.as_ref());
+        }
         let obj = Arc::new(obj);
         let storage: Arc<str> = match self.tables.get_key_value(storage) {
             Some((k, _)) => k.clone(),
@@ -301,6 +351,33 @@ impl Inner {
         obj
     }
 
+    /// What a dry-run write answers: the object as it would be stored, with the
+    /// resourceVersion a dry run shows (none for a create, as kube-apiserver's dry-run storage
+    /// never reaches etcd; the unchanged one otherwise).
+    fn dry_run_answer(
+        &self,
+        storage: &str,
+        kind: EventType,
+        obj: Obj,
+        prev: Option<&Arc<Obj>>,
+    ) -> Arc<Obj> {
+        let Some(info) = self.info_for_storage(storage, &obj.api_version) else {
+            return Arc::new(obj);
+        };
+        let mut value = obj.value();
+        let meta = &mut value["metadata"];
+        match (kind, prev, meta.as_object_mut()) {
+            (EventType::Added, _, Some(m)) => {
+                m.remove("resourceVersion");
+            }
+            (_, Some(prev), Some(m)) => {
+                m.insert("resourceVersion".into(), Value::String(prev.rv.to_string()));
+            }
+            _ => {}
+        }
+        Arc::new(Obj::new(&value, &info))
+    }
+
     /// Inserts an object without recording an event (preloading); the history is compacted
     /// to the current resourceVersion afterwards by the caller.
     pub fn insert_silently(&mut self, storage: &str, obj: Obj) {
@@ -321,7 +398,9 @@ impl Inner {
         for obj in self.objects(storage, None) {
             self.delete_now(storage, &obj);
         }
-        self.tables.remove(storage);
+        if !self.dry_run {
+            self.tables.remove(storage);
+        }
     }
 
     /// Deletes `obj` immediately, stamping the delete's resourceVersion into the last state.

@@ -171,8 +171,19 @@ pub(crate) fn create(
             ),
         ));
     }
-    if info.namespaced && inner.get("/namespaces", &ns).is_none() {
-        return Err(ApiError::not_found("", "namespaces", &ns));
+    if info.namespaced {
+        let namespace = inner
+            .get("/namespaces", &ns)
+            .ok_or_else(|| ApiError::not_found("", "namespaces", &ns))?;
+        // The NamespaceLifecycle admission plugin.
+        if !namespace.value()["metadata"]["deletionTimestamp"].is_null() {
+            return Err(ApiError::namespace_terminating(
+                &info.group,
+                &info.plural,
+                &name,
+                &ns,
+            ));
+        }
     }
     if inner.get(&storage, &object_key(&ns, &name)).is_some() {
         return Err(ApiError::already_exists(&info.group, &info.plural, &name));
@@ -184,6 +195,14 @@ pub(crate) fn create(
         m.remove("status");
     }
     if info.is_namespace() {
+        // The namespace strategy: the `kubernetes` finalizer the namespace controller
+        // removes, and the Active phase.
+        if !value["spec"].is_object() {
+            value["spec"] = json!({});
+        }
+        if value["spec"]["finalizers"].is_null() {
+            value["spec"]["finalizers"] = json!(["kubernetes"]);
+        }
         value["status"] = json!({"phase": "Active"});
     }
     let crd_versions = if info.is_crd() {
@@ -221,12 +240,14 @@ fn is_custom(inner: &Inner, info: &ResourceInfo) -> bool {
 }
 
 fn register_crd(inner: &mut Inner, crd: &mut Value, versions: Vec<ResourceInfo>) {
-    if let Some(first) = versions.first() {
-        let (group, plural) = (first.group.clone(), first.plural.clone());
-        inner.registry.remove(&group, &plural);
-    }
-    for v in versions {
-        inner.registry.add(v);
+    if !inner.dry_run {
+        if let Some(first) = versions.first() {
+            let (group, plural) = (first.group.clone(), first.plural.clone());
+            inner.registry.remove(&group, &plural);
+        }
+        for v in versions {
+            inner.registry.add(v);
+        }
     }
     let now = now_rfc3339();
     let stored: Vec<Value> = crd["spec"]["versions"]
