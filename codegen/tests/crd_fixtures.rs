@@ -4,11 +4,11 @@
 
 use std::path::{Path, PathBuf};
 
-use kinform_codegen::emit::types::{TypesConfig, emit_crd_types, emit_type_module};
 use kinform_codegen::model::types::{Field, StructType, TypeDef, TypeModule, TypeRef};
 use kinform_codegen::model::{RootType, Scope, Verb};
 use kinform_codegen::read::crd::{CrdSet, read_crd_str, read_crds};
 use kinform_codegen::read::crd_error::CrdError;
+use kinform_codegen::{TypesConfig, emit_crd_types, emit_type_module};
 use serde_json::json;
 
 fn fixture(name: &str) -> PathBuf {

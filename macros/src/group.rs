@@ -33,9 +33,7 @@ use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
 use syn::spanned::Spanned;
 
-use kinform_codegen::emit::derive::{GroupError, group_items};
-use kinform_codegen::emit::runtime::RuntimePaths;
-use kinform_codegen::read::derive::DeriveResource;
+use kinform_codegen::derive::{CratePaths, DeriveResource, GroupError, group_items};
 
 use crate::attrs::{Attrs, Errors};
 use crate::validate;
@@ -260,7 +258,7 @@ fn expand_module(args: &Args, m: &mut syn::ItemMod) -> syn::Result<()> {
         .as_ref()
         .map_or_else(|| "::kinform".to_owned(), |p| quote!(#p).to_string());
     let k8s = args.k8s_openapi.as_ref().map(|p| quote!(#p).to_string());
-    let paths = RuntimePaths::new(&rt, k8s.as_deref())
+    let paths = CratePaths::new(&rt, k8s.as_deref())
         .map_err(|e| syn::Error::new(Span::call_site(), e.to_string()))?;
     let resources: Vec<DeriveResource> = found.iter().map(|f| f.res.clone()).collect();
     let gi = match group_items(&group, &resources, &paths) {
@@ -339,5 +337,5 @@ fn expand_module(args: &Args, m: &mut syn::ItemMod) -> syn::Result<()> {
 }
 
 fn version_mod(res: &DeriveResource) -> syn::Ident {
-    format_ident!("{}", kinform_codegen::naming::snake(&res.version))
+    format_ident!("{}", kinform_codegen::derive::version_module(&res.version))
 }

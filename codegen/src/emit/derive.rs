@@ -34,6 +34,11 @@ pub fn resource_items(
     out
 }
 
+/// The module generated code gives a derived resource's client, lister and informer.
+pub fn resource_module(res: &DeriveResource) -> String {
+    snake(&res.plural())
+}
+
 /// The group-level items of derived resources of one API group, as `kinform-gen` emits them
 /// for the same group: what `#[kinform::api_group]` adds to the module it annotates.
 #[derive(Clone, Debug)]
@@ -59,8 +64,9 @@ pub struct VersionItems {
     /// `<Group><Version>Client` + its `Client` extension trait and `<Group><Version>Informers`;
     /// they name each resource's items as `<plural module>::FooClient` / `FooInformer`.
     pub items: TokenStream,
-    /// Per resource (by plural, as generated code orders them): its module name (the plural, `foos`) and the root
-    /// type's name, whose `FooClient`, `FooLister` and `FooInformer` that module must hold.
+    /// Per resource (by plural, as generated code orders them): its module name (the plural,
+    /// `foos`) and the root type's name, whose `FooClient`, `FooLister` and `FooInformer` that module
+    /// must hold.
     pub resources: Vec<(String, String)>,
 }
 
@@ -160,7 +166,7 @@ pub fn group_items(
                 items,
                 resources: res
                     .iter()
-                    .map(|(plural, (d, _))| (snake(plural), d.root.clone()))
+                    .map(|(_, (d, _))| (resource_module(d), d.root.clone()))
                     .collect(),
             }
         })

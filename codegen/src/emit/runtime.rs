@@ -45,6 +45,11 @@ impl RuntimePaths {
         Ok(Self { rt, k8s })
     }
 
+    /// The runtime crate path.
+    pub fn runtime(&self) -> &TokenStream {
+        &self.rt
+    }
+
     /// The k8s-openapi crate path (replaces the leading `k8s_openapi` of model type paths).
     pub fn k8s_openapi(&self) -> &TokenStream {
         &self.k8s
