@@ -33,7 +33,8 @@ const KEYWORDS: &[&str] = &[
 /// Keywords that cannot be raw identifiers.
 const NON_RAW_KEYWORDS: &[&str] = &["self", "Self", "super", "crate", "_"];
 
-/// Type names generated code uses unqualified (prelude items); generated types never take them.
+/// Names of the Rust prelude: generated types never take them, and generated code never
+/// imports another item under one of them.
 pub const RESERVED_TYPE_NAMES: &[&str] = &[
     "Option",
     "Some",
@@ -64,6 +65,11 @@ pub const RESERVED_TYPE_NAMES: &[&str] = &[
     "FnOnce",
     "AsRef",
     "AsMut",
+    "IntoIterator",
+    "ToOwned",
+    "PartialOrd",
+    "Ord",
+    "Extend",
 ];
 
 /// Whether `s` is a Rust keyword (strict or reserved).
@@ -188,6 +194,15 @@ pub fn group_names<'a>(groups: impl IntoIterator<Item = &'a str>) -> BTreeMap<St
             ((*g).to_owned(), name)
         })
         .collect()
+}
+
+/// The module holding a resource's client, lister and informer: the snake_case name of the
+/// type they are named after (the kind, or the plural when two resources of a version share a
+/// kind) with a `_client` suffix: `Pod` -> `pod_client`, `ScaledObject` ->
+/// `scaled_object_client`. The suffix keeps it apart from the module of the kind's types
+/// (`scaled_object`) that CRD versions get beside it.
+pub fn client_module(type_base: &str) -> String {
+    format!("{}_client", snake_name(type_base))
 }
 
 /// Parses a name produced by this module (possibly `r#...`) into an [`Ident`].

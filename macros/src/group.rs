@@ -19,11 +19,11 @@
 //! <module>             <Group>Informers, <Group>InformersExt     (factory.example_com())
 //! <module>::<version>  <Group><Version>Client, ...ClientExt        (client.example_com_v1())
 //!                      <Group><Version>Informers                  (.v1())
-//! <module>::<version>::<plural>   re-exports FooClient, FooLister, FooInformer (.foos())
+//! <module>::<version>::foo_client   re-exports FooClient, FooLister, FooInformer (.foos())
 //! <module>::prelude    every extension trait
 //! ```
 //!
-//! A version or plural module the user already wrote (e.g. `mod v1 { ... }` holding the v1
+//! A version or client module the user already wrote (e.g. `mod v1 { ... }` holding the v1
 //! types) receives the items instead of a new module. Mistakes are reported at the tokens
 //! that caused them: a derive stating another group, two kinds of one version sharing a
 //! plural, the attribute on something other than an inline module. Attribute mistakes inside
@@ -298,7 +298,7 @@ fn expand_module(args: &Args, m: &mut syn::ItemMod) -> syn::Result<()> {
         let doc = format!("`{group}/{}`: clientset and shared informers.", v.module);
         let vitems = module(items, &v.module, &doc);
         push_tokens(vitems, v.items)?;
-        for (plural, root) in &v.resources {
+        for (client_module, root) in &v.resources {
             // group_items lists exactly the resources given, so this always finds one.
             let Some(f) = found
                 .iter()
@@ -319,7 +319,7 @@ fn expand_module(args: &Args, m: &mut syn::ItemMod) -> syn::Result<()> {
                 f.res.plural(),
                 f.res.kind
             );
-            let ritems = module(vitems, plural, &doc);
+            let ritems = module(vitems, client_module, &doc);
             ritems.push(syn::parse_quote! {
                 pub use #(#supers)* #(#segs::)* {#client, #lister, #informer};
             });

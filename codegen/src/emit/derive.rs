@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use proc_macro2::TokenStream;
 
 use crate::model::ResourceDef;
-use crate::naming::{group_names, snake};
+use crate::naming::{client_module, group_names, snake};
 use crate::read::derive::DeriveResource;
 
 use super::client::{group_version_clientset, resource_client};
@@ -36,7 +36,7 @@ pub fn resource_items(
 
 /// The module generated code gives a derived resource's client, lister and informer.
 pub fn resource_module(res: &DeriveResource) -> String {
-    snake(&res.plural())
+    client_module(&res.root)
 }
 
 /// The group-level items of derived resources of one API group, as `kinform-gen` emits them
@@ -64,8 +64,8 @@ pub struct VersionItems {
     /// `<Group><Version>Client` + its `Client` extension trait and `<Group><Version>Informers`;
     /// they name each resource's items as `<plural module>::FooClient` / `FooInformer`.
     pub items: TokenStream,
-    /// Per resource (by plural, as generated code orders them): its module name (the plural,
-    /// `foos`) and the root type's name, whose `FooClient`, `FooLister` and `FooInformer` that module
+    /// Per resource (by plural, as generated code orders them): its module name (`foo_client`)
+    /// and the root type's name, whose `FooClient`, `FooLister` and `FooInformer` that module
     /// must hold.
     pub resources: Vec<(String, String)>,
 }
@@ -267,17 +267,19 @@ mod tests {
         assert_eq!(
             v1.resources,
             [
-                ("bars".to_owned(), "Bar".to_owned()),
-                ("foos".to_owned(), "Foo".to_owned())
+                ("bar_client".to_owned(), "Bar".to_owned()),
+                ("foo_client".to_owned(), "Foo".to_owned())
             ]
         );
         let tokens = v1.items.to_string();
         assert!(tokens.contains("pub struct ExampleComV1Client"));
         assert!(tokens.contains("fn example_com_v1 (& self) -> ExampleComV1Client"));
         // Scope decides the clientset accessor's signature.
-        assert!(tokens.contains("pub fn foos (& self , namespace : & str) -> foos :: FooClient"));
-        assert!(tokens.contains("pub fn bars (& self) -> bars :: BarClient"));
-        assert!(tokens.contains("pub fn foos (& self) -> foos :: FooInformer < 'a >"));
+        assert!(
+            tokens.contains("pub fn foos (& self , namespace : & str) -> foo_client :: FooClient")
+        );
+        assert!(tokens.contains("pub fn bars (& self) -> bar_client :: BarClient"));
+        assert!(tokens.contains("pub fn foos (& self) -> foo_client :: FooInformer < 'a >"));
         let prelude: Vec<String> = items.prelude.iter().map(ToString::to_string).collect();
         assert_eq!(
             prelude,

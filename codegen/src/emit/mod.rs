@@ -3,6 +3,7 @@
 pub mod client;
 pub mod derive;
 pub mod format;
+pub mod imports;
 pub mod informer;
 pub mod modules;
 pub mod runtime;

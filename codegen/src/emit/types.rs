@@ -184,7 +184,7 @@ pub fn emit_crd_types_tokens(modules: &[TypeModule], cfg: &TypesConfig) -> Token
             for m in mods {
                 let kind_mod = ident(&m.module);
                 let root = ident(&m.root);
-                let items = emit_type_module(m, cfg);
+                let items = super::imports::shorten(emit_type_module(m, cfg));
                 let doc = format!(" Types of `{}` `{}/{}`.", m.kind, m.group, m.version);
                 version_items.extend(quote! {
                     #[doc = #doc]
@@ -268,25 +268,50 @@ fn emit_struct(
     has_default: &BTreeSet<String>,
     fns: &mut defaults::DefaultFns,
 ) -> TokenStream {
-    let name = ident(&s.name);
-    let serde = &p.serde;
-    let serde_crate = &p.serde_crate;
-    let docs = type_docs(s.docs.as_deref(), &format!("`{}`.", s.schema_path));
-    let fields::StructBody {
-        decls,
-        derive_default,
-        default_impl,
-        ..
-    } = fields::struct_body(
+    let docs = type_docs(
+        s.docs.as_deref(),
+        &format!("The object at `{}` in the schema.", s.schema_path),
+    );
+    let body = fields::struct_body(
         s,
         " Properties the schema does not declare, kept as they were read.",
         p,
         has_default,
         fns,
     );
+    struct_decl(s, docs, &body, p, true)
+}
+
+/// A struct's declaration with its derives and its `Default`, as plain and root structs
+/// share it; `derive_serialize` is off for a root type, whose `Serialize` is written out.
+pub(crate) fn struct_decl(
+    s: &StructType,
+    docs: TokenStream,
+    body: &fields::StructBody<'_>,
+    p: &Paths,
+    derive_serialize: bool,
+) -> TokenStream {
+    let name = ident(&s.name);
+    let serde = &p.serde;
+    let serde_crate = &p.serde_crate;
+    let fields::StructBody {
+        decls,
+        derive_default,
+        default_impl,
+        ..
+    } = body;
+    let serialize = derive_serialize.then(|| quote!(#serde::Serialize,));
+    // Properties the schema does not describe have no doc line rather than one repeating
+    // their JSON name.
+    let allow = s
+        .fields
+        .iter()
+        .any(fields::is_undocumented)
+        .then(|| quote!(#[allow(missing_docs)]));
     quote! {
         #docs
-        #[derive(Clone, Debug, #derive_default PartialEq, #serde::Serialize, #serde::Deserialize)]
+        #allow
+        #[derive(Clone, Debug, #derive_default PartialEq, #serialize #serde::Deserialize)]
         #[serde(crate = #serde_crate)]
         pub struct #name {
             #decls
