@@ -105,7 +105,10 @@ fn filters_and_crate_paths() {
         "{root}"
     );
     let pods = file(&files, "core/v1/pod_client.rs");
-    assert!(pods.contains("use ::k8s_openapi::api::core::v1::Pod;"));
+    assert!(
+        pods.contains("use ::k8s_openapi::api::core::v1::{Binding, Pod};"),
+        "{pods}"
+    );
     assert!(pods.contains("crate::rt::Api<Pod>"));
     assert!(
         Generator::new()
