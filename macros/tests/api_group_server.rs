@@ -76,7 +76,8 @@ fn client(server: &TestApiServer) -> Client {
 fn group_items_have_generated_names_and_paths() {
     // The same paths as kinform-gen's tree for this group.
     let _: fn(Client) -> api::v1::ExampleComV1Client = api::v1::ExampleComV1Client::new;
-    let _: fn(Client, &str) -> api::v1::gadget_client::GadgetClient = api::v1::gadget_client::GadgetClient::new;
+    let _: fn(Client, &str) -> api::v1::gadget_client::GadgetClient =
+        api::v1::gadget_client::GadgetClient::new;
     let _: fn(Client) -> api::v1::workshop_client::WorkshopClient =
         api::v1::workshop_client::WorkshopClient::new;
     let _: fn(Client, &str) -> api::v1alpha1::gadget_client::GadgetClient =
