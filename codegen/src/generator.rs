@@ -18,8 +18,8 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use crate::emit::format::{FormatError, GENERATED_HEADER as HEADER};
 use crate::emit::modules::{EmitOptions, GeneratedFile, Layout, build_tree, render};
-use crate::emit::output::{FormatError, HEADER};
 use crate::emit::runtime::{PathError, RuntimePaths};
 use crate::emit::types::TypesConfig;
 use crate::model::ApiModel;
@@ -37,9 +37,6 @@ pub enum GenerateError {
     /// A CRD input could not be read (boxed: it carries file, document and schema path).
     #[error(transparent)]
     Crd(Box<CrdError>),
-    /// The CRD type emitter's options were rejected.
-    #[error(transparent)]
-    Types(#[from] crate::emit::format::FormatError),
     /// A configured crate path is not a path.
     #[error(transparent)]
     Path(#[from] PathError),

@@ -36,7 +36,7 @@ fn check_detects_changed_missing_and_stale_files() {
         String::from_utf8_lossy(&ok.stderr)
     );
 
-    let leases = out.join("coordination/v1/leases.rs");
+    let leases = out.join("coordination/v1/lease_client.rs");
     let mut text = std::fs::read_to_string(&leases).unwrap();
     text.push_str("// edited\n");
     std::fs::write(&leases, text).unwrap();
@@ -51,7 +51,7 @@ fn check_detects_changed_missing_and_stale_files() {
     let stderr = String::from_utf8_lossy(&stale.stderr);
     assert!(stderr.contains("2 file(s) out of date"), "{stderr}");
     assert!(
-        stderr.contains("leases.rs") && stderr.contains("gone.rs"),
+        stderr.contains("lease_client.rs") && stderr.contains("gone.rs"),
         "{stderr}"
     );
     assert!(!stderr.contains("handwritten.rs"), "{stderr}");
@@ -96,7 +96,8 @@ fn crd_subcommand_emits_types_clients_and_informers_that_parse() {
     let v1 = std::fs::read_to_string(dir.path().join("gateway/v1/mod.rs")).unwrap();
     assert!(v1.contains("pub use self::http_route::HttpRoute;"));
     assert!(v1.contains("fn gateway_v1(&self) -> GatewayV1Client"));
-    let routes = std::fs::read_to_string(dir.path().join("gateway/v1/httproutes.rs")).unwrap();
+    let routes =
+        std::fs::read_to_string(dir.path().join("gateway/v1/http_route_client.rs")).unwrap();
     assert!(routes.contains("use super::HttpRoute;"));
     assert!(routes.contains("pub async fn get_status("));
     let mut stack = vec![dir.path().to_owned()];

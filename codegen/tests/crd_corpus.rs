@@ -4,10 +4,10 @@
 
 use std::path::PathBuf;
 
-use kinform_codegen::emit::types::{TypesConfig, emit_crd_types};
 use kinform_codegen::model::types::{TypeDef, TypeRef};
 use kinform_codegen::model::{RootType, Scope};
 use kinform_codegen::read::crd::{CrdSet, read_crds};
+use kinform_codegen::{TypesConfig, emit_crd_types};
 
 fn corpus() -> PathBuf {
     PathBuf::from(concat!(

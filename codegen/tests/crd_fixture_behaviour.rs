@@ -9,8 +9,8 @@
 
 use std::path::Path;
 
-use kinform_codegen::emit::types::{TypesConfig, emit_crd_types};
 use kinform_codegen::read::crd::read_crds;
+use kinform_codegen::{TypesConfig, emit_crd_types};
 
 #[path = "support/temp_crate.rs"]
 mod temp_crate;

@@ -4,11 +4,11 @@
 
 use std::path::{Path, PathBuf};
 
-use kinform_codegen::emit::types::{TypesConfig, emit_crd_types, emit_type_module};
 use kinform_codegen::model::types::{Field, StructType, TypeDef, TypeModule, TypeRef};
 use kinform_codegen::model::{RootType, Scope, Verb};
 use kinform_codegen::read::crd::{CrdSet, read_crd_str, read_crds};
 use kinform_codegen::read::crd_error::CrdError;
+use kinform_codegen::{TypesConfig, emit_crd_types, emit_type_module};
 use serde_json::json;
 
 fn fixture(name: &str) -> PathBuf {
@@ -396,19 +396,29 @@ fn malformed_yaml_names_document_line_and_column() {
     assert!(matches!(missing, CrdError::Io { .. }));
 }
 
-/// A kind whose types module would be named like a resource module of the same group
-/// version (kind `Data`, plural `data`) gets a `_types` suffix; the code still formats.
+/// A kind's types go in `<kind>`, its client in `<kind>_client`; a kind whose types module
+/// would be named like another resource's client module (kind `DataClient` beside kind
+/// `Data`'s `data_client`) gets a `_types` suffix; the code still formats.
 #[test]
-fn kind_module_colliding_with_a_plural_module_is_renamed() {
+fn kind_module_colliding_with_a_client_module_is_renamed() {
     let dir = tempfile::tempdir().unwrap();
     let crd = dir.path().join("data.yaml");
+    let doc = |kind: &str, plural: &str| {
+        format!(
+            "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\n\
+         metadata: {{name: {plural}.example.com}}\nspec:\n  group: example.com\n  scope: Namespaced\n\
+         \x20 names: {{kind: {kind}, plural: {plural}}}\n  versions:\n\
+         \x20 - name: v1\n    served: true\n    storage: true\n    schema:\n\
+         \x20     openAPIV3Schema: {{type: object, properties: {{spec: {{type: object, properties: {{x: {{type: string}}}}}}}}}}\n"
+        )
+    };
     std::fs::write(
         &crd,
-        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\n\
-         metadata: {name: data.example.com}\nspec:\n  group: example.com\n  scope: Namespaced\n\
-         \x20 names: {kind: Data, plural: data, singular: datum}\n  versions:\n\
-         \x20 - name: v1\n    served: true\n    storage: true\n    schema:\n\
-         \x20     openAPIV3Schema: {type: object, properties: {spec: {type: object, properties: {x: {type: string}}}}}\n",
+        format!(
+            "{}---\n{}",
+            doc("Data", "data"),
+            doc("DataClient", "dataclients")
+        ),
     )
     .unwrap();
     let files = kinform_codegen::Generator::new()
@@ -419,20 +429,25 @@ fn kind_module_colliding_with_a_plural_module_is_renamed() {
         .render()
         .unwrap();
     let paths: Vec<String> = files.iter().map(|f| f.path.display().to_string()).collect();
-    assert!(
-        paths.contains(&"example_com/v1/data.rs".to_owned()),
-        "{paths:?}"
-    );
-    assert!(
-        paths.contains(&"example_com/v1/data_types.rs".to_owned()),
-        "{paths:?}"
-    );
+    for file in [
+        "data.rs",
+        "data_client.rs",
+        "data_client_types.rs",
+        "data_client_client.rs",
+    ] {
+        assert!(
+            paths.contains(&format!("example_com/v1/{file}")),
+            "{file}: {paths:?}"
+        );
+    }
     let v1 = files
         .iter()
         .find(|f| f.path.ends_with("example_com/v1/mod.rs"))
         .unwrap();
     assert!(
-        v1.contents.contains("pub use self::data_types::Data;"),
+        v1.contents
+            .contains("pub use self::data_client_types::DataClient;")
+            && v1.contents.contains("pub use self::data::Data;"),
         "{}",
         v1.contents
     );

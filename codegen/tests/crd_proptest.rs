@@ -3,8 +3,8 @@
 
 use std::path::Path;
 
-use kinform_codegen::emit::types::{TypesConfig, emit_crd_types};
 use kinform_codegen::read::crd::read_crd_str;
+use kinform_codegen::{TypesConfig, emit_crd_types};
 use proptest::prelude::*;
 
 const SEED: &str = include_str!("fixtures/widgets.yaml");

@@ -22,9 +22,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use kinform_codegen::emit::api_names::{group_names, snake};
 use kinform_codegen::model::Scope;
 use kinform_codegen::model::types::TypeModule;
+use kinform_codegen::naming::{group_names, snake};
 use kinform_codegen::read::yaml::parse_stream;
 use kinform_codegen::{Generator, Layout};
 use serde_json::{Value, json};

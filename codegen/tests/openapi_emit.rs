@@ -59,24 +59,25 @@ fn accessors_follow_client_go() {
     assert!(root.contains("pub use super::rbac::v1::RbacV1ClientExt;"));
     let core_v1 = file(&files, "core/v1/mod.rs");
     assert!(core_v1.contains("fn core_v1(&self) -> CoreV1Client"));
-    assert!(core_v1.contains("pub fn pods(&self, namespace: &str) -> pods::PodClient"));
-    assert!(core_v1.contains("pub fn namespaces(&self) -> namespaces::NamespaceClient"));
+    assert!(core_v1.contains("pub fn pods(&self, namespace: &str) -> pod_client::PodClient"));
+    assert!(core_v1.contains("pub fn namespaces(&self) -> namespace_client::NamespaceClient"));
     // componentstatuses can be listed but not watched: a client, no informer.
-    assert!(
-        core_v1.contains(
-            "pub fn componentstatuses(&self) -> componentstatuses::ComponentStatusClient"
-        )
-    );
+    assert!(core_v1.contains(
+        "pub fn componentstatuses(&self) -> component_status_client::ComponentStatusClient"
+    ));
     assert!(!core_v1.contains("ComponentStatusInformer"));
-    let cs = file(&files, "core/v1/componentstatuses.rs");
+    let cs = file(&files, "core/v1/component_status_client.rs");
     assert!(!cs.contains("pub async fn create"));
     // Create-only resources: only `create`.
-    let tr = file(&files, "authentication/v1/tokenreviews.rs");
+    let tr = file(&files, "authentication/v1/token_review_client.rs");
     assert!(tr.contains("pub async fn create("));
     assert!(!tr.contains("pub async fn get("));
-    let sa = file(&files, "core/v1/serviceaccounts.rs");
+    let sa = file(&files, "core/v1/service_account_client.rs");
     assert!(sa.contains("pub async fn create_token("));
-    let csr = file(&files, "certificates/v1/certificatesigningrequests.rs");
+    let csr = file(
+        &files,
+        "certificates/v1/certificate_signing_request_client.rs",
+    );
     assert!(csr.contains("pub async fn replace_approval("));
 }
 
@@ -103,8 +104,11 @@ fn filters_and_crate_paths() {
         root.contains("#[cfg(feature = \"apps\")]\n#[rustfmt::skip]\npub mod apps;"),
         "{root}"
     );
-    let pods = file(&files, "core/v1/pods.rs");
-    assert!(pods.contains("use ::k8s_openapi::api::core::v1::Pod;"));
+    let pods = file(&files, "core/v1/pod_client.rs");
+    assert!(
+        pods.contains("use ::k8s_openapi::api::core::v1::{Binding, Pod};"),
+        "{pods}"
+    );
     assert!(pods.contains("crate::rt::Api<Pod>"));
     assert!(
         Generator::new()
@@ -126,12 +130,12 @@ fn snapshots() {
     );
     insta::assert_snapshot!(
         "apps_v1_deployments",
-        file(&files, "apps/v1/deployments.rs")
+        file(&files, "apps/v1/deployment_client.rs")
     );
     insta::assert_snapshot!("apps_v1_mod", file(&files, "apps/v1/mod.rs"));
     insta::assert_snapshot!(
         "coordination_v1_leases",
-        file(&files, "coordination/v1/leases.rs")
+        file(&files, "coordination/v1/lease_client.rs")
     );
     insta::assert_snapshot!("coordination_mod", file(&files, "coordination/mod.rs"));
 }

@@ -4,7 +4,7 @@
 //! Both sides are read independently of the generator: the spec's `paths` with serde_json
 //! (the `x-kubernetes-action` and `x-kubernetes-group-version-kind` of every operation), the
 //! crate's committed sources with syn. The mapping checked is the crate's public contract:
-//! module `<group>::<version>::<plural>` (`core` for the core group, the first DNS label
+//! module `<group>::<version>::<kind>_client` (`core` for the core group, the first DNS label
 //! otherwise); client methods `get`, `list`, `watch`, `create`, `replace` (put), `patch`,
 //! `delete`, `delete_collection`; subresource methods `get_<sub>`, `replace_<sub>`,
 //! `patch_<sub>`, `create_<sub>` (post), a byte-stream `<sub>` for a GET answering a string
@@ -318,7 +318,10 @@ fn problems() -> Vec<String> {
             format!("{group}/{version}/{plural}")
         };
         let gm = group_module(group);
-        let file = src.join(gm).join(version).join(format!("{plural}.rs"));
+        // `Pod` -> `pod_client.rs`, `CSIDriver` -> `csi_driver_client.rs` (the generator's
+        // naming rule for identifiers, shared with users who name the module).
+        let module = kinform_codegen::naming::client_module(&want.kind);
+        let file = src.join(gm).join(version).join(format!("{module}.rs"));
         expected_files.insert(file.clone());
         if !file.exists() {
             problems.push(format!("{gvr}: missing resource module {}", file.display()));

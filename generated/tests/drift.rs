@@ -100,11 +100,11 @@ fn regenerating_into_a_temp_dir_gives_the_committed_tree() {
 fn check_reports_edited_missing_and_stale_files() {
     let tmp = tempfile::tempdir().expect("tempdir");
     copy_tree(Path::new(SRC), tmp.path());
-    let edited = tmp.path().join("apps/v1/deployments.rs");
+    let edited = tmp.path().join("apps/v1/deployment_client.rs");
     let mut text = fs::read_to_string(&edited).expect("read");
     text.push_str("// a hand edit\n");
     fs::write(&edited, text).expect("write");
-    let deleted = tmp.path().join("core/v1/pods.rs");
+    let deleted = tmp.path().join("core/v1/pod_client.rs");
     fs::remove_file(&deleted).expect("remove");
     let stale_file = tmp.path().join("core/v1/gone.rs");
     let header = fs::read_to_string(Path::new(SRC).join("lib.rs")).expect("lib.rs");

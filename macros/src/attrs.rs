@@ -10,7 +10,7 @@ use syn::meta::ParseNestedMeta;
 use syn::spanned::Spanned;
 use syn::{LitBool, LitInt, LitStr};
 
-use kinform_codegen::model::{PrinterColumn, ScalePaths};
+use kinform_codegen::derive::{PrinterColumn, ScalePaths};
 
 /// One CEL rule.
 pub struct Rule {

@@ -1,15 +1,14 @@
 //! Expansion: the root type, its serde, `HasMetadata` / `Resource` impls, `new` and `crd`,
 //! then the typed client, lister, informer and factory accessor from kinform-codegen's
-//! resource emitters (through [`DeriveResource::resource_items`]), the same tokens
+//! resource emitters (through `resource_items`), the same tokens
 //! `kinform-gen` writes into a resource module.
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
-use kinform_codegen::emit::runtime::RuntimePaths;
-use kinform_codegen::emit::types::{ResourceIdentity, resource_impls};
-use kinform_codegen::model::Scope;
-use kinform_codegen::read::derive::DeriveResource;
+use kinform_codegen::derive::{
+    CratePaths, DeriveResource, ResourceIdentity, Scope, resource_impls, resource_items,
+};
 
 use crate::attrs::{Attrs, SchemaMode};
 
@@ -55,9 +54,10 @@ pub fn expand(
     let api_version = format!("{group}/{version}");
     let meta = quote!(#k8s::apimachinery::pkg::apis::meta::v1::ObjectMeta);
     let crd_ty = quote!(#k8s::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition);
+    let paths = CratePaths::new(&quote!(#rt).to_string(), Some(&k8s.to_string()))
+        .map_err(|e| syn::Error::new(proc_macro2::Span::call_site(), e.to_string()))?;
     let resource_impls = resource_impls(
-        &quote!(#rt),
-        &k8s,
+        &paths,
         &root,
         &format_ident!("metadata"),
         &ResourceIdentity {
@@ -175,9 +175,7 @@ pub fn expand(
     let namespaced = res.namespaced;
     let has_status = res.has_status;
 
-    let paths = RuntimePaths::new(&quote!(#rt).to_string(), Some(&k8s.to_string()))
-        .map_err(|e| syn::Error::new(proc_macro2::Span::call_site(), e.to_string()))?;
-    let items = res.resource_items(quote!(#root), &paths);
+    let items = resource_items(res, quote!(#root), &paths);
     let crd_desc = quote! {
         #rt::crd::CrdDescription {
             group: #group,

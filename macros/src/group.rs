@@ -19,11 +19,11 @@
 //! <module>             <Group>Informers, <Group>InformersExt     (factory.example_com())
 //! <module>::<version>  <Group><Version>Client, ...ClientExt        (client.example_com_v1())
 //!                      <Group><Version>Informers                  (.v1())
-//! <module>::<version>::<plural>   re-exports FooClient, FooLister, FooInformer (.foos())
+//! <module>::<version>::foo_client   re-exports FooClient, FooLister, FooInformer (.foos())
 //! <module>::prelude    every extension trait
 //! ```
 //!
-//! A version or plural module the user already wrote (e.g. `mod v1 { ... }` holding the v1
+//! A version or client module the user already wrote (e.g. `mod v1 { ... }` holding the v1
 //! types) receives the items instead of a new module. Mistakes are reported at the tokens
 //! that caused them: a derive stating another group, two kinds of one version sharing a
 //! plural, the attribute on something other than an inline module. Attribute mistakes inside
@@ -33,8 +33,7 @@ use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
 use syn::spanned::Spanned;
 
-use kinform_codegen::emit::runtime::RuntimePaths;
-use kinform_codegen::read::derive::{DeriveResource, GroupError, group_items};
+use kinform_codegen::derive::{CratePaths, DeriveResource, GroupError, group_items};
 
 use crate::attrs::{Attrs, Errors};
 use crate::validate;
@@ -259,7 +258,7 @@ fn expand_module(args: &Args, m: &mut syn::ItemMod) -> syn::Result<()> {
         .as_ref()
         .map_or_else(|| "::kinform".to_owned(), |p| quote!(#p).to_string());
     let k8s = args.k8s_openapi.as_ref().map(|p| quote!(#p).to_string());
-    let paths = RuntimePaths::new(&rt, k8s.as_deref())
+    let paths = CratePaths::new(&rt, k8s.as_deref())
         .map_err(|e| syn::Error::new(Span::call_site(), e.to_string()))?;
     let resources: Vec<DeriveResource> = found.iter().map(|f| f.res.clone()).collect();
     let gi = match group_items(&group, &resources, &paths) {
@@ -299,7 +298,7 @@ fn expand_module(args: &Args, m: &mut syn::ItemMod) -> syn::Result<()> {
         let doc = format!("`{group}/{}`: clientset and shared informers.", v.module);
         let vitems = module(items, &v.module, &doc);
         push_tokens(vitems, v.items)?;
-        for (plural, root) in &v.resources {
+        for (client_module, root) in &v.resources {
             // group_items lists exactly the resources given, so this always finds one.
             let Some(f) = found
                 .iter()
@@ -320,7 +319,7 @@ fn expand_module(args: &Args, m: &mut syn::ItemMod) -> syn::Result<()> {
                 f.res.plural(),
                 f.res.kind
             );
-            let ritems = module(vitems, plural, &doc);
+            let ritems = module(vitems, client_module, &doc);
             ritems.push(syn::parse_quote! {
                 pub use #(#supers)* #(#segs::)* {#client, #lister, #informer};
             });
@@ -338,5 +337,5 @@ fn expand_module(args: &Args, m: &mut syn::ItemMod) -> syn::Result<()> {
 }
 
 fn version_mod(res: &DeriveResource) -> syn::Ident {
-    format_ident!("{}", kinform_codegen::emit::api_names::snake(&res.version))
+    format_ident!("{}", kinform_codegen::derive::version_module(&res.version))
 }

@@ -4,7 +4,7 @@
 
 use syn::spanned::Spanned;
 
-use kinform_codegen::read::derive::DeriveResource;
+use kinform_codegen::derive::DeriveResource;
 
 use crate::attrs::{Attrs, Errors, SchemaMode};
 

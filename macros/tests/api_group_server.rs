@@ -76,11 +76,12 @@ fn client(server: &TestApiServer) -> Client {
 fn group_items_have_generated_names_and_paths() {
     // The same paths as kinform-gen's tree for this group.
     let _: fn(Client) -> api::v1::ExampleComV1Client = api::v1::ExampleComV1Client::new;
-    let _: fn(Client, &str) -> api::v1::gadgets::GadgetClient = api::v1::gadgets::GadgetClient::new;
-    let _: fn(Client) -> api::v1::workshopz::WorkshopClient =
-        api::v1::workshopz::WorkshopClient::new;
-    let _: fn(Client, &str) -> api::v1alpha1::gadgets::GadgetClient =
-        api::v1alpha1::gadgets::GadgetClient::new;
+    let _: fn(Client, &str) -> api::v1::gadget_client::GadgetClient =
+        api::v1::gadget_client::GadgetClient::new;
+    let _: fn(Client) -> api::v1::workshop_client::WorkshopClient =
+        api::v1::workshop_client::WorkshopClient::new;
+    let _: fn(Client, &str) -> api::v1alpha1::gadget_client::GadgetClient =
+        api::v1alpha1::gadget_client::GadgetClient::new;
     assert_eq!(<api::old::Gadget as Resource>::VERSION, "v1alpha1");
     assert_eq!(<Workshop as Resource>::GROUP, "example.com");
     // The group was given to the derive that left it out.
@@ -136,7 +137,7 @@ async fn two_derived_kinds_through_the_group_accessors() {
         .unwrap();
     assert!(gi.has_synced() && wi.has_synced());
 
-    let gadget_lister: api::v1::gadgets::GadgetLister =
+    let gadget_lister: api::v1::gadget_client::GadgetLister =
         factory.example_com().v1().gadgets().lister();
     assert_eq!(gadget_lister.list_all().len(), 3);
     let g0 = gadget_lister.get("default", "g0").unwrap();

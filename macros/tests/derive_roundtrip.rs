@@ -13,8 +13,8 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use kinform::CustomResource;
-use kinform_codegen::emit::types::{TypesConfig, emit_crd_types};
 use kinform_codegen::read::crd::read_crd_str;
+use kinform_codegen::{TypesConfig, emit_crd_types};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};

@@ -29,9 +29,9 @@ use quote::{format_ident, quote};
 
 use crate::model::{Scope, Subresource, Verb};
 
-use super::api_names::{ident, snake};
+use super::format::doc_attrs;
 use super::modules::ResourceCtx;
-use super::output::doc_attrs;
+use crate::naming::{ident, snake};
 
 /// Connect subresources the runtime serves (see [`connect_methods`]).
 const KNOWN_CONNECT: &[&str] = &["exec", "attach", "portforward", "proxy"];
@@ -68,8 +68,8 @@ pub fn resource_client(ctx: &ResourceCtx<'_>) -> TokenStream {
     let docs = doc_attrs(&doc);
     let (ctor_doc, ctor_args, ctor_body) = match r.scope {
         Scope::Namespaced => {
-            let ns_api = p.api_namespaced(k, quote!(client), quote!(namespace));
-            let all_api = p.api_all(k, quote!(client));
+            let ns_api = p.api_namespaced(quote!(client), quote!(namespace));
+            let all_api = p.api_all(quote!(client));
             (
                 format!(
                     "A client of `{gvr}` in `namespace`; `\"\"` means all namespaces (for list and watch), as in client-go."
@@ -82,7 +82,7 @@ pub fn resource_client(ctx: &ResourceCtx<'_>) -> TokenStream {
             )
         }
         Scope::Cluster => {
-            let all_api = p.api_all(k, quote!(client));
+            let all_api = p.api_all(quote!(client));
             (
                 format!("A client of the cluster-scoped `{gvr}`."),
                 quote!(client: #client_ty),

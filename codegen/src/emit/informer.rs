@@ -14,8 +14,8 @@ use quote::quote;
 
 use crate::model::{ResourceDef, Verb};
 
+use super::format::doc_attrs;
 use super::modules::{GroupCtx, GroupVersionCtx, ResourceCtx};
-use super::output::doc_attrs;
 
 /// Whether a resource gets a lister and an informer.
 pub fn has_informer(res: &ResourceDef) -> bool {

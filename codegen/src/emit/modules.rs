@@ -5,9 +5,19 @@
 //! <root>            prelude (every extension trait), `pub mod <group>;`
 //! <group>/          `<Group>Informers` + `InformerFactory` extension trait, `pub mod <version>;`
 //! <group>/<version>/  `<Group><Version>Client` + `Client` extension trait,
-//!                     `<Group><Version>Informers`, `pub mod <plural>;`
-//! <group>/<version>/<plural>.rs  `FooClient`, `FooLister`, `FooInformer`
+//!                     `<Group><Version>Informers`, `pub use <kind>::<Kind>;` (CRDs)
+//! <group>/<version>/<kind>_client.rs  `FooClient`, `FooLister`, `FooInformer`
+//! <group>/<version>/<kind>.rs         CRDs only: the kind's types (`Foo`, `FooSpec`, ...)
 //! ```
+//!
+//! One naming scheme tells a kind's types from its client: the types of kind `ScaledObject`
+//! are in `scaled_object`, its client, lister and informer in `scaled_object_client`
+//! ([`crate::naming::client_module`]), so the two sit side by side in a listing and neither
+//! name is a plural that reads like the other. The clientset and factory accessors keep
+//! the resource's plural, as client-go does (`client.keda_sh_v1alpha1().scaledobjects("ns")`).
+//!
+//! Each module is written as a person would: the emitters name outside items by their full
+//! path, and [`super::imports`] turns those into one `use` per item and short names.
 //!
 //! [`Layout::Tree`] writes that as files (`mod.rs` per directory; the root file's name is
 //! configurable, e.g. `lib.rs`), for committed sources; [`Layout::SingleFile`] nests the same
@@ -27,11 +37,14 @@ use quote::quote;
 use crate::model::types::TypeModule;
 use crate::model::{ApiModel, ResourceDef, RootType};
 
-use super::api_names::{camel, group_names, ident, snake};
-use super::output::{FormatError, HEADER, doc_attrs, format_file, inner_doc_attrs};
+use super::format::{
+    FormatError, GENERATED_HEADER as HEADER, doc_attrs, format_file, inner_doc_attrs,
+};
+use super::imports::shorten;
 use super::runtime::RuntimePaths;
 use super::types::{TypesConfig, emit_type_module};
 use super::{client, informer};
+use crate::naming::{camel, client_module, group_names, ident, snake};
 
 /// Options of the resource emitters.
 #[derive(Clone, Debug)]
@@ -145,9 +158,13 @@ impl ResourceCtx<'_> {
     pub fn accessor_ident(&self) -> proc_macro2::Ident {
         ident(&snake(&self.res.plural))
     }
-    /// The resource's module name: the plural.
+    /// The resource's module name: `foo_client` (see [`client_module`]).
     pub fn module_ident(&self) -> proc_macro2::Ident {
-        self.accessor_ident()
+        ident(&self.module_name())
+    }
+    /// The resource's module name as a string.
+    pub fn module_name(&self) -> String {
+        client_module(&self.type_base)
     }
     /// Tokens naming a model type: k8s-openapi paths go through the configured crate path;
     /// generated types live in the group-version module, the resource module's parent.
@@ -184,12 +201,12 @@ fn type_tokens(t: &RootType, paths: &RuntimePaths) -> TokenStream {
     }
 }
 
-/// The last segment of the object type path, imported by [`object_import`]. An external
-/// (k8s-openapi) name is kept as spelled (`CSIDriver`, `APIService`): the import names it so.
+/// The last segment of a generated object type's path, imported by [`object_import`].
 fn short_object(t: &RootType) -> TokenStream {
     let i = match t {
-        RootType::External(p) => ident(p.rsplit("::").next().unwrap_or(p)),
-        RootType::Generated(p) => ident(&camel(p.rsplit("::").next().unwrap_or(p))),
+        RootType::External(p) | RootType::Generated(p) => {
+            ident(&camel(p.rsplit("::").next().unwrap_or(p)))
+        }
     };
     quote!(#i)
 }
@@ -330,7 +347,11 @@ pub fn build_tree(model: &ApiModel, types: &[TypeModule], opts: &EmitOptions) ->
                             res,
                             group: gname,
                             version: &gv.version,
-                            object: short_object(&res.root),
+                            object: match &res.root {
+                                // Named by its full path; the module's imports shorten it.
+                                RootType::External(_) => type_tokens(&res.root, paths),
+                                RootType::Generated(_) => short_object(&res.root),
+                            },
                             paths,
                             type_base: bases[plural].clone(),
                         })
@@ -380,7 +401,7 @@ pub fn build_tree(model: &ApiModel, types: &[TypeModule], opts: &EmitOptions) ->
                 ..Module::default()
             };
             let mut taken: BTreeSet<String> =
-                v.resources.iter().map(|r| snake(&r.res.plural)).collect();
+                v.resources.iter().map(ResourceCtx::module_name).collect();
             for t in types
                 .iter()
                 .filter(|t| t.group == v.group && t.version == v.version)
@@ -403,7 +424,7 @@ pub fn build_tree(model: &ApiModel, types: &[TypeModule], opts: &EmitOptions) ->
             prelude.push(quote!(#cfg pub use super::#gmod::#vmod::#ext;));
             for r in &v.resources {
                 let mut rm = Module {
-                    name: snake(&r.res.plural),
+                    name: r.module_name(),
                     doc: resource_module_doc(r),
                     ..Module::default()
                 };
@@ -427,9 +448,10 @@ pub fn build_tree(model: &ApiModel, types: &[TypeModule], opts: &EmitOptions) ->
     root
 }
 
-/// The module of a kind's types: the kind's own module name unless a resource module (a
-/// plural, e.g. a kind `Data` served as `data`) or another kind already took it, then with a
-/// `_types` suffix (and a number, if needed), so the choice is deterministic.
+/// The module of a kind's types: the kind's own module name unless a resource module (a kind
+/// `FooClient` has types in `foo_client`, which is `Foo`'s client module) or another kind
+/// already took it, then with a `_types` suffix (and a number, if needed), so the choice is
+/// deterministic.
 fn types_module_name(module: &str, taken: &mut BTreeSet<String>) -> String {
     let mut name = module.to_owned();
     let mut n = 1;
@@ -445,14 +467,14 @@ fn types_module_name(module: &str, taken: &mut BTreeSet<String>) -> String {
     name
 }
 
-/// `use <object type path>;` so signatures read `Pod` rather than a full path.
+/// `use super::Foo;` for a generated root type (an external one, k8s-openapi's `Pod`, is
+/// imported by the module's short-name pass like every other outside item).
 fn object_import(r: &ResourceCtx<'_>) -> TokenStream {
     if let RootType::Generated(_) = &r.res.root {
         let short = &r.object;
         return quote!(use super::#short;);
     }
-    let full = type_tokens(&r.res.root, r.paths);
-    quote!(use #full;)
+    TokenStream::new()
 }
 
 fn resource_module_doc(r: &ResourceCtx<'_>) -> String {
@@ -476,7 +498,7 @@ pub fn render(root: &Module, layout: &Layout) -> Result<Vec<GeneratedFile>, Form
     match layout {
         Layout::Tree { root_file } => {
             let mut tokens = inner_doc_attrs(&root.doc);
-            tokens.extend(root.items.clone());
+            tokens.extend(shorten(root.items.clone()));
             for child in &root.children {
                 tokens.extend(tree_child(child, PathBuf::new(), &mut files)?);
             }
@@ -486,9 +508,9 @@ pub fn render(root: &Module, layout: &Layout) -> Result<Vec<GeneratedFile>, Form
             });
         }
         Layout::SingleFile { file_name } => {
-            let mut tokens = root.items.clone();
+            let mut tokens = shorten(root.items.clone());
             for child in &root.children {
-                tokens.extend(inline(child));
+                tokens.extend(inline(child, true));
             }
             let body = format_file("crate root", tokens)?;
             let mut contents = String::from(HEADER);
@@ -534,7 +556,7 @@ fn tree_child(
         let items = &m.items;
         return Ok(quote!(#attrs pub mod #name { #items }));
     }
-    let mut tokens = m.items.clone();
+    let mut tokens = shorten(m.items.clone());
     let path = if m.children.is_empty() {
         dir.join(format!("{}.rs", m.name))
     } else {
@@ -559,10 +581,19 @@ fn tree_child(
     Ok(quote!(#attrs #skip pub mod #name;))
 }
 
-fn inline(m: &Module) -> TokenStream {
+/// `m` as an inline module. A top-level one (`top`) allows the lints that an unused part of
+/// the API would raise where the file is `include!`d into a binary or a private module
+/// (`dead_code`, `unused_imports` of the prelude): generated code cannot know which resources
+/// the includer uses, and every item it declares is meant as API.
+fn inline(m: &Module, top: bool) -> TokenStream {
     let attrs = declaration_attrs(m);
+    let allow = if top {
+        quote!(#[allow(dead_code, unused_imports)])
+    } else {
+        TokenStream::new()
+    };
     let name = ident(&m.name);
-    let items = &m.items;
-    let children = m.children.iter().map(inline);
-    quote!(#attrs pub mod #name { #items #(#children)* })
+    let items = shorten(m.items.clone());
+    let children = m.children.iter().map(|c| inline(c, false));
+    quote!(#attrs #allow pub mod #name { #items #(#children)* })
 }

@@ -45,6 +45,11 @@ impl RuntimePaths {
         Ok(Self { rt, k8s })
     }
 
+    /// The runtime crate path.
+    pub fn runtime(&self) -> &TokenStream {
+        &self.rt
+    }
+
     /// The k8s-openapi crate path (replaces the leading `k8s_openapi` of model type paths).
     pub fn k8s_openapi(&self) -> &TokenStream {
         &self.k8s
@@ -63,26 +68,22 @@ impl RuntimePaths {
     }
 
     /// `Api::namespaced(client, ns)`, `Api::all(client)`.
-    pub fn api_namespaced(
-        &self,
-        k: &TokenStream,
-        client: TokenStream,
-        ns: TokenStream,
-    ) -> TokenStream {
-        let api = self.api(k);
-        quote!(<#api>::namespaced(#client, #ns))
+    /// (The object type is inferred from where the `Api` goes.)
+    pub fn api_namespaced(&self, client: TokenStream, ns: TokenStream) -> TokenStream {
+        let rt = &self.rt;
+        quote!(#rt::Api::namespaced(#client, #ns))
     }
 
-    /// `Api::all(client)`.
-    pub fn api_all(&self, k: &TokenStream, client: TokenStream) -> TokenStream {
-        let api = self.api(k);
-        quote!(<#api>::all(#client))
+    /// `Api::all(client)` (the object type is inferred from where the `Api` goes).
+    pub fn api_all(&self, client: TokenStream) -> TokenStream {
+        let rt = &self.rt;
+        quote!(#rt::Api::all(#client))
     }
 
-    /// `client::Result<T>`.
+    /// `Result<T, Error>` with the client's `Error`.
     pub fn result(&self, t: TokenStream) -> TokenStream {
         let rt = &self.rt;
-        quote!(#rt::client::Result<#t>)
+        quote!(::core::result::Result<#t, #rt::client::Error>)
     }
 
     /// A parameter type of `client`: `ListParams`, `WatchParams`, `PostParams`, `PatchParams`,

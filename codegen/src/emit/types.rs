@@ -29,7 +29,8 @@ use quote::quote;
 use crate::model::types::{StructType, TypeDef, TypeModule, TypeRef};
 
 use super::format::{FormatError, doc_attrs, format_file};
-use super::naming::{ident, snake_name};
+use super::runtime::PathError;
+use crate::naming::{ident, snake_name};
 
 /// Options of the type emitter.
 #[derive(Clone, Debug)]
@@ -47,9 +48,10 @@ impl Default for TypesConfig {
 
 impl TypesConfig {
     /// Options with the runtime crate at `path` (e.g. `::kinform` or `crate::rt`).
-    pub fn with_runtime_crate(path: &str) -> Result<Self, FormatError> {
-        let runtime = syn::parse_str::<syn::Path>(path).map_err(|e| FormatError {
-            message: format!("runtime crate path {path:?}: {e}"),
+    pub fn with_runtime_crate(path: &str) -> Result<Self, PathError> {
+        let runtime = syn::parse_str::<syn::Path>(path).map_err(|_| PathError {
+            path: path.to_owned(),
+            what: "runtime crate",
         })?;
         Ok(Self { runtime })
     }
@@ -182,7 +184,7 @@ pub fn emit_crd_types_tokens(modules: &[TypeModule], cfg: &TypesConfig) -> Token
             for m in mods {
                 let kind_mod = ident(&m.module);
                 let root = ident(&m.root);
-                let items = emit_type_module(m, cfg);
+                let items = super::imports::shorten(emit_type_module(m, cfg));
                 let doc = format!(" Types of `{}` `{}/{}`.", m.kind, m.group, m.version);
                 version_items.extend(quote! {
                     #[doc = #doc]
@@ -215,7 +217,7 @@ pub fn emit_crd_types_tokens(modules: &[TypeModule], cfg: &TypesConfig) -> Token
 
 /// Emits all modules as one formatted file with the `@generated` header.
 pub fn emit_crd_types(modules: &[TypeModule], cfg: &TypesConfig) -> Result<String, FormatError> {
-    format_file(emit_crd_types_tokens(modules, cfg))
+    format_file("CRD types", emit_crd_types_tokens(modules, cfg))
 }
 
 /// Names of the types that implement `Default` (every required field's type does).
@@ -254,8 +256,8 @@ pub(crate) const NULLABLE_FN: &str = "deserialize_nullable";
 
 fn type_docs(docs: Option<&str>, fallback: &str) -> TokenStream {
     match docs.filter(|d| !d.trim().is_empty()) {
-        Some(d) => doc_attrs(Some(d)),
-        None => doc_attrs(Some(fallback)),
+        Some(d) => doc_attrs(d),
+        None => doc_attrs(fallback),
     }
 }
 
@@ -266,25 +268,50 @@ fn emit_struct(
     has_default: &BTreeSet<String>,
     fns: &mut defaults::DefaultFns,
 ) -> TokenStream {
-    let name = ident(&s.name);
-    let serde = &p.serde;
-    let serde_crate = &p.serde_crate;
-    let docs = type_docs(s.docs.as_deref(), &format!("`{}`.", s.schema_path));
-    let fields::StructBody {
-        decls,
-        derive_default,
-        default_impl,
-        ..
-    } = fields::struct_body(
+    let docs = type_docs(
+        s.docs.as_deref(),
+        &format!("The object at `{}` in the schema.", s.schema_path),
+    );
+    let body = fields::struct_body(
         s,
         " Properties the schema does not declare, kept as they were read.",
         p,
         has_default,
         fns,
     );
+    struct_decl(s, docs, &body, p, true)
+}
+
+/// A struct's declaration with its derives and its `Default`, as plain and root structs
+/// share it; `derive_serialize` is off for a root type, whose `Serialize` is written out.
+pub(crate) fn struct_decl(
+    s: &StructType,
+    docs: TokenStream,
+    body: &fields::StructBody<'_>,
+    p: &Paths,
+    derive_serialize: bool,
+) -> TokenStream {
+    let name = ident(&s.name);
+    let serde = &p.serde;
+    let serde_crate = &p.serde_crate;
+    let fields::StructBody {
+        decls,
+        derive_default,
+        default_impl,
+        ..
+    } = body;
+    let serialize = derive_serialize.then(|| quote!(#serde::Serialize,));
+    // Properties the schema does not describe have no doc line rather than one repeating
+    // their JSON name.
+    let allow = s
+        .fields
+        .iter()
+        .any(fields::is_undocumented)
+        .then(|| quote!(#[allow(missing_docs)]));
     quote! {
         #docs
-        #[derive(Clone, Debug, #derive_default PartialEq, #serde::Serialize, #serde::Deserialize)]
+        #allow
+        #[derive(Clone, Debug, #derive_default PartialEq, #serialize #serde::Deserialize)]
         #[serde(crate = #serde_crate)]
         pub struct #name {
             #decls
@@ -299,4 +326,4 @@ pub(crate) fn fn_base(owner: &str, field: &str) -> String {
     format!("{}_{}", snake_name(owner), snake_name(field))
 }
 
-pub(crate) use super::naming::NameAllocator as FnNames;
+pub(crate) use crate::naming::NameAllocator as FnNames;

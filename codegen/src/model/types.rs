@@ -39,12 +39,12 @@ impl TypeModule {
     /// Rust module name of the group (`gateway.networking.k8s.io` ->
     /// `gateway_networking_k8s_io`).
     pub fn group_module(&self) -> String {
-        crate::emit::naming::module_name(&self.group)
+        crate::naming::snake(&self.group)
     }
 
     /// Rust module name of the version (`v1beta1`).
     pub fn version_module(&self) -> String {
-        crate::emit::naming::module_name(&self.version)
+        crate::naming::snake(&self.version)
     }
 
     /// Path of the root type relative to the module holding the emitted types file:

@@ -33,8 +33,7 @@ pub const SCALE_TYPE: &str = "k8s_openapi::api::autoscaling::v1::Scale";
 pub struct CrdSet {
     /// Groups, versions and resources; every resource's root is
     /// [`RootType::Generated`] with the type's path relative to the types file
-    /// (`{group_module}::{version}::{Kind}`, see [`TypeModule`] and
-    /// [`crate::emit::types::emit_crd_types`]).
+    /// (`{group_module}::{version}::{Kind}`, see [`TypeModule::rust_path`]).
     pub model: ApiModel,
     /// The types of every served CRD version, sorted by group, version and kind.
     pub types: Vec<TypeModule>,

@@ -16,12 +16,12 @@
 
 use serde_json::{Map, Value};
 
-use crate::emit::naming::{NameAllocator, assign_field_names, camel_name};
 use crate::model::Scope;
 use crate::model::types::{
     EnumType, EnumVariant, Field, Remainder, StructType, TypeDef, TypeModule, TypeRef, UnionType,
     UnionVariant,
 };
+use crate::naming::{NameAllocator, assign_field_names, camel};
 
 use super::crd_error::SchemaIssue;
 
@@ -53,10 +53,10 @@ pub fn convert_schema(schema: &Value, id: &ResourceIdent<'_>) -> Result<TypeModu
         types: Vec::new(),
         names: NameAllocator::camel(),
     };
-    let root = conv.names.alloc(&camel_name(id.kind));
+    let root = conv.names.alloc(&camel(id.kind));
     conv.root(schema, &root)?;
     Ok(TypeModule {
-        module: crate::emit::naming::module_name(id.kind),
+        module: crate::naming::snake(id.kind),
         group: id.group.to_owned(),
         version: id.version.to_owned(),
         kind: id.kind.to_owned(),
@@ -303,7 +303,7 @@ impl Converter {
                 continue;
             }
             let pnode = Node::new(prop.schema, &path)?;
-            let hint = format!("{name}{}", camel_name(prop.json_name));
+            let hint = format!("{name}{}", camel(prop.json_name));
             let ty = self.convert(prop.schema, &path, &hint, depth + 1)?;
             fields.push(Field {
                 json_name: prop.json_name.to_owned(),
@@ -477,7 +477,7 @@ impl Converter {
             .into_iter()
             .map(|value| EnumVariant {
                 value: value.to_owned(),
-                rust_name: variant_names.alloc(&camel_name(value)),
+                rust_name: variant_names.alloc(&camel(value)),
             })
             .collect();
         let name = self.names.alloc(hint);

@@ -9,14 +9,19 @@
 //! `RUSTFLAGS`: the runtime and all its dependencies compile once for all of them, and a
 //! rerun only recompiles generated code that changed (files are written only when their
 //! content changes).
+//!
+//! Warnings are errors in the temporary crate itself (its manifest's `[lints]`: the generated
+//! code must be warning-free), not in its dependencies: a `-D warnings` in `RUSTFLAGS` would
+//! also fail these tests on a warning in another crate of the workspace.
 
 #![allow(dead_code)] // each test uses its own part
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// `RUSTFLAGS` of every temporary crate's build (identical flags share the artifacts).
-pub const RUSTFLAGS: &str = "-D warnings";
+/// `RUSTFLAGS` of every temporary crate's build (identical flags share the artifacts; none,
+/// so an ambient `RUSTFLAGS` does not change what is tested).
+pub const RUSTFLAGS: &str = "";
 
 /// The workspace root (every including crate is a direct child of it).
 pub fn workspace() -> PathBuf {
@@ -60,6 +65,7 @@ impl TempCrate {
                  publish = false\n\n[workspace]\n\n[dependencies]\n\
                  kinform = {{ path = {:?}, features = [\"testing\"] }}\n\
                  tokio = {{ version = \"1\", features = [\"rt-multi-thread\", \"macros\"] }}\n\n\
+                 [lints.rust]\nwarnings = \"deny\"\n\n\
                  [profile.dev]\ndebug = false\nincremental = false\n",
                 runtime.display().to_string()
             ),

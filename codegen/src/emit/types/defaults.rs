@@ -13,8 +13,8 @@ use proc_macro2::{Literal, TokenStream};
 use quote::quote;
 use serde_json::Value;
 
-use crate::emit::naming::ident;
 use crate::model::types::{Field, TypeRef};
+use crate::naming::ident;
 
 use super::{FnNames, Paths, fn_base, ref_has_default};
 

@@ -20,8 +20,8 @@ use proc_macro2::{Literal, TokenStream};
 use quote::quote;
 use serde_json::Value;
 
-use crate::emit::naming::ident;
 use crate::model::types::TypeRef;
+use crate::naming::ident;
 
 use super::defaults::{DefaultFns, Shared};
 use super::{Paths, defaults, rust_type, type_tokens};

@@ -10,8 +10,8 @@ use std::collections::BTreeSet;
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use crate::emit::naming::ident;
 use crate::model::types::{EnumType, UnionType};
+use crate::naming::ident;
 
 use super::defaults::DefaultFns;
 use super::{Paths, elements, ref_has_default, type_docs, type_tokens};
@@ -21,13 +21,23 @@ pub(crate) fn emit_enum(e: &EnumType, p: &Paths) -> TokenStream {
     let serde = &p.serde;
     let other = ident(&e.other_variant);
     let docs = type_docs(e.docs.as_deref(), "A string enum.");
+    // Variants named exactly as their value have no doc line (it would only repeat it).
+    let allow = e
+        .variants
+        .iter()
+        .any(|v| v.rust_name == v.value)
+        .then(|| quote!(#[allow(missing_docs)]));
     // The first listed value is the default (derived, as clippy prefers); an enum without
     // listed values defaults to the empty string.
     let variants = e.variants.iter().enumerate().map(|(i, v)| {
         let id = ident(&v.rust_name);
-        let doc = format!(" `{}`", v.value.replace('`', "'"));
+        // The wire value is worth a line only where the Rust name spells it otherwise.
+        let doc = (v.rust_name != v.value).then(|| {
+            let doc = format!(" Serialized as `{}`.", v.value.replace('`', "'"));
+            quote!(#[doc = #doc])
+        });
         let default = (i == 0).then(|| quote!(#[default]));
-        quote!(#[doc = #doc] #default #id,)
+        quote!(#doc #default #id,)
     });
     let as_str = e.variants.iter().map(|v| {
         let id = ident(&v.rust_name);
@@ -54,6 +64,7 @@ pub(crate) fn emit_enum(e: &EnumType, p: &Paths) -> TokenStream {
     };
     quote! {
         #docs
+        #allow
         #[derive(Clone, Debug, #derive_default PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub enum #name {
             #(#variants)*

@@ -13,8 +13,8 @@ use proc_macro2::{Ident, Literal, TokenStream};
 use quote::quote;
 
 use crate::emit::format::doc_attrs;
-use crate::emit::naming::ident;
 use crate::model::types::{Field, Remainder, StructType, TypeRef};
+use crate::naming::ident;
 
 use super::defaults::Shared;
 use super::{Paths, defaults, elements, rust_type, type_tokens};
@@ -224,6 +224,11 @@ fn plan_nullable(
     }
 }
 
+/// Whether a field gets no doc line: the schema neither describes it nor gives a default.
+pub(crate) fn is_undocumented(f: &Field) -> bool {
+    f.docs.as_deref().is_none_or(|d| d.trim().is_empty()) && f.default.is_none()
+}
+
 fn field_docs(f: &Field) -> TokenStream {
     let mut docs = f.docs.clone().unwrap_or_default();
     if let Some(default) = &f.default {
@@ -232,10 +237,9 @@ fn field_docs(f: &Field) -> TokenStream {
         }
         docs.push_str(&format!("Default: `{default}`."));
     }
-    if docs.is_empty() {
-        docs = format!("`{}`.", f.json_name);
-    }
-    doc_attrs(Some(&docs))
+    // Without a description or default the field has no doc line (one would only repeat the
+    // JSON name); its struct allows that (see `super::struct_decl`).
+    doc_attrs(&docs)
 }
 
 /// One declared field of a struct with its plan.

@@ -7,13 +7,13 @@ use std::collections::BTreeSet;
 use proc_macro2::{Literal, TokenStream};
 use quote::quote;
 
-use crate::emit::naming::ident;
 use crate::model::Scope;
 use crate::model::types::{Field, StructType, TypeModule};
+use crate::naming::ident;
 
 use super::defaults::DefaultFns;
-use super::fields::{FieldPlan, PlannedField, StructBody, struct_body};
-use super::{Paths, ref_has_default, type_docs, type_tokens};
+use super::fields::{FieldPlan, PlannedField, struct_body};
+use super::{Paths, ref_has_default, struct_decl, type_docs, type_tokens};
 
 pub(crate) fn emit_root(
     s: &StructType,
@@ -24,7 +24,6 @@ pub(crate) fn emit_root(
 ) -> TokenStream {
     let name = ident(&s.name);
     let serde = &p.serde;
-    let serde_crate = &p.serde_crate;
     let rt = &p.rt;
     let k8s = &p.k8s;
     let docs = type_docs(
@@ -77,12 +76,7 @@ pub(crate) fn emit_root(
     }
     let metadata = metadata_field.unwrap_or_else(|| ident("metadata"));
     let constructor = ctor.emit(s, &metadata, k8s);
-    let StructBody {
-        decls,
-        derive_default,
-        default_impl,
-        ..
-    } = body;
+    let decl = struct_decl(s, docs, &body, p, false);
     let api_version = if module.group.is_empty() {
         module.version.clone()
     } else {
@@ -103,13 +97,7 @@ pub(crate) fn emit_root(
         },
     );
     quote! {
-        #docs
-        #[derive(Clone, Debug, #derive_default PartialEq, #serde::Deserialize)]
-        #[serde(crate = #serde_crate)]
-        pub struct #name {
-            #decls
-        }
-        #default_impl
+        #decl
         #constructor
 
         impl #serde::Serialize for #name {

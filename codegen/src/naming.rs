@@ -1,0 +1,411 @@
+//! Every Rust name the generator chooses: fields, types, modules, groups, accessors.
+//!
+//! One module, used by readers (type and field names in the model) and emitters (modules,
+//! accessors, clients) alike, so one input string always becomes one identifier wherever it
+//! is named. Kubernetes JSON names are camelCase, but CRDs also carry snake_case
+//! (`init_containers`), dashes (`hugepages-1Gi`), leading symbols (`$ref`, `x-kubernetes-*`),
+//! Rust keywords (`type`, `ref`, `match`, `enum`) and upper-case acronyms (`HPAReplicas`); the
+//! JSON name is kept separately (serde renames), so nothing depends on the conversion being
+//! reversible.
+//!
+//! API groups are named as client-go names built-in groups, after their first DNS label
+//! (`rbac.authorization.k8s.io` -> `RbacV1()`, `apps` -> `AppsV1()`, the core group ->
+//! `CoreV1()`), for groups that are Kubernetes' own (no dot, or under `.k8s.io`); everyone
+//! else's group keeps its whole name (`example.com` -> `example_com`), where the first label
+//! alone (`example`, `cert-manager`'s `cert`) would say little and collide often. Two groups
+//! that would still get the same name both fall back to their whole name.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use heck::{ToSnakeCase, ToUpperCamelCase};
+use proc_macro2::{Ident, Span};
+
+/// Strict and reserved keywords of Rust 2024 (all usable as raw identifiers except
+/// [`NON_RAW_KEYWORDS`]).
+const KEYWORDS: &[&str] = &[
+    "abstract", "as", "async", "await", "become", "box", "break", "const", "continue", "crate",
+    "do", "dyn", "else", "enum", "extern", "false", "final", "fn", "for", "gen", "if", "impl",
+    "in", "let", "loop", "macro", "match", "mod", "move", "mut", "override", "priv", "pub", "ref",
+    "return", "self", "Self", "static", "struct", "super", "trait", "true", "try", "type",
+    "typeof", "unsafe", "unsized", "use", "virtual", "where", "while", "yield",
+];
+
+/// Keywords that cannot be raw identifiers.
+const NON_RAW_KEYWORDS: &[&str] = &["self", "Self", "super", "crate", "_"];
+
+/// Names of the Rust prelude: generated types never take them, and generated code never
+/// imports another item under one of them.
+pub const RESERVED_TYPE_NAMES: &[&str] = &[
+    "Option",
+    "Some",
+    "None",
+    "String",
+    "Vec",
+    "Box",
+    "Result",
+    "Ok",
+    "Err",
+    "Default",
+    "Clone",
+    "Copy",
+    "Debug",
+    "PartialEq",
+    "Eq",
+    "Send",
+    "Sync",
+    "Sized",
+    "From",
+    "Into",
+    "Self",
+    "ToString",
+    "Iterator",
+    "Drop",
+    "Fn",
+    "FnMut",
+    "FnOnce",
+    "AsRef",
+    "AsMut",
+    "IntoIterator",
+    "ToOwned",
+    "PartialOrd",
+    "Ord",
+    "Extend",
+];
+
+/// Whether `s` is a Rust keyword (strict or reserved).
+pub fn is_keyword(s: &str) -> bool {
+    KEYWORDS.contains(&s)
+}
+
+/// The snake_case field or module name for a JSON name, before keyword escaping:
+/// `initContainers` -> `init_containers`, `hugepages-1Gi` -> `hugepages_1gi`,
+/// `$ref` -> `ref`, `1x` -> `_1x`; empty or symbol-only names become `field`.
+pub fn snake_name(json: &str) -> String {
+    let s: String = json.to_snake_case();
+    let s: String = s
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    let s = s.trim_matches('_').to_owned();
+    let s = collapse_underscores(&s);
+    if s.is_empty() {
+        "field".to_owned()
+    } else if s.starts_with(|c: char| c.is_ascii_digit()) {
+        format!("_{s}")
+    } else {
+        s
+    }
+}
+
+/// The UpperCamelCase type, variant or trait-name part for any string: `spec` -> `Spec`,
+/// `HPAReplicas` -> `HpaReplicas`, `example_com` -> `ExampleCom`, `1.0` -> `V10`; empty or
+/// symbol-only names become `Value`, `Self` becomes `SelfValue`.
+pub fn camel(json: &str) -> String {
+    let s: String = json
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { ' ' })
+        .collect::<String>()
+        .to_upper_camel_case();
+    if s.is_empty() {
+        "Value".to_owned()
+    } else if s.starts_with(|c: char| c.is_ascii_digit()) {
+        format!("V{s}")
+    } else if s == "Self" {
+        "SelfValue".to_owned()
+    } else {
+        s
+    }
+}
+
+fn collapse_underscores(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut prev_us = false;
+    for c in s.chars() {
+        if c == '_' {
+            if !prev_us {
+                out.push(c);
+            }
+            prev_us = true;
+        } else {
+            out.push(c);
+            prev_us = false;
+        }
+    }
+    out
+}
+
+/// A field name as written in Rust source: keywords become raw identifiers (`r#type`), the
+/// keywords that cannot be raw get a trailing underscore (`self_`).
+pub fn field_name(snake: &str) -> String {
+    if NON_RAW_KEYWORDS.contains(&snake) {
+        format!("{snake}_")
+    } else if is_keyword(snake) {
+        format!("r#{snake}")
+    } else {
+        snake.to_owned()
+    }
+}
+
+/// A module, accessor or function name for any string: [`snake_name`], with a `_` suffix on
+/// keywords: `gateway.networking.k8s.io` -> `gateway_networking_k8s_io`, `HTTPRoute` ->
+/// `http_route`, `type` -> `type_`, `v1beta1` -> `v1beta1`.
+pub fn snake(s: &str) -> String {
+    let snake = snake_name(s);
+    if is_keyword(&snake) || NON_RAW_KEYWORDS.contains(&snake.as_str()) {
+        format!("{snake}_")
+    } else {
+        snake
+    }
+}
+
+/// Whether the group is one of Kubernetes' own.
+fn is_kubernetes_group(group: &str) -> bool {
+    !group.contains('.') || group.ends_with(".k8s.io")
+}
+
+/// The short name of a group before collision handling.
+fn short_name(group: &str) -> String {
+    if group.is_empty() {
+        "core".to_owned()
+    } else if is_kubernetes_group(group) {
+        snake(group.split('.').next().unwrap_or(group))
+    } else {
+        snake(group)
+    }
+}
+
+/// The module / accessor name of every group: `""` -> `core`, `apps` -> `apps`,
+/// `rbac.authorization.k8s.io` -> `rbac`, `example.com` -> `example_com`.
+pub fn group_names<'a>(groups: impl IntoIterator<Item = &'a str>) -> BTreeMap<String, String> {
+    let groups: Vec<&str> = groups.into_iter().collect();
+    let mut count: BTreeMap<String, usize> = BTreeMap::new();
+    for g in &groups {
+        *count.entry(short_name(g)).or_default() += 1;
+    }
+    groups
+        .iter()
+        .map(|g| {
+            let short = short_name(g);
+            let name = if count[&short] > 1 && !g.is_empty() {
+                snake(g)
+            } else {
+                short
+            };
+            ((*g).to_owned(), name)
+        })
+        .collect()
+}
+
+/// The module holding a resource's client, lister and informer: the snake_case name of the
+/// type they are named after (the kind, or the plural when two resources of a version share a
+/// kind) with a `_client` suffix: `Pod` -> `pod_client`, `ScaledObject` ->
+/// `scaled_object_client`. The suffix keeps it apart from the module of the kind's types
+/// (`scaled_object`) that CRD versions get beside it.
+pub fn client_module(type_base: &str) -> String {
+    format!("{}_client", snake_name(type_base))
+}
+
+/// Parses a name produced by this module (possibly `r#...`) into an [`Ident`].
+pub fn ident(name: &str) -> Ident {
+    match name.strip_prefix("r#") {
+        Some(raw) => Ident::new_raw(raw, Span::call_site()),
+        None => Ident::new(name, Span::call_site()),
+    }
+}
+
+/// Hands out unique names in one namespace: the first request for a base name gets it, later
+/// ones get `{base}{sep}2`, `{base}{sep}3`, ... (deterministic for a deterministic order).
+#[derive(Clone, Debug, Default)]
+pub struct NameAllocator {
+    used: BTreeSet<String>,
+    separator: &'static str,
+}
+
+impl NameAllocator {
+    /// An allocator for snake_case names (suffix `_2`).
+    pub fn snake() -> Self {
+        Self {
+            used: BTreeSet::new(),
+            separator: "_",
+        }
+    }
+
+    /// An allocator for CamelCase names (suffix `2`), with the prelude names reserved.
+    pub fn camel() -> Self {
+        let mut me = Self {
+            used: BTreeSet::new(),
+            separator: "",
+        };
+        for n in RESERVED_TYPE_NAMES {
+            me.reserve(n);
+        }
+        me
+    }
+
+    /// Marks `name` as taken.
+    pub fn reserve(&mut self, name: &str) {
+        self.used.insert(name.to_owned());
+    }
+
+    /// Whether `name` is taken.
+    pub fn is_taken(&self, name: &str) -> bool {
+        self.used.contains(name)
+    }
+
+    /// A fresh name based on `base`.
+    pub fn alloc(&mut self, base: &str) -> String {
+        if self.used.insert(base.to_owned()) {
+            return base.to_owned();
+        }
+        let mut n = 2u64;
+        loop {
+            let candidate = format!("{base}{}{n}", self.separator);
+            if self.used.insert(candidate.clone()) {
+                return candidate;
+            }
+            n += 1;
+        }
+    }
+}
+
+/// Assigns Rust field names to JSON property names of one struct.
+///
+/// Names whose snake_case form equals the JSON name (`init_containers`) are served first, so
+/// they keep it; the camelCase sibling (`initContainers`) then gets `init_containers_2`.
+/// The result is in the order of `json_names`.
+pub fn assign_field_names<'a>(
+    json_names: impl IntoIterator<Item = &'a str>,
+    alloc: &mut NameAllocator,
+) -> Vec<String> {
+    let names: Vec<&str> = json_names.into_iter().collect();
+    let mut out = vec![String::new(); names.len()];
+    for exact_first in [true, false] {
+        for (i, json) in names.iter().enumerate() {
+            let snake = snake_name(json);
+            if (snake == *json) == exact_first {
+                out[i] = field_name(&alloc.alloc(&snake));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn snake_names() {
+        assert_eq!(snake_name("initContainers"), "init_containers");
+        assert_eq!(snake_name("hugepages-1Gi"), "hugepages_1gi");
+        assert_eq!(snake_name("$ref"), "ref");
+        assert_eq!(
+            snake_name("x-kubernetes-int-or-string"),
+            "x_kubernetes_int_or_string"
+        );
+        assert_eq!(snake_name("HPAReplicas"), "hpa_replicas");
+        assert_eq!(snake_name("CACerts"), "ca_certs");
+        assert_eq!(snake_name("a.b/c"), "a_b_c");
+        assert_eq!(snake_name("1abc"), "_1abc");
+        assert_eq!(snake_name("$$"), "field");
+        assert_eq!(snake_name(""), "field");
+        assert_eq!(snake_name("héllo"), "h_llo");
+    }
+
+    #[test]
+    fn keywords_are_escaped() {
+        assert_eq!(field_name("type"), "r#type");
+        assert_eq!(field_name("match"), "r#match");
+        assert_eq!(field_name("gen"), "r#gen");
+        assert_eq!(field_name("self"), "self_");
+        assert_eq!(field_name("spec"), "spec");
+        assert_eq!(snake("type"), "type_");
+        assert_eq!(snake("HTTPRoute"), "http_route");
+        assert_eq!(
+            snake("gateway.networking.k8s.io"),
+            "gateway_networking_k8s_io"
+        );
+        // Every produced name parses as an identifier.
+        for n in ["r#type", "self_", "_1abc", "r#enum"] {
+            let _ = ident(n);
+        }
+    }
+
+    #[test]
+    fn camel_names() {
+        assert_eq!(camel("spec"), "Spec");
+        assert_eq!(camel("RegularExpression"), "RegularExpression");
+        assert_eq!(camel("1.0"), "V10");
+        assert_eq!(camel(""), "Value");
+        assert_eq!(camel("*"), "Value");
+        assert_eq!(camel("self"), "SelfValue");
+        assert_eq!(camel("postgresql"), "Postgresql");
+    }
+
+    #[test]
+    fn snake_case_collisions_prefer_exact_names() {
+        let mut alloc = NameAllocator::snake();
+        let names = assign_field_names(
+            ["initContainers", "init_containers", "type", "$ref", "ref"],
+            &mut alloc,
+        );
+        assert_eq!(
+            names,
+            [
+                "init_containers_2",
+                "init_containers",
+                "r#type",
+                "ref_2",
+                "r#ref"
+            ]
+        );
+    }
+
+    #[test]
+    fn camel_allocator_reserves_prelude_names() {
+        let mut alloc = NameAllocator::camel();
+        assert_eq!(alloc.alloc("Option"), "Option2");
+        assert_eq!(alloc.alloc("Foo"), "Foo");
+        assert_eq!(alloc.alloc("Foo"), "Foo2");
+        assert_eq!(alloc.alloc("Foo"), "Foo3");
+    }
+
+    #[test]
+    fn group_naming() {
+        let names = group_names([
+            "",
+            "apps",
+            "rbac.authorization.k8s.io",
+            "authorization.k8s.io",
+            "example.com",
+            "cert-manager.io",
+            "cluster.x-k8s.io",
+        ]);
+        assert_eq!(names[""], "core");
+        assert_eq!(names["apps"], "apps");
+        assert_eq!(names["rbac.authorization.k8s.io"], "rbac");
+        assert_eq!(names["authorization.k8s.io"], "authorization");
+        assert_eq!(names["example.com"], "example_com");
+        assert_eq!(names["cert-manager.io"], "cert_manager_io");
+        assert_eq!(names["cluster.x-k8s.io"], "cluster_x_k8s_io");
+    }
+
+    #[test]
+    fn collisions_fall_back_to_whole_names() {
+        let names = group_names(["foo.k8s.io", "foo"]);
+        assert_eq!(names["foo.k8s.io"], "foo_k8s_io");
+        assert_eq!(names["foo"], "foo");
+    }
+
+    #[test]
+    fn identifiers_are_valid() {
+        assert_eq!(snake("type"), "type_");
+        assert_eq!(snake("3d"), "_3d");
+        assert_eq!(snake(""), "field");
+        assert_eq!(camel("1x"), "V1x");
+        assert_eq!(snake("ephemeralcontainers"), "ephemeralcontainers");
+        assert_eq!(camel("example_com"), "ExampleCom");
+        assert_eq!(camel("v1beta1"), "V1beta1");
+        assert_eq!(camel("foo"), "Foo");
+    }
+}

@@ -1,0 +1,41 @@
+//! The model and the readers never import the emitters (ARCHITECTURE.md, `codegen/`): a
+//! reader produces the model, an emitter prints it, and names come from `crate::naming`,
+//! which both use. This test reads the sources, so a new `use crate::emit::...` in `model/`
+//! or `read/` fails here before review.
+
+use std::fs;
+use std::path::Path;
+
+fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    for entry in fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+        let path = entry.expect("dir entry").path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+#[test]
+fn model_and_readers_do_not_import_emitters() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src.join("model"), &mut files);
+    rust_files(&src.join("read"), &mut files);
+    assert!(files.len() > 5, "found the sources: {files:?}");
+    let mut offenders = Vec::new();
+    for file in &files {
+        let text = fs::read_to_string(file).expect("readable source");
+        for (n, line) in text.lines().enumerate() {
+            if line.contains("emit::") && !line.trim_start().starts_with("//") {
+                offenders.push(format!("{}:{}: {}", file.display(), n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "imports of the emitters:\n{}",
+        offenders.join("\n")
+    );
+}
