@@ -7,8 +7,8 @@
 //! `http://127.0.0.1:port`). It carries the resolved server URL, TLS material, credentials and
 //! the transport's knobs (timeouts, QPS/burst, retries, compression).
 //!
-//! `Debug` output never contains a secret: tokens, passwords and private keys are
-//! [`Secret`]s.
+//! `Debug` output never contains a secret: tokens, passwords, private keys, exec env values
+//! and auth-provider settings are [`Secret`]s, and exec plugin arguments are hidden.
 
 mod error;
 mod exec;
@@ -21,11 +21,11 @@ use std::time::Duration;
 use base64::Engine as _;
 
 pub use error::ConfigError;
-pub use exec::{ExecCredential, run_exec_plugin};
+pub use exec::{DEFAULT_EXEC_TIMEOUT, ExecCredential, run_exec_plugin};
 pub use incluster::{SERVICE_ACCOUNT_DIR, incluster_with};
 pub use kubeconfig::{
-    AuthInfo, Cluster, Context, ExecConfig, ExecEnvVar, Kubeconfig, NamedAuthInfo, NamedCluster,
-    NamedContext,
+    AuthInfo, AuthProviderConfig, Cluster, Context, ExecConfig, ExecEnvVar, Kubeconfig,
+    NamedAuthInfo, NamedCluster, NamedContext,
 };
 
 use super::secret::Secret;
@@ -72,6 +72,9 @@ pub struct ExecAuth {
     pub config: ExecConfig,
     /// `spec.cluster` of `KUBERNETES_EXEC_INFO` when `provideClusterInfo` is set.
     pub cluster_info: Option<serde_json::Value>,
+    /// How long one run of the plugin may take before its process group is killed;
+    /// `None` is [`DEFAULT_EXEC_TIMEOUT`].
+    pub timeout: Option<Duration>,
 }
 
 /// A client certificate chain and its private key, both PEM.
@@ -321,6 +324,7 @@ impl Config {
             AuthConfig::Exec(Box::new(ExecAuth {
                 config: exec.clone(),
                 cluster_info,
+                timeout: None,
             }))
         } else if let (Some(username), Some(password)) = (&user.username, &user.password) {
             AuthConfig::Basic {
