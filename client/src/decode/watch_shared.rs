@@ -229,11 +229,9 @@ pub(crate) fn decode_shared_batches<K>(
 where
     K: HasMetadata + Clone + DeserializeOwned,
 {
+    let raw = raw_batches(read_ahead::read_ahead(src), &origin);
     let origin = Arc::new(origin);
-    let state = (
-        raw_batches(read_ahead::read_ahead(src)),
-        Arc::new(LineHints::new(hints)),
-    );
+    let state = (raw, Arc::new(LineHints::new(hints)));
     stream::unfold(state, move |(mut raw, mut hints)| {
         let origin = Arc::clone(&origin);
         async move {
