@@ -81,6 +81,8 @@
 //! 0.6-0.8 page faults, paid alike by both libraries (`kinform-compare page-touch` measures a
 //! fault on the machine).
 
+#[cfg(test)]
+mod differential_tests;
 mod fast_decode;
 mod heap_ahead;
 mod hints;
