@@ -219,3 +219,22 @@ async fn a_hung_plugin_is_killed_with_its_process_group() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
+
+#[test]
+fn a_huge_broken_file_is_reported_in_bounded_time() {
+    let mut text = String::from("users:\n");
+    for i in 0..20_000 {
+        // 800 KiB: past the size the field path is searched in, so only the line is given.
+        text.push_str(&format!("- name: u{i}\n  user: {{token: t{i}}}\n"));
+    }
+    text.push_str("- name: bad\n  user: {token: [S3CR3T]}\n");
+    let started = Instant::now();
+    let e = parse_error(&text);
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(!e.contains(SECRET), "{e}");
+    assert!(e.contains("line 40003"), "{e}");
+}

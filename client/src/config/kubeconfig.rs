@@ -266,10 +266,19 @@ fn parse_message(text: &str, e: &serde_saphyr::Error) -> String {
 
 /// The field path (e.g. `users[0].user.token`) of the smallest part of a document that is
 /// well-formed YAML but not a kubeconfig: found by taking parts away until the rest parses.
-/// Only run after a parse failed; `None` when the document is not YAML at all.
+/// Only run after a parse failed; `None` when the document is not YAML at all. At most
+/// [`FAULT_PATH_TRIES`] parses are spent, and none on a file over
+/// [`FAULT_PATH_MAX_BYTES`]: a huge file gets its line and column only.
 fn fault_path(text: &str) -> Option<String> {
+    if text.len() > FAULT_PATH_MAX_BYTES {
+        return None;
+    }
     let doc: serde_json::Value = serde_saphyr::from_str(text).ok()?;
-    let parses = |v: &serde_json::Value| Kubeconfig::deserialize(v).is_ok();
+    let tries = std::cell::Cell::new(0usize);
+    let parses = |v: &serde_json::Value| {
+        tries.set(tries.get() + 1);
+        Kubeconfig::deserialize(v).is_ok()
+    };
     if parses(&doc) {
         return None;
     }
@@ -283,6 +292,9 @@ fn fault_path(text: &str) -> Option<String> {
             _ => break,
         };
         let faulty = children.into_iter().find(|child| {
+            if tries.get() >= FAULT_PATH_TRIES {
+                return false;
+            }
             let mut without = doc.clone();
             let parent = at.iter().try_fold(&mut without, |v, step| step.get_mut(v));
             match parent {
@@ -303,6 +315,12 @@ fn fault_path(text: &str) -> Option<String> {
     }
     (!path.is_empty()).then_some(path)
 }
+
+/// The most parses [`fault_path`] spends on one document.
+const FAULT_PATH_TRIES: usize = 200;
+
+/// The largest document [`fault_path`] searches (kubeconfigs are a few KiB).
+const FAULT_PATH_MAX_BYTES: usize = 64 * 1024;
 
 /// One step of a field path.
 enum PathStep {
