@@ -55,6 +55,21 @@ pub enum Error {
         #[source]
         source: serde_json::Error,
     },
+    /// A response body, or one watch event, is larger than the client's bound
+    /// ([`Config::max_body_bytes`](crate::Config::max_body_bytes),
+    /// [`Config::max_watch_event_bytes`](crate::Config::max_watch_event_bytes)); what was read
+    /// of it is dropped and the request (or the watch) fails.
+    #[error("{request}: {what} is larger than {limit} bytes ({setting})")]
+    TooLarge {
+        /// The request.
+        request: String,
+        /// What was too large, e.g. `the response body`, `a watch event`.
+        what: String,
+        /// The bound, in bytes.
+        limit: usize,
+        /// The `Config` field that sets the bound.
+        setting: &'static str,
+    },
     /// The configuration (kubeconfig, in-cluster files, exec plugin, TLS material) is unusable.
     #[error(transparent)]
     Config(#[from] super::config::ConfigError),

@@ -5,6 +5,20 @@
 //! the store's label index) and `TestApiServer` (server-side filtering), so that the three
 //! agree on every corner: `!=` and `notin` match objects that lack the key, `key` / `!key`
 //! test existence, `gt`/`lt` compare integers, and the empty selector matches everything.
+//!
+//! The parsers refuse what Kubernetes refuses, so that a printed selector always parses back
+//! to itself (tested by property in `tests/selector_roundtrip.rs`):
+//! - label selectors are split by the lexer of `labels.Parse`: only space, tab, CR and LF
+//!   separate tokens (its `isWhitespace`); any other byte, Unicode spaces included, belongs to
+//!   a key or value, which is then validated (`IsQualifiedName`, `IsValidLabelValue`, also
+//!   for the integer of `gt`/`lt`, as `NewRequirement` does);
+//! - a structured selector's `matchLabels` keys and values and `matchExpressions` values are
+//!   validated as `LabelSelectorAsSelector` does (a value `web,tier=db` is refused instead of
+//!   printing as two requirements);
+//! - field selectors are split as `fields.ParseSelector` splits them: terms at unescaped
+//!   commas, each term at the first `!=`, `==` or `=` (scanning left to right), the value
+//!   unescaped with `fields.UnescapeValue`, which refuses an unescaped `=` or `,` (so
+//!   `a=b==c` and `x=a!=b` are errors); nothing is trimmed.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -116,6 +130,11 @@ impl LabelSelector {
     }
 
     /// A selector requiring every `key=value` of `labels` (Kubernetes' `SelectorFromSet`).
+    ///
+    /// Like `SelectorFromSet`, it does not validate: a key or value that is not a valid label
+    /// prints as something else (`{app: "web,tier=db"}` prints as two requirements) and the
+    /// server refuses it. [`LabelSelector::try_from_labels`] validates
+    /// (`ValidatedSelectorFromSet`).
     pub fn from_labels<'a>(labels: impl IntoIterator<Item = (&'a str, &'a str)>) -> Self {
         let mut requirements: Vec<_> = labels
             .into_iter()
@@ -126,6 +145,23 @@ impl LabelSelector {
             .collect();
         requirements.sort_by(|a, b| a.key.cmp(&b.key));
         Self { requirements }
+    }
+
+    /// A selector requiring every `key=value` of `labels`, each key and value validated
+    /// (Kubernetes' `ValidatedSelectorFromSet`).
+    pub fn try_from_labels<'a>(
+        labels: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> Result<Self, SelectorError> {
+        let labels: Vec<_> = labels.into_iter().collect();
+        for (k, v) in &labels {
+            let err = |reason: String| SelectorError {
+                selector: format!("{k}={v}"),
+                reason,
+            };
+            validate_label_key(k).map_err(err)?;
+            validate_label_value(v).map_err(err)?;
+        }
+        Ok(Self::from_labels(labels))
     }
 
     /// Adds a requirement.
@@ -176,6 +212,14 @@ impl TryFrom<&metav1::LabelSelector> for LabelSelector {
     /// Converts the structured selector of Deployments, Services etc.
     /// (`metav1.LabelSelectorAsSelector`).
     fn try_from(sel: &metav1::LabelSelector) -> Result<Self, SelectorError> {
+        for (k, v) in sel.match_labels.iter().flatten() {
+            let err = |reason: String| SelectorError {
+                selector: format!("{sel:?}"),
+                reason: format!("matchLabels key {k:?}: {reason}"),
+            };
+            validate_label_key(k).map_err(err)?;
+            validate_label_value(v).map_err(err)?;
+        }
         let mut out = Self::from_labels(
             sel.match_labels
                 .iter()
@@ -200,6 +244,11 @@ impl TryFrom<&metav1::LabelSelector> for LabelSelector {
                 other => return Err(err(&format!("unknown operator {other:?}"))),
             };
             validate_label_key(&expr.key).map_err(|r| err(&r))?;
+            if let LabelOp::In(vs) | LabelOp::NotIn(vs) = &op {
+                for v in vs {
+                    validate_label_value(v).map_err(|r| err(&r))?;
+                }
+            }
             out.requirements.push(LabelRequirement {
                 key: expr.key.clone(),
                 op,
@@ -268,6 +317,16 @@ pub fn validate_label_value(value: &str) -> Result<(), String> {
     }
 }
 
+/// The label selector lexer's whitespace (`isWhitespace` of `labels`): space, tab, CR, LF.
+fn is_label_space(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\r' | '\n')
+}
+
+/// The label selector lexer's special symbols (`isSpecialSymbol` of `labels`).
+fn is_label_symbol(c: char) -> bool {
+    matches!(c, '=' | '!' | '(' | ')' | ',' | '<' | '>')
+}
+
 /// A hand-written scanner for the label selector grammar of `labels.Parse`.
 struct LabelParser<'a> {
     text: &'a str,
@@ -291,7 +350,7 @@ impl<'a> LabelParser<'a> {
     }
 
     fn skip_ws(&mut self) {
-        let trimmed = self.rest().trim_start();
+        let trimmed = self.rest().trim_start_matches(is_label_space);
         self.pos = self.text.len() - trimmed.len();
     }
 
@@ -309,8 +368,11 @@ impl<'a> LabelParser<'a> {
     fn eat_word(&mut self, word: &str) -> bool {
         self.skip_ws();
         let rest = self.rest();
+        let after = &rest.as_bytes()[word.len().min(rest.len())..];
         if rest.starts_with(word)
-            && rest[word.len()..].starts_with(|c: char| c.is_whitespace() || c == '(')
+            && after
+                .first()
+                .is_some_and(|&c| is_label_space(c as char) || is_label_symbol(c as char))
         {
             self.pos += word.len();
             true
@@ -323,9 +385,7 @@ impl<'a> LabelParser<'a> {
         self.skip_ws();
         let rest = self.rest();
         let end = rest
-            .find(|c: char| {
-                c.is_whitespace() || matches!(c, ',' | '=' | '!' | '(' | ')' | '<' | '>')
-            })
+            .find(|c: char| is_label_space(c) || is_label_symbol(c))
             .unwrap_or(rest.len());
         self.pos += end;
         &rest[..end]
@@ -399,6 +459,8 @@ impl<'a> LabelParser<'a> {
 
     fn integer(&mut self) -> Result<i64, SelectorError> {
         let value = self.identifier();
+        // `NewRequirement` checks the integer as a label value too (no sign, no spaces).
+        validate_label_value(value).map_err(|r| self.err(r))?;
         value
             .parse()
             .map_err(|_| self.err(format!("{value:?} is not an integer")))
@@ -459,24 +521,16 @@ impl FieldSelector {
             reason,
         };
         let mut requirements = Vec::new();
+        if text.is_empty() {
+            return Ok(Self { requirements });
+        }
         for part in split_unescaped(text, ',') {
-            let part = part.trim();
             if part.is_empty() {
                 continue;
             }
-            let (field, op, raw) = if let Some((f, v)) = part.split_once("!=") {
-                (f, FieldOp::NotEquals, v)
-            } else if let Some((f, v)) = part.split_once("==") {
-                (f, FieldOp::Equals, v)
-            } else if let Some((f, v)) = part.split_once('=') {
-                (f, FieldOp::Equals, v)
-            } else {
+            let Some((field, op, raw)) = split_field_term(part) else {
                 return Err(err(format!("{part:?} is not field=value or field!=value")));
             };
-            let field = field.trim();
-            if field.is_empty() {
-                return Err(err(format!("{part:?} has an empty field name")));
-            }
             let value = unescape_field_value(raw).map_err(err)?;
             requirements.push(FieldRequirement {
                 field: field.to_owned(),
@@ -565,6 +619,24 @@ fn split_unescaped(text: &str, sep: char) -> Vec<&str> {
     }
     parts.push(&text[start..]);
     parts
+}
+
+/// Splits a term at the first operator, scanning left to right and trying `!=`, `==`, `=` at
+/// each position (`splitTerm` of `fields`): the field name has no escapes.
+fn split_field_term(term: &str) -> Option<(&str, FieldOp, &str)> {
+    for (i, _) in term.char_indices() {
+        let rest = &term[i..];
+        for (token, op) in [
+            ("!=", FieldOp::NotEquals),
+            ("==", FieldOp::Equals),
+            ("=", FieldOp::Equals),
+        ] {
+            if let Some(value) = rest.strip_prefix(token) {
+                return Some((&term[..i], op, value));
+            }
+        }
+    }
+    None
 }
 
 fn unescape_field_value(raw: &str) -> Result<String, String> {
@@ -695,5 +767,80 @@ mod tests {
         );
         assert!(FieldSelector::parse("metadata.name").is_err());
         assert!(FieldSelector::parse("").unwrap().is_everything());
+    }
+
+    /// Issue #19: what `fields.ParseSelector` refuses, and its splitting at the first
+    /// operator.
+    #[test]
+    fn field_selectors_refuse_what_go_refuses() {
+        for bad in [
+            "a=b==c", "x=a!=b", "a==b=c", "a!=b=c", "a=b\\", "a=b\\x", "a", " ",
+        ] {
+            let err = FieldSelector::parse(bad).unwrap_err();
+            assert_eq!(err.selector, bad);
+        }
+        let sel = FieldSelector::parse("a!b=c, d==e\\=f,,").unwrap();
+        assert_eq!(
+            sel.requirements(),
+            [
+                FieldRequirement {
+                    field: "a!b".into(),
+                    op: FieldOp::Equals,
+                    value: "c".into()
+                },
+                FieldRequirement {
+                    field: " d".into(),
+                    op: FieldOp::Equals,
+                    value: "e=f".into()
+                },
+            ]
+        );
+        assert_eq!(sel.to_string(), "a!b=c, d=e\\=f");
+        assert_eq!(FieldSelector::parse(&sel.to_string()).unwrap(), sel);
+    }
+
+    /// Issue #19: only the lexer's whitespace separates; a Unicode space is part of a value,
+    /// which is then invalid; matchLabels are validated.
+    #[test]
+    fn label_selectors_refuse_what_go_refuses() {
+        for bad in [
+            "app=web\u{a0}",
+            "app=\u{2003}web",
+            "app\u{85}=web",
+            "gen>-1",
+            "gen<+1",
+            "app in (a\u{3000}b)",
+        ] {
+            assert!(LabelSelector::parse(bad).is_err(), "{bad:?}");
+        }
+        let sel = LabelSelector::parse("\tapp = web ,\r\ntier in(a)").unwrap();
+        assert_eq!(sel.to_string(), "app=web,tier in (a)");
+        let structured = metav1::LabelSelector {
+            match_labels: Some(labels(&[("app", "web,tier=db")])),
+            match_expressions: None,
+        };
+        let err = LabelSelector::try_from(&structured).unwrap_err();
+        assert!(err.reason.contains("matchLabels"), "{err}");
+        let bad_key = metav1::LabelSelector {
+            match_labels: Some(labels(&[("app in (x)", "web")])),
+            match_expressions: None,
+        };
+        assert!(LabelSelector::try_from(&bad_key).is_err());
+        let bad_value = metav1::LabelSelector {
+            match_labels: None,
+            match_expressions: Some(vec![metav1::LabelSelectorRequirement {
+                key: "tier".into(),
+                operator: "In".into(),
+                values: Some(vec!["a),b in (c".into()]),
+            }]),
+        };
+        assert!(LabelSelector::try_from(&bad_value).is_err());
+        assert!(LabelSelector::try_from_labels([("app", "web,tier=db")]).is_err());
+        assert_eq!(
+            LabelSelector::try_from_labels([("b", "2"), ("a", "1")])
+                .unwrap()
+                .to_string(),
+            "a=1,b=2"
+        );
     }
 }

@@ -237,6 +237,7 @@ impl<K> Api<K> {
         let origin = Origin {
             request: format!("GET {uri}"),
             resource: self.resource.to_string(),
+            max_line: self.client.max_watch_event_bytes(),
         };
         let req = self.request(Method::GET, uri, Vec::new(), None, false)?;
         let body = self.client.request_stream(req).await?;

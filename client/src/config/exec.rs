@@ -6,8 +6,20 @@
 //! an `ExecCredential` whose `status` carries a bearer token and/or a client certificate and
 //! key, and optionally an `expirationTimestamp` after which it is run again. The answer's
 //! `apiVersion` must be the one requested.
+//!
+//! The plugin's stderr is the process's stderr, as client-go wires it (`cmd.Stderr =
+//! os.Stderr`), so its prompts and diagnostics reach the user the way kubectl shows them, and
+//! never an error value that could be logged elsewhere.
+//!
+//! A plugin that hangs is bounded, which client-go does not do (it decided against killing
+//! plugins because an interactive first login may take long; kinform never runs a plugin
+//! interactively): after [`ExecAuth::timeout`] (default [`DEFAULT_EXEC_TIMEOUT`]) the
+//! plugin's whole process group is killed (it runs in a group of its own, so helpers it
+//! started go too, and a grandchild holding its stdout open cannot keep the wait alive) and
+//! the error says so.
 
 use std::process::Stdio;
+use std::time::Duration;
 
 use serde::Deserialize;
 
@@ -16,6 +28,11 @@ use crate::secret::Secret;
 
 const V1: &str = "client.authentication.k8s.io/v1";
 const V1BETA1: &str = "client.authentication.k8s.io/v1beta1";
+
+/// How long a plugin may run before it is killed, unless [`ExecAuth::timeout`] says
+/// otherwise: long enough for a plugin that fetches a token over a slow network, short
+/// enough that a hung plugin surfaces as an error.
+pub const DEFAULT_EXEC_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// The credential a plugin returned.
 #[derive(Clone, Debug, Default)]
@@ -77,12 +94,16 @@ pub async fn run_exec_plugin(auth: &ExecAuth) -> Result<ExecCredential, ConfigEr
         .env("KUBERNETES_EXEC_INFO", info.to_string())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+        // Passed on as client-go does; never copied into an error (it may hold prompts or
+        // secrets).
+        .stderr(Stdio::inherit())
         .kill_on_drop(true);
+    #[cfg(unix)]
+    cmd.process_group(0);
     for var in &exec.env {
         cmd.env(&var.name, var.value.expose());
     }
-    let output = cmd.output().await.map_err(|e| {
+    let child = cmd.spawn().map_err(|e| {
         let hint = exec
             .install_hint
             .as_deref()
@@ -90,12 +111,39 @@ pub async fn run_exec_plugin(auth: &ExecAuth) -> Result<ExecCredential, ConfigEr
             .unwrap_or_default();
         fail(format!("cannot run: {e}{hint}"))
     })?;
+    let pid = child.id();
+    let limit = auth.timeout.unwrap_or(DEFAULT_EXEC_TIMEOUT);
+    let output = match tokio::time::timeout(limit, child.wait_with_output()).await {
+        Ok(done) => done.map_err(|e| fail(format!("cannot read its output: {e}")))?,
+        Err(_) => {
+            // Dropping the wait killed the plugin itself (`kill_on_drop`); its group goes too.
+            kill_group(pid);
+            return Err(fail(format!(
+                "did not finish within {limit:?}; it and its process group were killed"
+            )));
+        }
+    };
     if !output.status.success() {
-        // stderr is not included: plugins may print credentials or prompts there.
+        // stderr went to the process's stderr, as kubectl shows it.
         return Err(fail(format!("exited with {}", output.status)));
     }
     parse_credential(&output.stdout, api_version).map_err(fail)
 }
+
+/// Kills the process group led by `pid` (the plugin's: it was started as a group leader).
+#[cfg(unix)]
+fn kill_group(pid: Option<u32>) {
+    let pid = pid
+        .and_then(|p| i32::try_from(p).ok())
+        .and_then(rustix::process::Pid::from_raw);
+    if let Some(pid) = pid {
+        // The group may be gone already; nothing else to do then.
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    }
+}
+
+#[cfg(not(unix))]
+fn kill_group(_pid: Option<u32>) {}
 
 fn parse_credential(stdout: &[u8], api_version: &str) -> Result<ExecCredential, String> {
     let raw: RawCredential = serde_json::from_slice(stdout)

@@ -7,9 +7,18 @@
 //! (certificate-authority, client-certificate, client-key, tokenFile, exec command) are
 //! resolved against that file's directory, as `clientcmd.ResolveLocalPaths` does.
 //!
-//! Secrets (tokens, passwords, key data) are [`Secret`]s so `Debug` never prints them.
+//! Secrets (tokens, passwords, key data, exec env values) are [`Secret`]s so `Debug` never
+//! prints them; as client-go's `AuthProviderConfig.String` and `ExecConfig.String` do,
+//! `Debug` also hides an auth provider's `config` and an exec plugin's `args`.
+//!
+//! A file that does not parse is reported with its path, line and column and the parser's
+//! message with every quoted span of the document left out ([`redact_parse_message`]): the
+//! YAML around a fault may hold a token, and kubectl's own message would quote it. The
+//! parser's source snippet is never used.
 
+use std::collections::BTreeMap;
 use std::ffi::OsStr;
+use std::fmt;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -125,7 +134,7 @@ pub struct AuthInfo {
     pub exec: Option<ExecConfig>,
     /// `auth-provider`: legacy in-tree providers (not supported; rejected with a clear error).
     #[serde(default, rename = "auth-provider")]
-    pub auth_provider: Option<serde_json::Value>,
+    pub auth_provider: Option<AuthProviderConfig>,
     /// `as`: impersonated user name.
     #[serde(default, rename = "as")]
     pub impersonate: Option<String>,
@@ -134,8 +143,21 @@ pub struct AuthInfo {
     pub impersonate_groups: Option<Vec<String>>,
 }
 
-/// An exec credential plugin (`clientcmdapi.ExecConfig`).
+/// A legacy auth provider (`clientcmdapi.AuthProviderConfig`): its `config` holds client
+/// secrets, id and refresh tokens, so it is a [`Secret`].
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct AuthProviderConfig {
+    /// The provider's name, e.g. `oidc`.
+    #[serde(default)]
+    pub name: String,
+    /// The provider's settings.
+    #[serde(default)]
+    pub config: Option<Secret<BTreeMap<String, String>>>,
+}
+
+/// An exec credential plugin (`clientcmdapi.ExecConfig`). `Debug` hides `args` (they may
+/// carry secrets, as client-go's `ExecConfig.String` assumes); `env` values are [`Secret`]s.
+#[derive(Clone, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ExecConfig {
     /// `client.authentication.k8s.io/v1` or `/v1beta1`.
@@ -157,6 +179,25 @@ pub struct ExecConfig {
     /// `Never`, `IfAvailable` or `Always`; kinform never has a terminal, so `Always` fails.
     #[serde(default)]
     pub interactive_mode: Option<String>,
+}
+
+impl fmt::Debug for ExecConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let args = if self.args.is_empty() {
+            "[]".to_owned()
+        } else {
+            format!("[redacted; {} args]", self.args.len())
+        };
+        f.debug_struct("ExecConfig")
+            .field("api_version", &self.api_version)
+            .field("command", &self.command)
+            .field("args", &format_args!("{args}"))
+            .field("env", &self.env)
+            .field("install_hint", &self.install_hint)
+            .field("provide_cluster_info", &self.provide_cluster_info)
+            .field("interactive_mode", &self.interactive_mode)
+            .finish()
+    }
 }
 
 /// One environment variable of an exec plugin.
@@ -200,6 +241,180 @@ where
     Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
 }
 
+/// The parser's error without anything of the document: its line and column, the field
+/// path of the fault when it can be found ([`fault_path`]), and the parser's message without
+/// the source snippet and with quoted spans redacted.
+fn parse_message(text: &str, e: &serde_saphyr::Error) -> String {
+    let inner = e.without_snippet();
+    let mut out = match inner.location() {
+        Some(at) => format!("line {} column {}", at.line(), at.column()),
+        None => String::new(),
+    };
+    if let Some(path) = fault_path(text) {
+        if !out.is_empty() {
+            out.push_str(", ");
+        }
+        out.push_str("at ");
+        out.push_str(&path);
+    }
+    if !out.is_empty() {
+        out.push_str(": ");
+    }
+    out.push_str(&redact_parse_message(&inner.to_string()));
+    out
+}
+
+/// The field path (e.g. `users[0].user.token`) of the smallest part of a document that is
+/// well-formed YAML but not a kubeconfig: found by taking parts away until the rest parses.
+/// Only run after a parse failed; `None` when the document is not YAML at all. At most
+/// [`FAULT_PATH_TRIES`] parses are spent, and none on a file over
+/// [`FAULT_PATH_MAX_BYTES`]: a huge file gets its line and column only.
+fn fault_path(text: &str) -> Option<String> {
+    if text.len() > FAULT_PATH_MAX_BYTES {
+        return None;
+    }
+    let doc: serde_json::Value = serde_saphyr::from_str(text).ok()?;
+    let tries = std::cell::Cell::new(0usize);
+    let parses = |v: &serde_json::Value| {
+        tries.set(tries.get() + 1);
+        Kubeconfig::deserialize(v).is_ok()
+    };
+    if parses(&doc) {
+        return None;
+    }
+    let mut path = String::new();
+    let mut at: Vec<PathStep> = Vec::new();
+    loop {
+        let node = at.iter().try_fold(&doc, |v, step| step.get(v))?;
+        let children: Vec<PathStep> = match node {
+            serde_json::Value::Object(m) => m.keys().cloned().map(PathStep::Key).collect(),
+            serde_json::Value::Array(a) => (0..a.len()).map(PathStep::Index).collect(),
+            _ => break,
+        };
+        let faulty = children.into_iter().find(|child| {
+            if tries.get() >= FAULT_PATH_TRIES {
+                return false;
+            }
+            let mut without = doc.clone();
+            let parent = at.iter().try_fold(&mut without, |v, step| step.get_mut(v));
+            match parent {
+                Some(p) => {
+                    child.remove(p);
+                    parses(&without)
+                }
+                None => false,
+            }
+        });
+        match faulty {
+            Some(step) => {
+                step.push_to(&mut path);
+                at.push(step);
+            }
+            None => break,
+        }
+    }
+    (!path.is_empty()).then_some(path)
+}
+
+/// The most parses [`fault_path`] spends on one document.
+const FAULT_PATH_TRIES: usize = 200;
+
+/// The largest document [`fault_path`] searches (kubeconfigs are a few KiB).
+const FAULT_PATH_MAX_BYTES: usize = 64 * 1024;
+
+/// One step of a field path.
+enum PathStep {
+    Key(String),
+    Index(usize),
+}
+
+impl PathStep {
+    fn get<'v>(&self, v: &'v serde_json::Value) -> Option<&'v serde_json::Value> {
+        match self {
+            PathStep::Key(k) => v.get(k),
+            PathStep::Index(i) => v.get(i),
+        }
+    }
+
+    fn get_mut<'v>(&self, v: &'v mut serde_json::Value) -> Option<&'v mut serde_json::Value> {
+        match self {
+            PathStep::Key(k) => v.get_mut(k),
+            PathStep::Index(i) => v.get_mut(i),
+        }
+    }
+
+    fn remove(&self, parent: &mut serde_json::Value) {
+        match (self, parent) {
+            (PathStep::Key(k), serde_json::Value::Object(m)) => {
+                m.remove(k);
+            }
+            (PathStep::Index(i), serde_json::Value::Array(a)) if *i < a.len() => {
+                a.remove(*i);
+            }
+            _ => {}
+        }
+    }
+
+    /// Appends the step; a key is written as is only when it is a plain name (a key of the
+    /// document could be anything, even a secret pasted in the wrong place).
+    fn push_to(&self, path: &mut String) {
+        match self {
+            PathStep::Key(k)
+                if !k.is_empty()
+                    && k.len() <= 64
+                    && k.bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') =>
+            {
+                if !path.is_empty() {
+                    path.push('.');
+                }
+                path.push_str(k);
+            }
+            PathStep::Key(_) => path.push_str(".[redacted key]"),
+            PathStep::Index(i) => {
+                path.push('[');
+                path.push_str(&i.to_string());
+                path.push(']');
+            }
+        }
+    }
+}
+
+/// Redacts what a YAML or serde message may quote from the document: every `"..."` and
+/// `'...'` span, and every `` `...` `` span except a field name of the kubeconfig's own shape
+/// (serde's `missing field` and `duplicate field` name our fields, not the document's
+/// values; unknown fields are ignored, as client-go does, so never named). The parser's own ` at line L column C` suffix is
+/// dropped (the caller prints the location).
+pub fn redact_parse_message(message: &str) -> String {
+    let message = match message.find(" at line ") {
+        Some(i) => &message[..i],
+        None => message,
+    };
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(i) = rest.find(['"', '\'', '`']) {
+        let (head, tail) = rest.split_at(i);
+        out.push_str(head);
+        let quote = tail.as_bytes()[0] as char;
+        let Some(end) = tail[1..].find(quote) else {
+            // An unbalanced quote: drop the rest, which may be a value.
+            out.push_str("[redacted]");
+            return out;
+        };
+        let span = &tail[..end + 2];
+        let names_field =
+            quote == '`' && (out.ends_with("missing field ") || out.ends_with("duplicate field "));
+        if names_field {
+            out.push_str(span);
+        } else {
+            out.push_str("[redacted]");
+        }
+        rest = &tail[end + 2..];
+    }
+    out.push_str(rest);
+    out
+}
+
 impl Kubeconfig {
     /// Parses one kubeconfig document; relative paths are resolved against `path`'s directory.
     pub fn parse(text: &str, path: &Path) -> Result<Self, ConfigError> {
@@ -209,7 +424,7 @@ impl Kubeconfig {
         let mut config: Kubeconfig =
             serde_saphyr::from_str(text).map_err(|e| ConfigError::ParseKubeconfig {
                 path: path.to_owned(),
-                message: e.to_string(),
+                message: parse_message(text, &e),
             })?;
         if let Some(dir) = path.parent() {
             config.resolve_paths(dir);

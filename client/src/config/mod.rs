@@ -5,10 +5,11 @@
 //! ([`Config::incluster`], client-go's `rest.InClusterConfig`), from whichever of the two is
 //! available ([`Config::infer`]), or from a plain URL ([`Config::new`], e.g. a TestApiServer on
 //! `http://127.0.0.1:port`). It carries the resolved server URL, TLS material, credentials and
-//! the transport's knobs (timeouts, QPS/burst, retries, compression).
+//! the transport's knobs (timeouts, QPS/burst, retries, compression, and the bounds on what
+//! the client buffers: a whole body, one watch event).
 //!
-//! `Debug` output never contains a secret: tokens, passwords and private keys are
-//! [`Secret`]s.
+//! `Debug` output never contains a secret: tokens, passwords, private keys, exec env values
+//! and auth-provider settings are [`Secret`]s, and exec plugin arguments are hidden.
 
 mod error;
 mod exec;
@@ -21,11 +22,11 @@ use std::time::Duration;
 use base64::Engine as _;
 
 pub use error::ConfigError;
-pub use exec::{ExecCredential, run_exec_plugin};
+pub use exec::{DEFAULT_EXEC_TIMEOUT, ExecCredential, run_exec_plugin};
 pub use incluster::{SERVICE_ACCOUNT_DIR, incluster_with};
 pub use kubeconfig::{
-    AuthInfo, Cluster, Context, ExecConfig, ExecEnvVar, Kubeconfig, NamedAuthInfo, NamedCluster,
-    NamedContext,
+    AuthInfo, AuthProviderConfig, Cluster, Context, ExecConfig, ExecEnvVar, Kubeconfig,
+    NamedAuthInfo, NamedCluster, NamedContext,
 };
 
 use super::secret::Secret;
@@ -72,6 +73,9 @@ pub struct ExecAuth {
     pub config: ExecConfig,
     /// `spec.cluster` of `KUBERNETES_EXEC_INFO` when `provideClusterInfo` is set.
     pub cluster_info: Option<serde_json::Value>,
+    /// How long one run of the plugin may take before its process group is killed;
+    /// `None` is [`DEFAULT_EXEC_TIMEOUT`].
+    pub timeout: Option<Duration>,
 }
 
 /// A client certificate chain and its private key, both PEM.
@@ -124,7 +128,30 @@ pub struct Config {
     pub http2: bool,
     /// The `User-Agent` header.
     pub user_agent: String,
+    /// The largest response body read whole (a LIST page, an object, an error Status, a proxy
+    /// answer), after gunzipping: a larger one fails its request with [`Error::TooLarge`]
+    /// instead of growing the client's memory without bound. Default
+    /// [`DEFAULT_MAX_BODY_BYTES`].
+    ///
+    /// [`Error::TooLarge`]: crate::Error::TooLarge
+    pub max_body_bytes: usize,
+    /// The largest single watch event (one line of a watch body): a longer line fails its
+    /// watch with [`Error::TooLarge`] (a reflector then relists, as after any broken watch).
+    /// Default [`DEFAULT_MAX_WATCH_EVENT_BYTES`].
+    ///
+    /// [`Error::TooLarge`]: crate::Error::TooLarge
+    pub max_watch_event_bytes: usize,
 }
+
+/// Default of [`Config::max_body_bytes`]: 256 MiB, far above a 500-object LIST page of
+/// the largest objects etcd stores (1.5 MiB each by default) that a client would page
+/// through, yet a bound.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 256 << 20;
+
+/// Default of [`Config::max_watch_event_bytes`]: 16 MiB, well above the largest object the
+/// API server accepts (its request body limit is 3 MiB, and etcd's value limit 1.5 MiB) with
+/// the event's JSON overhead.
+pub const DEFAULT_MAX_WATCH_EVENT_BYTES: usize = 16 << 20;
 
 impl Config {
     /// A config for `cluster_url` with no credentials and default knobs; plain `http://` works.
@@ -148,6 +175,8 @@ impl Config {
             disable_compression: false,
             http2: true,
             user_agent: concat!("kinform/", env!("CARGO_PKG_VERSION")).into(),
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            max_watch_event_bytes: DEFAULT_MAX_WATCH_EVENT_BYTES,
         }
     }
 
@@ -321,6 +350,7 @@ impl Config {
             AuthConfig::Exec(Box::new(ExecAuth {
                 config: exec.clone(),
                 cluster_info,
+                timeout: None,
             }))
         } else if let (Some(username), Some(password)) = (&user.username, &user.password) {
             AuthConfig::Basic {

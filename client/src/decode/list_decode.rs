@@ -14,7 +14,11 @@
 //!
 //! Items reused from the cache are checked structurally by the scanner (nesting, strings,
 //! separators) but not decoded; every other item is validated by simd-json or, failing that,
-//! `serde_json`, and the list's other members by `serde_json`.
+//! `serde_json`, and the list's other members by `serde_json`: their values as it skips an
+//! ignored value, their keys as it reads a field name (UTF-8 checked), so that the page is
+//! refused exactly when `Api::list`'s plain `serde_json` decoding refuses it (a key with
+//! invalid UTF-8 once made this path answer an empty list; `differential_tests` checks the
+//! two paths against each other over real and mutated bodies).
 //! When the scanner rejects a body, the whole body is decoded by `serde_json` as before, so
 //! the error a caller sees is serde_json's, with the request and the resource named.
 
@@ -156,13 +160,16 @@ fn check_parts(
     bytes: &[u8],
     parts: ListParts,
 ) -> std::result::Result<(ListMeta, Vec<Range<usize>>), ()> {
-    for r in parts
-        .others
-        .iter()
-        .chain(&parts.kind)
-        .chain(&parts.other_keys)
-    {
+    for r in parts.others.iter().chain(&parts.kind) {
         serde_json::from_slice::<IgnoredAny>(&bytes[r.clone()]).map_err(drop)?;
+    }
+    // Keys are read as strings by serde_json (its UTF-8 checked), values it ignores are not.
+    if !parts
+        .other_keys
+        .iter()
+        .all(|k| scan::valid_key(bytes, k.clone()))
+    {
+        return Err(());
     }
     let metadata = match &parts.metadata {
         Some(r) => serde_json::from_slice::<ListMeta>(&bytes[r.clone()]).map_err(drop)?,

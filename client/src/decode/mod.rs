@@ -13,7 +13,8 @@
 //! A LIST page (paged list, `limit=500`):
 //!
 //! 1. **Fetch and scan, on a task of its own** (`next_page`): the page's request is sent,
-//!    its body read into one buffer and scanned (`scan`: where each item's bytes are and
+//!    its body read into one buffer (at most `Config::max_body_bytes`, 256 MiB by default,
+//!    else the list fails with `Error::TooLarge`) and scanned (`scan`: where each item's bytes are and
 //!    what its `metadata` says, without decoding). As soon as a page's continue token is
 //!    known, the request for the next page is sent from [`list`], so the server serializes
 //!    page N+1 while page N decodes (client-go's pager waits; the server sees the same
@@ -42,7 +43,9 @@
 //!    the decoding of the batch before (a task woken on the decoding worker would sit in its
 //!    LIFO slot until the decoding ended).
 //! 2. **Lines** (`watch_lines`): chunks are split at newlines with `memchr`; the complete
-//!    lines of every chunk ready at once form one batch; only an unfinished tail is copied.
+//!    lines of every chunk ready at once form one batch; only an unfinished tail is copied. A
+//!    line longer than `Config::max_watch_event_bytes` (16 MiB by default), finished or not,
+//!    ends the watch with `Error::TooLarge` (a reflector then relists).
 //! 3. **Events** (`watch_shared`): each line is split into `type` and `object` by the
 //!    scanner; during a streaming list's initial events an ADDED object at the cached
 //!    resourceVersion is reused as in a list; other objects are decoded as list items are,
@@ -84,6 +87,8 @@
 //! 0.6-0.8 page faults, paid alike by both libraries (`kinform-compare page-touch` measures a
 //! fault on the machine).
 
+#[cfg(test)]
+mod differential_tests;
 mod fast_decode;
 mod heap_ahead;
 mod hints;

@@ -274,6 +274,13 @@ pub(crate) fn key_is(b: &[u8], m: &Member, name: &str) -> bool {
     !m.key_escaped && &b[m.key.clone()] == name.as_bytes()
 }
 
+/// Whether the quoted key `b[quoted]` (quotes included, no escapes) is one `serde_json`
+/// takes as a field name: valid UTF-8 without control characters. (`serde_json` skips an
+/// ignored *value* without checking its UTF-8, but reads every key of a struct as a string.)
+pub(crate) fn valid_key(b: &[u8], quoted: Range<usize>) -> bool {
+    serde_json::from_slice::<&str>(&b[quoted]).is_ok()
+}
+
 /// The top-level parts of a list body.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct ListParts {

@@ -10,6 +10,11 @@
 //! not a watch event yields an [`Error::Decode`] naming the request and the resource and the
 //! stream goes on; a last line cut off by the end of the stream yields one too.
 //!
+//! One line is bounded by `Config::max_watch_event_bytes` (16 MiB by default): a longer line,
+//! complete or not (a server that never sends a newline), ends the stream with an
+//! [`Error::TooLarge`] naming the request, after the lines before it; a reflector then relists
+//! as after any broken watch. Only the length is checked per line.
+//!
 //! Lines inside one chunk are handed on as slices of it ([`RawBatch`]); the reflector's
 //! decoding of them (shared objects, two threads) is in the `watch_shared` module.
 
@@ -53,13 +58,24 @@ pub type WatchBatch<K> = Vec<Result<WatchEvent<K>, Error>>;
 /// A stream of watch event batches; ends when the server closes the watch.
 pub type WatchBatchStream<K> = BoxStream<'static, WatchBatch<K>>;
 
-/// What a decode error names.
+/// What a decode error names, and the longest line the stream takes.
 pub(crate) struct Origin {
     pub(crate) request: String,
     pub(crate) resource: String,
+    /// The longest line (one event), `Config::max_watch_event_bytes`.
+    pub(crate) max_line: usize,
 }
 
 impl Origin {
+    fn too_large(&self) -> Error {
+        Error::TooLarge {
+            request: self.request.clone(),
+            what: format!("a {} watch event", self.resource),
+            limit: self.max_line,
+            setting: "Config::max_watch_event_bytes",
+        }
+    }
+
     pub(crate) fn error(&self, source: serde_json::Error) -> Error {
         Error::Decode {
             request: self.request.clone(),
@@ -246,11 +262,14 @@ pub(crate) struct RawBatch {
 }
 
 /// Splits received chunks into lines: a line inside one chunk is a slice of it (no copy);
-/// only a line split across chunks is joined.
-#[derive(Default)]
+/// only a line split across chunks is joined. A line longer than `max` is refused.
 struct LineSplitter {
     tail: Vec<u8>,
+    max: usize,
 }
+
+/// A line longer than the limit was met.
+struct LineTooLong;
 
 impl LineSplitter {
     fn push_line(line: Bytes, out: &mut Vec<Bytes>) {
@@ -259,14 +278,21 @@ impl LineSplitter {
         }
     }
 
-    /// Every line `chunk` completes; keeps the unfinished rest for the next chunk.
-    fn feed(&mut self, chunk: &Bytes, out: &mut Vec<Bytes>) {
+    /// Every line `chunk` completes; keeps the unfinished rest for the next chunk. A line
+    /// longer than the limit stops the split (the lines before it are in `out`).
+    fn feed(&mut self, chunk: &Bytes, out: &mut Vec<Bytes>) -> Result<(), LineTooLong> {
         let mut start = 0;
         if !self.tail.is_empty() {
             let Some(i) = memchr::memchr(b'\n', chunk) else {
+                if self.tail.len() + chunk.len() > self.max {
+                    return Err(LineTooLong);
+                }
                 self.tail.extend_from_slice(chunk);
-                return;
+                return Ok(());
             };
+            if self.tail.len() + i > self.max {
+                return Err(LineTooLong);
+            }
             let mut line = std::mem::take(&mut self.tail);
             line.extend_from_slice(&chunk[..i]);
             Self::push_line(Bytes::from(line), out);
@@ -274,10 +300,17 @@ impl LineSplitter {
         }
         let base = start;
         for i in memchr::memchr_iter(b'\n', &chunk[base..]) {
+            if base + i - start > self.max {
+                return Err(LineTooLong);
+            }
             Self::push_line(chunk.slice(start..base + i), out);
             start = base + i + 1;
         }
+        if chunk.len() - start > self.max {
+            return Err(LineTooLong);
+        }
         self.tail.extend_from_slice(&chunk[start..]);
+        Ok(())
     }
 
     /// The stream ended: a non-blank unfinished line is a (cut) event and fails to decode.
@@ -292,6 +325,8 @@ struct RawBatchStream {
     src: BoxStream<'static, Result<Bytes, Error>>,
     splitter: LineSplitter,
     done: bool,
+    /// Makes the error of a line over the limit.
+    too_large: Box<dyn Fn() -> Error + Send>,
 }
 
 impl Stream for RawBatchStream {
@@ -306,7 +341,11 @@ impl Stream for RawBatchStream {
             match this.src.poll_next_unpin(cx) {
                 Poll::Ready(Some(Ok(chunk))) => {
                     read += chunk.len();
-                    this.splitter.feed(&chunk, &mut lines);
+                    if this.splitter.feed(&chunk, &mut lines).is_err() {
+                        this.done = true;
+                        this.splitter.tail = Vec::new();
+                        error = Some((this.too_large)());
+                    }
                 }
                 Poll::Ready(Some(Err(e))) => {
                     this.done = true;
@@ -333,14 +372,34 @@ impl Stream for RawBatchStream {
     }
 }
 
-/// Splits a watch body stream into batches of lines (see [`RawBatch`]); fused.
+/// Splits a watch body stream into batches of lines (see [`RawBatch`]), each line at most
+/// `origin.max_line` bytes; fused.
 pub(crate) fn raw_batches(
     src: BoxStream<'static, Result<Bytes, Error>>,
+    origin: &Origin,
 ) -> BoxStream<'static, RawBatch> {
     RawBatchStream {
         src,
-        splitter: LineSplitter::default(),
+        splitter: LineSplitter {
+            tail: Vec::new(),
+            max: origin.max_line,
+        },
         done: false,
+        too_large: {
+            let (request, resource, limit) = (
+                origin.request.clone(),
+                origin.resource.clone(),
+                origin.max_line,
+            );
+            Box::new(move || {
+                Origin {
+                    request: request.clone(),
+                    resource: resource.clone(),
+                    max_line: limit,
+                }
+                .too_large()
+            })
+        },
     }
     .boxed()
 }
@@ -355,18 +414,18 @@ pub(crate) fn decode_batches<K: DeserializeOwned + Send + 'static>(
     src: BoxStream<'static, Result<Bytes, Error>>,
     origin: Origin,
 ) -> WatchBatchStream<K> {
+    let raw = raw_batches(src, &origin);
     let origin = Arc::new(origin);
-    raw_batches(src)
-        .map(move |raw| {
-            let mut out: WatchBatch<K> = raw
-                .lines
-                .iter()
-                .map(|l| decode_watch_line(l).map_err(|e| origin.error(e)))
-                .collect();
-            out.extend(raw.error.map(Err));
-            out
-        })
-        .boxed()
+    raw.map(move |raw| {
+        let mut out: WatchBatch<K> = raw
+            .lines
+            .iter()
+            .map(|l| decode_watch_line(l).map_err(|e| origin.error(e)))
+            .collect();
+        out.extend(raw.error.map(Err));
+        out
+    })
+    .boxed()
 }
 
 /// Decodes a watch body stream into events, one at a time (the batches of
@@ -395,6 +454,7 @@ mod tests {
         let origin = Origin {
             request: "GET /api/v1/configmaps?watch=true".into(),
             resource: "v1/configmaps".into(),
+            max_line: crate::config::DEFAULT_MAX_WATCH_EVENT_BYTES,
         };
         decode_stream::<ConfigMap>(src, origin).collect().await
     }
@@ -404,6 +464,7 @@ mod tests {
         let origin = Origin {
             request: "GET /api/v1/configmaps?watch=true".into(),
             resource: "v1/configmaps".into(),
+            max_line: crate::config::DEFAULT_MAX_WATCH_EVENT_BYTES,
         };
         decode_batches::<ConfigMap>(src, origin).collect().await
     }
@@ -444,6 +505,7 @@ mod tests {
         let origin = Origin {
             request: "GET /api/v1/configmaps?watch=true".into(),
             resource: "v1/configmaps".into(),
+            max_line: crate::config::DEFAULT_MAX_WATCH_EVENT_BYTES,
         };
         let mut batches = decode_batches::<ConfigMap>(rx.boxed(), origin);
         let line = |n: &str| {
@@ -503,6 +565,7 @@ mod tests {
         let origin = Origin {
             request: "GET /api/v1/configmaps?watch=true".into(),
             resource: "v1/configmaps".into(),
+            max_line: crate::config::DEFAULT_MAX_WATCH_EVENT_BYTES,
         };
         let events: Vec<_> = decode_batches::<ConfigMap>(src, origin)
             .collect::<Vec<_>>()
@@ -553,6 +616,7 @@ mod tests {
         let origin = Origin {
             request: "GET /api/v1/configmaps?watch=true".into(),
             resource: "v1/configmaps".into(),
+            max_line: crate::config::DEFAULT_MAX_WATCH_EVENT_BYTES,
         };
         let mut s = decode_stream::<ConfigMap>(src, origin);
         assert!(matches!(s.next().await, Some(Err(Error::Decode { .. }))));

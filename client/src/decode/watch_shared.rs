@@ -17,7 +17,9 @@
 //! A line is split into its `type` and `object` by the structural scanner; a line the
 //! scanner does not take (escaped keys, repeated members, bad JSON) is decoded by
 //! `serde_json` as [`decode_watch_line`] does, so a bad line's error is serde_json's, named
-//! with the request and the resource, in the line's place in the batch.
+//! with the request and the resource, in the line's place in the batch. The scanner takes a
+//! line only when [`decode_watch_line`] would: keys read as strings (UTF-8 checked), and an
+//! `object` that comes before the `type` valid UTF-8 (serde_json keeps it as a raw value).
 
 use std::sync::Arc;
 
@@ -86,6 +88,10 @@ fn split_line_fast(line: &[u8]) -> Option<(Kind, std::ops::Range<usize>)> {
 }
 
 /// The `type` and the `object` range of a watch line, when the scanner takes the line.
+///
+/// The line must be what [`decode_watch_line`] takes: keys are read as strings (UTF-8
+/// checked), and an `object` met before the `type` is kept as a raw value, which must be
+/// UTF-8.
 fn split_line(line: &[u8]) -> Option<(Kind, std::ops::Range<usize>)> {
     let mut kind: Option<Kind> = None;
     let mut object = None;
@@ -107,9 +113,9 @@ fn split_line(line: &[u8]) -> Option<(Kind, std::ops::Range<usize>)> {
             }
         } else if scan::key_is(line, m, "object") {
             ok &= object.replace(m.value.clone()).is_none();
+            ok &= kind.is_some() || std::str::from_utf8(&line[m.value.clone()]).is_ok();
         } else {
-            ok &= serde_json::from_slice::<IgnoredAny>(&line[m.key.start - 1..m.key.end + 1])
-                .is_ok()
+            ok &= scan::valid_key(line, m.key.start - 1..m.key.end + 1)
                 && serde_json::from_slice::<IgnoredAny>(&line[m.value.clone()]).is_ok();
         }
         Ok(())
@@ -229,11 +235,9 @@ pub(crate) fn decode_shared_batches<K>(
 where
     K: HasMetadata + Clone + DeserializeOwned,
 {
+    let raw = raw_batches(read_ahead::read_ahead(src), &origin);
     let origin = Arc::new(origin);
-    let state = (
-        raw_batches(read_ahead::read_ahead(src)),
-        Arc::new(LineHints::new(hints)),
-    );
+    let state = (raw, Arc::new(LineHints::new(hints)));
     stream::unfold(state, move |(mut raw, mut hints)| {
         let origin = Arc::clone(&origin);
         async move {

@@ -3,7 +3,8 @@
 //!
 //! Whole bodies are read for ordinary requests so lists decode with one
 //! `serde_json::from_slice` over one buffer; the silence between chunks is bounded by the
-//! read timeout. Streams (watches, logs) hand each chunk on as it arrives and have no idle
+//! read timeout, and the size (after gunzipping, checked every 8 KiB of gzip input so a
+//! gzip bomb cannot get far past it) by `Config::max_body_bytes`. Streams (watches, logs) hand each chunk on as it arrives and have no idle
 //! limit: a watch with no events for minutes is healthy.
 
 use std::io::Write as _;
@@ -37,18 +38,34 @@ fn transport(
     }
 }
 
-/// Reads a whole body into one buffer.
+fn too_large(request: &str, limit: usize) -> Error {
+    Error::TooLarge {
+        request: request.to_owned(),
+        what: "the response body".into(),
+        limit,
+        setting: "Config::max_body_bytes",
+    }
+}
+
+/// Gzip input fed to the decoder at once, so its output is checked against the limit often.
+const GZIP_PIECE: usize = 8 * 1024;
+
+/// Reads a whole body of at most `limit` bytes (gunzipped) into one buffer.
 pub(crate) async fn collect(
     mut body: Incoming,
     gzip: bool,
     size_hint: usize,
     idle: Option<Duration>,
     request: &str,
+    limit: usize,
 ) -> Result<Vec<u8>, Error> {
-    let mut plain = Vec::with_capacity(size_hint.min(64 << 20));
+    if !gzip && size_hint > limit {
+        return Err(too_large(request, limit));
+    }
+    let mut plain = Vec::with_capacity(size_hint.min(64 << 20).min(limit));
     let mut decoder = gzip.then(|| {
         GzDecoder::new(Vec::with_capacity(
-            size_hint.saturating_mul(4).min(256 << 20),
+            size_hint.saturating_mul(4).min(256 << 20).min(limit),
         ))
     });
     loop {
@@ -68,17 +85,33 @@ pub(crate) async fn collect(
         })?;
         if let Ok(data) = frame.into_data() {
             match decoder.as_mut() {
-                Some(d) => d.write_all(&data).map_err(|e| {
-                    transport(request, "bad gzip response body".into(), Some(Box::new(e)))
-                })?,
+                Some(d) => {
+                    for piece in data.chunks(GZIP_PIECE) {
+                        d.write_all(piece).map_err(|e| {
+                            transport(request, "bad gzip response body".into(), Some(Box::new(e)))
+                        })?;
+                        if d.get_ref().len() > limit {
+                            return Err(too_large(request, limit));
+                        }
+                    }
+                }
+                None if plain.len() + data.len() > limit => {
+                    return Err(too_large(request, limit));
+                }
                 None => plain.extend_from_slice(&data),
             }
         }
     }
     match decoder {
-        Some(d) => d
-            .finish()
-            .map_err(|e| transport(request, "bad gzip response body".into(), Some(Box::new(e)))),
+        Some(d) => {
+            let out = d.finish().map_err(|e| {
+                transport(request, "bad gzip response body".into(), Some(Box::new(e)))
+            })?;
+            if out.len() > limit {
+                return Err(too_large(request, limit));
+            }
+            Ok(out)
+        }
         None => Ok(plain),
     }
 }

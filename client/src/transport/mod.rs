@@ -66,6 +66,8 @@ struct Inner {
     read_timeout: Option<Duration>,
     max_retries: u32,
     gzip: bool,
+    max_body_bytes: usize,
+    max_watch_event_bytes: usize,
     user_agent: HeaderValue,
     impersonate: Vec<(http::HeaderName, HeaderValue)>,
 }
@@ -179,6 +181,8 @@ impl Client {
                 read_timeout: config.read_timeout,
                 max_retries: config.max_retries,
                 gzip: !config.disable_compression,
+                max_body_bytes: config.max_body_bytes,
+                max_watch_event_bytes: config.max_watch_event_bytes,
                 user_agent: HeaderValue::try_from(config.user_agent.as_str())
                     .map_err(|_| invalid("user_agent", "not a header value"))?,
                 impersonate,
@@ -233,8 +237,15 @@ impl Client {
         let resp = self.check(resp, &desc).await?;
         let gzip = body::is_gzip(resp.headers());
         let hint = content_length(resp.headers());
-        let bytes =
-            body::collect(resp.into_body(), gzip, hint, self.inner.read_timeout, &desc).await?;
+        let bytes = body::collect(
+            resp.into_body(),
+            gzip,
+            hint,
+            self.inner.read_timeout,
+            &desc,
+            self.inner.max_body_bytes,
+        )
+        .await?;
         Ok((desc, bytes))
     }
 
@@ -249,6 +260,11 @@ impl Client {
         let resp = self.check(resp, &desc).await?;
         let gzip = body::is_gzip(resp.headers());
         Ok(body::stream(resp.into_body(), gzip, Arc::from(desc)))
+    }
+
+    /// The longest watch event this client reads ([`Config::max_watch_event_bytes`]).
+    pub(crate) fn max_watch_event_bytes(&self) -> usize {
+        self.inner.max_watch_event_bytes
     }
 
     /// The server's version (`GET /version`).
@@ -271,9 +287,16 @@ impl Client {
         }
         let retry_after = retry::retry_after(resp.headers());
         let gzip = body::is_gzip(resp.headers());
-        let bytes = body::collect(resp.into_body(), gzip, 0, self.inner.read_timeout, desc)
-            .await
-            .unwrap_or_default();
+        let bytes = body::collect(
+            resp.into_body(),
+            gzip,
+            0,
+            self.inner.read_timeout,
+            desc,
+            self.inner.max_body_bytes,
+        )
+        .await
+        .unwrap_or_default();
         Err(Error::Api {
             request: desc.to_owned(),
             status: Box::new(status_from_body(code, &bytes)),

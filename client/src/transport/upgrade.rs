@@ -109,9 +109,16 @@ impl Client {
             if code != StatusCode::SWITCHING_PROTOCOLS {
                 let retry_after = super::retry::retry_after(resp.headers());
                 let gzip = body::is_gzip(resp.headers());
-                let bytes = body::collect(resp.into_body(), gzip, 0, inner.read_timeout, &desc)
-                    .await
-                    .unwrap_or_default();
+                let bytes = body::collect(
+                    resp.into_body(),
+                    gzip,
+                    0,
+                    inner.read_timeout,
+                    &desc,
+                    inner.max_body_bytes,
+                )
+                .await
+                .unwrap_or_default();
                 return Err(Error::Api {
                     request: desc,
                     status: Box::new(status_from_body(code, &bytes)),
@@ -203,7 +210,15 @@ impl Client {
     ) -> Result<Vec<u8>> {
         let gzip = body::is_gzip(resp.headers());
         let hint = super::content_length(resp.headers());
-        body::collect(resp.into_body(), gzip, hint, self.inner.read_timeout, desc).await
+        body::collect(
+            resp.into_body(),
+            gzip,
+            hint,
+            self.inner.read_timeout,
+            desc,
+            self.inner.max_body_bytes,
+        )
+        .await
     }
 }
 

@@ -40,6 +40,7 @@ fn origin() -> Origin {
     Origin {
         request: "GET /api/v1/configmaps?watch=true&sendInitialEvents=true".into(),
         resource: "v1/configmaps".into(),
+        max_line: crate::config::DEFAULT_MAX_WATCH_EVENT_BYTES,
     }
 }
 
