@@ -53,7 +53,6 @@ impl Kubectl {
     }
 
     /// Runs kubectl, feeding `stdin` if given, and returns its output whatever its status.
-    #[allow(dead_code)] // not every test binary that includes this module uses it
     pub async fn output(&self, args: &[&str], stdin: Option<&[u8]>) -> Output {
         let mut c = self.command(args);
         c.stdout(Stdio::piped()).stderr(Stdio::piped());
@@ -70,7 +69,6 @@ impl Kubectl {
     }
 
     /// Runs kubectl and returns stdout; panics with stderr on failure.
-    #[allow(dead_code)] // not every test binary that includes this module uses it
     pub async fn run(&self, args: &[&str]) -> String {
         let out = self.output(args, None).await;
         let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
