@@ -126,6 +126,18 @@ async fn apply_checks_its_options_and_configuration() {
     let r = apply(&raw, &path, "m", false, &cm("y", json!({}))).await;
     assert_eq!(r.status, 400);
 
+    // dryRun: the answer of a real apply, nothing persisted.
+    let r = raw
+        .patch(
+            &format!("{path}?fieldManager=m&dryRun=All"),
+            APPLY,
+            &cm("x", json!({"a": "1"})),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    assert!(entry(&r.body, "m", "Apply").is_some());
+    assert_eq!(raw.get(&path).await.status, 404);
+
     assert_eq!(
         apply(&raw, &path, "m", false, &cm("x", json!({})))
             .await
