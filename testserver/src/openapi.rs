@@ -71,7 +71,7 @@ fn is_builtin(inner: &Inner, group: &str, version: &str) -> bool {
             .registry
             .resources_of(group, version)
             .iter()
-            .all(|r| crd_schema(inner, r).is_none())
+            .all(|r| inner.crd_of(r).is_none())
 }
 
 /// `/openapi/v3`: the index of group/version documents.
@@ -117,14 +117,7 @@ pub(crate) fn group_version_doc(inner: &Inner, rest: &[&str]) -> Option<Document
 
 /// The `openAPIV3Schema` of a custom resource's version, from its CRD.
 fn crd_schema(inner: &Inner, r: &ResourceInfo) -> Option<Value> {
-    let crd = inner.get(
-        "apiextensions.k8s.io/customresourcedefinitions",
-        &format!("{}.{}", r.plural, r.group),
-    )?;
-    let crd = crd.value();
-    let versions = crd["spec"]["versions"].as_array()?;
-    let version = versions.iter().find(|v| v["name"] == r.version.as_str())?;
-    Some(version["schema"]["openAPIV3Schema"].clone())
+    super::validate::crd_version_schema(inner, r).map(|s| Value::clone(&s))
 }
 
 /// The schema name apiextensions-apiserver gives a kind: the reversed group, the version and

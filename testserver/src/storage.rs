@@ -425,6 +425,14 @@ impl Inner {
         self.commit(storage, EventType::Deleted, dead, Some(obj.clone()))
     }
 
+    /// The CRD that serves `info`, `None` for a built-in (or a resource a test registered).
+    pub fn crd_of(&self, info: &ResourceInfo) -> Option<Arc<Obj>> {
+        self.get(
+            "apiextensions.k8s.io/customresourcedefinitions",
+            &format!("{}.{}", info.plural, info.group),
+        )
+    }
+
     /// The names of every storage holding objects.
     pub fn storages(&self) -> Vec<Arc<str>> {
         self.tables.keys().cloned().collect()

@@ -263,12 +263,7 @@ pub(crate) fn create(
 
 /// Whether `info` is served through a CRD (not a built-in).
 fn is_custom(inner: &Inner, info: &ResourceInfo) -> bool {
-    inner
-        .get(
-            "apiextensions.k8s.io/customresourcedefinitions",
-            &format!("{}.{}", info.plural, info.group),
-        )
-        .is_some()
+    inner.crd_of(info).is_some()
 }
 
 fn register_crd(inner: &mut Inner, crd: &mut Value, versions: Vec<ResourceInfo>) {

@@ -162,24 +162,11 @@ fn invalid_patch_options(field: &str, reason: &str, message: &str) -> ApiError {
 /// The schema view of a resource: the CRD's version schema for custom resources, the
 /// embedded definitions for built-ins, none for resources registered without a schema.
 fn with_type<R>(inner: &Inner, info: &ResourceInfo, f: impl FnOnce(Ty<'_>, bool) -> R) -> R {
-    let crd = inner.get(
-        "apiextensions.k8s.io/customresourcedefinitions",
-        &format!("{}.{}", info.plural, info.group),
-    );
-    match crd {
-        Some(crd) => {
-            let crd = crd.value();
-            let schema = crd["spec"]["versions"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .find(|v| v["name"].as_str() == Some(&info.version))
-                .map(|v| &v["schema"]["openAPIV3Schema"])
-                .filter(|s| s.is_object());
-            f(Ty::custom(schema), false)
-        }
-        None => f(Ty::builtin(&info.group, &info.version, &info.kind), true),
+    if inner.crd_of(info).is_none() {
+        return f(Ty::builtin(&info.group, &info.version, &info.kind), true);
     }
+    let schema = crate::validate::crd_version_schema(inner, info);
+    f(Ty::custom(schema.as_deref()), false)
 }
 
 /// The object a create starts from, as kube-apiserver's typed objects carry it: custom

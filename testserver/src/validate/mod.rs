@@ -186,13 +186,17 @@ enum Source {
 }
 
 fn source(inner: &Inner, info: &ResourceInfo) -> Source {
-    if let Some(crd) = inner.get(
-        "apiextensions.k8s.io/customresourcedefinitions",
-        &format!("{}.{}", info.plural, info.group),
-    ) {
+    if let Some(crd) = inner.crd_of(info) {
         return custom_schema(crd, &info.version).map_or(Source::None, Source::Custom);
     }
     builtin_schema(&info.group, &info.version, &info.kind).map_or(Source::None, Source::Builtin)
+}
+
+/// The `openAPIV3Schema` of a custom resource's version (parsed once per stored state of its
+/// CRD), `None` for a built-in or a version without a schema. The one place the apply,
+/// OpenAPI and validation code read a CRD's schema from.
+pub(crate) fn crd_version_schema(inner: &Inner, info: &ResourceInfo) -> Option<Arc<Value>> {
+    custom_schema(inner.crd_of(info)?, &info.version)
 }
 
 /// The `openAPIV3Schema` of one version of a stored CRD, parsed once per stored state of the
