@@ -17,11 +17,9 @@
 //! `vm.overcommit_memory` is 2), so the objects decoded next are carved from space that is
 //! already writable. Only the blocks' chunk headers are written, one page per block: the
 //! objects then use that page, unless the arena's trim gives it back first because the
-//! blocks outgrew what was decoded (so reserving far more than needed costs page faults:
-//! preparing each thread for both threads' whole batch cost 10% more faults per event in a
-//! watch burst, BENCHMARKS.md, "Why each trick"). With another global allocator (jemalloc,
-//! mimalloc) the same calls take and return a few large blocks, which costs well under a
-//! microsecond per block.
+//! blocks outgrew what was decoded (so reserving far more than needed, such as each thread's
+//! preparing for both threads' whole batch, costs page faults). With another global allocator (jemalloc,
+//! mimalloc) the same calls take and return a few large blocks.
 //!
 //! It is done once per page of a LIST and per batch of watch lines, by each decoding thread
 //! for its share ([`Decoder::for_objects`](super::fast_decode::Decoder::for_objects)), and
@@ -31,7 +29,7 @@
 //! steps left 300 of 5,800 single-page `mprotect` calls in a streaming sync.
 
 /// Heap bytes an object takes per byte of its JSON, with a margin (pods decoded without
-/// managedFields: 25 KB for 6.2 KB of JSON, 4.0x; small ConfigMaps: 2.6 KB for 0.8 KB). At
+/// managedFields: 25 KB for 6.2 KB of JSON, 4.0x, BENCHMARKS.md, "Informer"). At
 /// exactly 4, the last percent of every thread's share of a streaming list grew its arena
 /// one page, one `mprotect`, at a time: 5,800 single-page calls in a 10k-pod sync, 300
 /// with 5 (`strace -f -e trace=mprotect`, BENCHMARKS.md, "Why each trick").
