@@ -59,6 +59,7 @@ pub type WatchBatch<K> = Vec<Result<WatchEvent<K>, Error>>;
 pub type WatchBatchStream<K> = BoxStream<'static, WatchBatch<K>>;
 
 /// What a decode error names, and the longest line the stream takes.
+#[derive(Clone)]
 pub(crate) struct Origin {
     pub(crate) request: String,
     pub(crate) resource: String,
@@ -325,8 +326,8 @@ struct RawBatchStream {
     src: BoxStream<'static, Result<Bytes, Error>>,
     splitter: LineSplitter,
     done: bool,
-    /// Makes the error of a line over the limit.
-    too_large: Box<dyn Fn() -> Error + Send>,
+    /// What the error of a line over the limit names.
+    origin: Origin,
 }
 
 impl Stream for RawBatchStream {
@@ -344,7 +345,7 @@ impl Stream for RawBatchStream {
                     if this.splitter.feed(&chunk, &mut lines).is_err() {
                         this.done = true;
                         this.splitter.tail = Vec::new();
-                        error = Some((this.too_large)());
+                        error = Some(this.origin.too_large());
                     }
                 }
                 Poll::Ready(Some(Err(e))) => {
@@ -385,21 +386,7 @@ pub(crate) fn raw_batches(
             max: origin.max_line,
         },
         done: false,
-        too_large: {
-            let (request, resource, limit) = (
-                origin.request.clone(),
-                origin.resource.clone(),
-                origin.max_line,
-            );
-            Box::new(move || {
-                Origin {
-                    request: request.clone(),
-                    resource: resource.clone(),
-                    max_line: limit,
-                }
-                .too_large()
-            })
-        },
+        origin: origin.clone(),
     }
     .boxed()
 }
