@@ -35,6 +35,13 @@ use super::storage::{Event, EventType, Storage};
 /// Where a dependent lives: its storage (`group/plural`) and key.
 type Place = (Arc<str>, String);
 
+/// Cheap test before parsing an object: most objects have no owner references.
+fn mentions_owners(bytes: &[u8]) -> bool {
+    bytes
+        .windows(b"ownerReferences".len())
+        .any(|w| w == b"ownerReferences")
+}
+
 /// The collector's view of ownership.
 #[derive(Default)]
 struct Index {
@@ -86,12 +93,6 @@ impl Index {
     /// Applies one change; returns the dependents to delete.
     fn apply(&mut self, event: &Event) -> Vec<Place> {
         let place: Place = (event.storage.clone(), event.obj.key.clone());
-        // Cheap test first: most objects have no owner references.
-        let mentions_owners = |bytes: &[u8]| {
-            bytes
-                .windows(b"ownerReferences".len())
-                .any(|w| w == b"ownerReferences")
-        };
         match event.kind {
             EventType::Added | EventType::Modified => {
                 if !mentions_owners(&event.obj.bytes) && !self.owners.contains_key(&place) {
@@ -192,7 +193,11 @@ fn collect(storage: &Storage, storage_key: &str, key: &str) {
 /// After a deletion: removes the `foregroundDeletion` finalizer of owners whose last
 /// dependent this was, and removes the object's namespace if it is terminating and now empty.
 fn finish_waiting_owners(storage: &Storage, event: &Event) {
-    let value = event.obj.value();
+    let value = if mentions_owners(&event.obj.bytes) {
+        event.obj.value()
+    } else {
+        Value::Null
+    };
     let mut inner = storage.lock();
     let namespace = event.obj.namespace.as_str();
     for owner in value["metadata"]["ownerReferences"]
