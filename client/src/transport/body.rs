@@ -4,8 +4,9 @@
 //! Whole bodies are read for ordinary requests so lists decode with one
 //! `serde_json::from_slice` over one buffer; the silence between chunks is bounded by the
 //! read timeout, and the size (after gunzipping, checked every 8 KiB of gzip input so a
-//! gzip bomb cannot get far past it) by `Config::max_body_bytes`. Streams (watches, logs) hand each chunk on as it arrives and have no idle
-//! limit: a watch with no events for minutes is healthy.
+//! gzip bomb cannot get far past it) by `Config::max_body_bytes`. Streams (watches, logs) hand
+//! each chunk on as it arrives, gunzipped a bounded piece at a time (`Gunzip`), and have no
+//! idle limit: a watch with no events for minutes is healthy.
 
 use std::io::Write as _;
 use std::sync::Arc;
@@ -116,11 +117,62 @@ pub(crate) async fn collect(
     }
 }
 
+/// Gunzips a stream a bounded piece at a time: each chunk it hands on comes from at most
+/// [`GZIP_PIECE`] bytes of gzip input, so one network frame that inflates a thousandfold (a
+/// gzip bomb inside one watch event) reaches the watch decoder, and its per-event size limit,
+/// a few MiB at a time instead of all at once.
+struct Gunzip {
+    decoder: GzDecoder<Vec<u8>>,
+    /// Gzip input received but not yet fed to the decoder.
+    pending: Bytes,
+}
+
+impl Gunzip {
+    fn new() -> Self {
+        Gunzip {
+            decoder: GzDecoder::new(Vec::new()),
+            pending: Bytes::new(),
+        }
+    }
+
+    /// Feeds pending input a piece at a time until some output appears; `Ok(None)` when all
+    /// pending input is consumed without output.
+    fn next_chunk(&mut self) -> std::io::Result<Option<Bytes>> {
+        while !self.pending.is_empty() {
+            let piece = self.pending.split_to(self.pending.len().min(GZIP_PIECE));
+            self.decoder.write_all(&piece)?;
+            self.decoder.flush()?;
+            let out = std::mem::take(self.decoder.get_mut());
+            if !out.is_empty() {
+                return Ok(Some(Bytes::from(out)));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Ends the gzip stream, checking its trailer; returns what output remained.
+    fn finish(self) -> std::io::Result<Vec<u8>> {
+        self.decoder.finish()
+    }
+}
+
 struct StreamState {
     body: Incoming,
-    decoder: Option<GzDecoder<Vec<u8>>>,
+    gunzip: Option<Gunzip>,
     request: Arc<str>,
     done: bool,
+}
+
+impl StreamState {
+    fn fail(
+        mut self,
+        message: &str,
+        source: std::io::Error,
+    ) -> Option<(Result<Bytes, Error>, Self)> {
+        self.done = true;
+        let err = transport(&self.request, message.into(), Some(Box::new(source)));
+        Some((Err(err), self))
+    }
 }
 
 /// Turns a body into a stream of chunks as they arrive.
@@ -131,7 +183,7 @@ pub(crate) fn stream(
 ) -> BoxStream<'static, Result<Bytes, Error>> {
     let state = StreamState {
         body,
-        decoder: gzip.then(|| GzDecoder::new(Vec::new())),
+        gunzip: gzip.then(Gunzip::new),
         request,
         done: false,
     };
@@ -140,21 +192,21 @@ pub(crate) fn stream(
             return None;
         }
         loop {
+            if let Some(g) = s.gunzip.as_mut() {
+                match g.next_chunk() {
+                    Ok(Some(out)) => return Some((Ok(out), s)),
+                    Ok(None) => {}
+                    Err(e) => return s.fail("bad gzip response body", e),
+                }
+            }
             match s.body.frame().await {
                 None => {
                     s.done = true;
-                    let d = s.decoder.take()?;
-                    return match d.finish() {
+                    let g = s.gunzip.take()?;
+                    return match g.finish() {
                         Ok(rest) if rest.is_empty() => None,
                         Ok(rest) => Some((Ok(Bytes::from(rest)), s)),
-                        Err(e) => {
-                            let err = transport(
-                                &s.request,
-                                "bad gzip response body".into(),
-                                Some(Box::new(e)),
-                            );
-                            Some((Err(err), s))
-                        }
+                        Err(e) => s.fail("bad gzip response body", e),
                     };
                 }
                 Some(Err(e)) => {
@@ -170,26 +222,67 @@ pub(crate) fn stream(
                     let Ok(data) = frame.into_data() else {
                         continue;
                     };
-                    match s.decoder.as_mut() {
+                    match s.gunzip.as_mut() {
                         None => return Some((Ok(data), s)),
-                        Some(d) => {
-                            if let Err(e) = d.write_all(&data).and_then(|()| d.flush()) {
-                                s.done = true;
-                                let err = transport(
-                                    &s.request,
-                                    "bad gzip response body".into(),
-                                    Some(Box::new(e)),
-                                );
-                                return Some((Err(err), s));
-                            }
-                            let out = std::mem::take(d.get_mut());
-                            if !out.is_empty() {
-                                return Some((Ok(Bytes::from(out)), s));
-                            }
-                        }
+                        Some(g) => g.pending = data,
                     }
                 }
             }
         }
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use flate2::Compression;
+    use flate2::write::GzEncoder;
+
+    fn gzip(data: &[u8]) -> Vec<u8> {
+        let mut e = GzEncoder::new(Vec::new(), Compression::best());
+        e.write_all(data).unwrap();
+        e.finish().unwrap()
+    }
+
+    /// A gzip bomb in one frame (64 MiB of one byte, about 64 KiB compressed) comes out
+    /// in chunks of a few MiB at most, so the watch decoder's per-event limit sees it early.
+    #[test]
+    fn one_frame_gzip_bomb_comes_out_in_bounded_chunks() {
+        let bomb = gzip(&vec![b'a'; 64 << 20]);
+        let mut g = Gunzip::new();
+        g.pending = Bytes::from(bomb);
+        let (mut total, mut largest) = (0usize, 0usize);
+        while let Some(chunk) = g.next_chunk().unwrap() {
+            total += chunk.len();
+            largest = largest.max(chunk.len());
+        }
+        g.finish().unwrap();
+        assert_eq!(total, 64 << 20);
+        assert!(largest <= 9 << 20, "a chunk of {largest} bytes");
+    }
+
+    /// Split and whole input give the same bytes, and a corrupt stream is an error.
+    #[test]
+    fn gunzip_is_exact_and_refuses_corruption() {
+        let text: Vec<u8> = (0..200_000u32).flat_map(|i| i.to_le_bytes()).collect();
+        let packed = gzip(&text);
+        let mut g = Gunzip::new();
+        let mut out = Vec::new();
+        for part in packed.chunks(1000) {
+            g.pending = Bytes::copy_from_slice(part);
+            while let Some(chunk) = g.next_chunk().unwrap() {
+                out.extend_from_slice(&chunk);
+            }
+        }
+        out.extend(g.finish().unwrap());
+        assert_eq!(out, text);
+
+        let mut g = Gunzip::new();
+        g.pending = Bytes::from_static(b"\x1f\x8b\x08\x00garbage that is not deflate");
+        let r = (|| {
+            while g.next_chunk()?.is_some() {}
+            g.finish()
+        })();
+        assert!(r.is_err());
+    }
 }
