@@ -80,7 +80,6 @@ fn yaml_value() -> impl Strategy<Value = String> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
     /// Secrets placed under any credential key, in any shape: whether the file parses or
     /// not, neither its error nor its `Debug` carries the secret.

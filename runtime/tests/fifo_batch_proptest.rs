@@ -188,7 +188,6 @@ fn run(steps: Vec<Step>) -> Result<(), TestCaseError> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(256))]
     #[test]
     fn batched_writes_and_pops_equal_one_by_one(steps in prop::collection::vec(step(), 1..12)) {
         run(steps)?;

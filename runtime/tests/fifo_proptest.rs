@@ -379,7 +379,6 @@ fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(512))]
 
     #[test]
     fn delta_fifo_matches_the_client_go_model(ops in prop::collection::vec(op(), 1..60)) {

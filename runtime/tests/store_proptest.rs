@@ -254,7 +254,6 @@ impl Model {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(256))]
 
     #[test]
     fn store_and_indexes_match_the_model(ops in prop::collection::vec(op(), 1..40)) {

@@ -260,7 +260,6 @@ mod model {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(256))]
 
         #[test]
         fn delaying_queue_matches_model(ops in proptest::collection::vec(op(), 1..80)) {

@@ -99,7 +99,6 @@ fn check(q: &Queue<u8>, m: &Model) -> Result<(), TestCaseError> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(512))]
 
     #[test]
     fn queue_matches_model(ops in proptest::collection::vec(op(), 1..200)) {

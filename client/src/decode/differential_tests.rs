@@ -300,7 +300,6 @@ fn invalid_utf8_in_a_list_key_is_refused_by_both_paths() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
 
     #[test]
     fn differential_corpus_lists(
