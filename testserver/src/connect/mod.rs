@@ -24,6 +24,8 @@
 mod exec;
 mod portforward;
 mod proxy;
+mod spdy;
+mod tunnel;
 mod upgrade;
 
 use std::collections::HashMap;
@@ -173,7 +175,7 @@ pub(crate) async fn handle(
     let object = lookup(state, &t)?;
     match t.sub {
         "exec" | "attach" => exec::serve(state, req, &t, &object),
-        "portforward" => portforward::serve(state, req, &t),
+        "portforward" => portforward::serve(state, req, &t, &object),
         _ => proxy::serve(state, req, &t).await,
     }
 }

@@ -1,4 +1,7 @@
-//! The server half of the WebSocket handshake (RFC 6455 section 4.2) on hyper's upgrade.
+//! The server half of the connection upgrades on hyper's upgrade: the WebSocket handshake
+//! (RFC 6455 section 4.2) and, for port-forward, the SPDY/3.1 upgrade with apimachinery's
+//! `X-Stream-Protocol-Version` negotiation (`httpstream.Handshake` then the SPDY response
+//! upgrader, as the kubelet answers it).
 
 use http::header::{
     CONNECTION, SEC_WEBSOCKET_ACCEPT, SEC_WEBSOCKET_KEY, SEC_WEBSOCKET_PROTOCOL, UPGRADE,
@@ -16,6 +19,92 @@ pub(crate) struct Accepted {
     pub response: Response<Body>,
     pub on_upgrade: OnUpgrade,
     pub protocol: String,
+}
+
+/// The SPDY upgrade token, as `Upgrade: SPDY/3.1`.
+pub(crate) const SPDY_31: &str = "SPDY/3.1";
+/// The header carrying the stream protocols a SPDY client offers, and the one chosen.
+const PROTOCOL_VERSION: &str = "X-Stream-Protocol-Version";
+
+/// Whether `req` asks for a SPDY upgrade rather than a WebSocket.
+pub(crate) fn is_spdy(req: &Request<Incoming>) -> bool {
+    req.headers()
+        .get_all(UPGRADE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .any(|v| v.to_ascii_lowercase().contains("spdy/"))
+}
+
+/// Accepts a SPDY/3.1 upgrade offering one of `supported` in `X-Stream-Protocol-Version`
+/// (the client's order decides, as `httpstream.Handshake`). As there: no header, or an
+/// empty one, is a 400; no protocol in common a 403; `Connection` without `upgrade` or an
+/// `Upgrade` other than SPDY/3.1 a 400.
+pub(crate) fn accept_spdy(
+    req: &mut Request<Incoming>,
+    supported: &[&str],
+) -> Result<Accepted, ApiError> {
+    let values: Vec<&str> = req
+        .headers()
+        .get_all(PROTOCOL_VERSION)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .collect();
+    if values.is_empty() {
+        return Err(ApiError::bad_request(format!(
+            "unable to upgrade: header {PROTOCOL_VERSION} does not exist in request"
+        )));
+    }
+    let offered: Vec<&str> = values
+        .iter()
+        .flat_map(|v| v.split(','))
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .collect();
+    if offered.is_empty() {
+        return Err(ApiError::bad_request(format!(
+            "unable to upgrade: header {PROTOCOL_VERSION} contains {values:?}, but no valid protocols"
+        )));
+    }
+    let protocol = offered
+        .iter()
+        .find(|p| supported.contains(p))
+        .ok_or_else(|| {
+            ApiError::new(
+                403,
+                "Forbidden",
+                format!(
+                    "unable to upgrade: unable to negotiate protocol: client supports {offered:?}, server accepts {supported:?}"
+                ),
+            )
+        })?
+        .to_string();
+    let has = |name, token: &str| {
+        req.headers()
+            .get_all(name)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .any(|v| v.to_ascii_lowercase().contains(token))
+    };
+    if !has(CONNECTION, "upgrade") || !has(UPGRADE, "spdy/3.1") {
+        return Err(ApiError::bad_request(
+            "unable to upgrade: missing upgrade headers in request",
+        ));
+    }
+    let on_upgrade = hyper::upgrade::on(req);
+    let mut response = Response::new(full(""));
+    *response.status_mut() = http::StatusCode::SWITCHING_PROTOCOLS;
+    let h = response.headers_mut();
+    h.insert(CONNECTION, HeaderValue::from_static("Upgrade"));
+    h.insert(UPGRADE, HeaderValue::from_static(SPDY_31));
+    h.insert(
+        PROTOCOL_VERSION,
+        HeaderValue::try_from(protocol.as_str()).map_err(|e| ApiError::internal(e.to_string()))?,
+    );
+    Ok(Accepted {
+        response,
+        on_upgrade,
+        protocol,
+    })
 }
 
 /// Accepts a WebSocket upgrade offering one of `supported` (the client's order decides, as
