@@ -70,9 +70,7 @@ fn port(h: &Headers) -> Result<u16, String> {
 fn request_id(s: &Stream) -> String {
     match s.headers.get(REQUEST_ID).filter(|r| !r.is_empty()) {
         Some(r) => r.to_owned(),
-        None if s.headers.get(STREAM_TYPE) == Some("data") => {
-            (i64::from(s.id) - 2).to_string()
-        }
+        None if s.headers.get(STREAM_TYPE) == Some("data") => (i64::from(s.id) - 2).to_string(),
         None => s.id.to_string(),
     }
 }
@@ -133,9 +131,8 @@ async fn pair(mut rx: mpsc::Receiver<Stream>, pod: Pod) {
         let slot = if is_data { &mut p.data } else { &mut p.error };
         if slot.is_some() {
             let kind = if is_data { "data" } else { "error" };
-            let msg = format!(
-                "error processing stream for request {id}: {kind} stream already assigned"
-            );
+            let msg =
+                format!("error processing stream for request {id}: {kind} stream already assigned");
             tracing::debug!("port-forward: {msg}");
             if let Some(error) = &p.error {
                 error.writer.write(msg.as_bytes()).await;

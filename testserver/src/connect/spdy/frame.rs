@@ -423,7 +423,10 @@ mod tests {
     fn wire_layout_is_spdy3() {
         let mut buf = BytesMut::new();
         encode(&Frame::Ping { id: 7 }, &mut buf).unwrap();
-        assert_eq!(&buf[..], b"\x80\x03\x00\x06\x00\x00\x00\x04\x00\x00\x00\x07");
+        assert_eq!(
+            &buf[..],
+            b"\x80\x03\x00\x06\x00\x00\x00\x04\x00\x00\x00\x07"
+        );
         buf.clear();
         encode(
             &Frame::Data {
@@ -449,10 +452,7 @@ mod tests {
             &mut buf,
         )
         .unwrap();
-        assert_eq!(
-            decode(&mut buf, 64).unwrap(),
-            Some(Frame::Ping { id: 1 })
-        );
+        assert_eq!(decode(&mut buf, 64).unwrap(), Some(Frame::Ping { id: 1 }));
         assert!(matches!(
             decode(&mut buf, 64).unwrap(),
             Some(Frame::RstStream { stream: 1, .. })
@@ -483,7 +483,9 @@ mod tests {
         );
         // SYN_STREAM and DATA for stream 0
         assert_eq!(
-            decode_bytes(b"\x80\x03\x00\x01\x00\x00\x00\x0a\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"),
+            decode_bytes(
+                b"\x80\x03\x00\x01\x00\x00\x00\x0a\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"
+            ),
             Err(FrameError::ZeroStream)
         );
         assert_eq!(
@@ -497,7 +499,9 @@ mod tests {
         );
         // SETTINGS whose count does not match its length (a huge count allocates nothing)
         assert_eq!(
-            decode_bytes(b"\x80\x03\x00\x04\x00\x00\x00\x0c\xff\xff\xff\xff\x00\x00\x00\x01\x00\x00\x00\x02"),
+            decode_bytes(
+                b"\x80\x03\x00\x04\x00\x00\x00\x0c\xff\xff\xff\xff\x00\x00\x00\x01\x00\x00\x00\x02"
+            ),
             Err(FrameError::Invalid("SETTINGS"))
         );
         // longer than the reader's limit: refused from its 8-byte head alone
@@ -535,7 +539,7 @@ mod tests {
                 b.put_u8(seed as u8);
             }
             // bias towards control frames of version 3 with small lengths
-            if b.len() >= 8 && seed % 2 == 0 {
+            if b.len() >= 8 && seed.is_multiple_of(2) {
                 b[0] = 0x80;
                 b[1] = 0x03;
                 b[5] = 0;

@@ -339,7 +339,12 @@ mod tests {
             .compress(&port_forward_headers("0", "error"))
             .unwrap();
         let again = c.compress(&port_forward_headers("0", "error")).unwrap();
-        assert!(again.len() < first.len(), "{} < {}", again.len(), first.len());
+        assert!(
+            again.len() < first.len(),
+            "{} < {}",
+            again.len(),
+            first.len()
+        );
     }
 
     #[test]

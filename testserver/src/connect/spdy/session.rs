@@ -270,7 +270,7 @@ impl Reader {
     where
         F: Fn(&Headers) -> Result<(), String>,
     {
-        if id % 2 == 0 || id <= self.last_id {
+        if id.is_multiple_of(2) || id <= self.last_id {
             let _ = self
                 .out
                 .send(Out::Reset {
