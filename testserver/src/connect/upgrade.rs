@@ -35,16 +35,10 @@ pub(crate) fn is_spdy(req: &Request<Incoming>) -> bool {
         .any(|v| v.to_ascii_lowercase().contains("spdy/"))
 }
 
-/// Accepts a SPDY/3.1 upgrade offering one of `supported` in `X-Stream-Protocol-Version`
-/// (the client's order decides, as `httpstream.Handshake`). As there: no header, or an
-/// empty one, is a 400; no protocol in common a 403; `Connection` without `upgrade` or an
-/// `Upgrade` other than SPDY/3.1 a 400.
-pub(crate) fn accept_spdy(
-    req: &mut Request<Incoming>,
-    supported: &[&str],
-) -> Result<Accepted, ApiError> {
-    let values: Vec<&str> = req
-        .headers()
+/// The checks of [`accept_spdy`] on the request's headers: the negotiated protocol, or the
+/// refusal.
+fn negotiate_spdy(headers: &http::HeaderMap, supported: &[&str]) -> Result<String, ApiError> {
+    let values: Vec<&str> = headers
         .get_all(PROTOCOL_VERSION)
         .iter()
         .filter_map(|v| v.to_str().ok())
@@ -79,7 +73,7 @@ pub(crate) fn accept_spdy(
         })?
         .to_string();
     let has = |name, token: &str| {
-        req.headers()
+        headers
             .get_all(name)
             .iter()
             .filter_map(|v| v.to_str().ok())
@@ -90,6 +84,18 @@ pub(crate) fn accept_spdy(
             "unable to upgrade: missing upgrade headers in request",
         ));
     }
+    Ok(protocol)
+}
+
+/// Accepts a SPDY/3.1 upgrade offering one of `supported` in `X-Stream-Protocol-Version`
+/// (the client's order decides, as `httpstream.Handshake`). As there: no header, or an
+/// empty one, is a 400; no protocol in common a 403; `Connection` without `upgrade` or an
+/// `Upgrade` other than SPDY/3.1 a 400.
+pub(crate) fn accept_spdy(
+    req: &mut Request<Incoming>,
+    supported: &[&str],
+) -> Result<Accepted, ApiError> {
+    let protocol = negotiate_spdy(req.headers(), supported)?;
     let on_upgrade = hyper::upgrade::on(req);
     let mut response = Response::new(full(""));
     *response.status_mut() = http::StatusCode::SWITCHING_PROTOCOLS;
@@ -165,4 +171,67 @@ pub(crate) fn accept(
         on_upgrade,
         protocol,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&str, &str)]) -> http::HeaderMap {
+        let mut h = http::HeaderMap::new();
+        for (k, v) in pairs {
+            h.append(
+                http::HeaderName::try_from(*k).unwrap(),
+                HeaderValue::try_from(*v).unwrap(),
+            );
+        }
+        h
+    }
+
+    const UPGRADE_HEADERS: [(&str, &str); 2] = [("connection", "Upgrade"), ("upgrade", "SPDY/3.1")];
+
+    /// apimachinery's `httpstream.Handshake` then the SPDY response upgrader, as the kubelet
+    /// answers kubectl's SPDY upgrade.
+    #[test]
+    fn spdy_negotiation_is_the_kubelets() {
+        let pf = ["portforward.k8s.io"];
+        // the client's first protocol the server supports wins, across repeated headers
+        let mut h = headers(&UPGRADE_HEADERS);
+        h.append(
+            PROTOCOL_VERSION,
+            HeaderValue::from_static("v9, portforward.k8s.io"),
+        );
+        assert_eq!(negotiate_spdy(&h, &pf).unwrap(), "portforward.k8s.io");
+        // no X-Stream-Protocol-Version, or an empty one: 400
+        assert_eq!(
+            negotiate_spdy(&headers(&UPGRADE_HEADERS), &pf)
+                .unwrap_err()
+                .code,
+            400
+        );
+        let mut h = headers(&UPGRADE_HEADERS);
+        h.append(PROTOCOL_VERSION, HeaderValue::from_static(" , "));
+        assert_eq!(negotiate_spdy(&h, &pf).unwrap_err().code, 400);
+        // nothing in common: 403
+        let mut h = headers(&UPGRADE_HEADERS);
+        h.append(
+            PROTOCOL_VERSION,
+            HeaderValue::from_static("v4.channel.k8s.io"),
+        );
+        let err = negotiate_spdy(&h, &pf).unwrap_err();
+        assert_eq!((err.code, err.reason), (403, "Forbidden"));
+        // not an upgrade to SPDY/3.1: 400
+        let h = headers(&[
+            ("connection", "keep-alive"),
+            ("upgrade", "SPDY/3.1"),
+            ("x-stream-protocol-version", "portforward.k8s.io"),
+        ]);
+        assert_eq!(negotiate_spdy(&h, &pf).unwrap_err().code, 400);
+        let h = headers(&[
+            ("connection", "Upgrade"),
+            ("upgrade", "SPDY/2"),
+            ("x-stream-protocol-version", "portforward.k8s.io"),
+        ]);
+        assert_eq!(negotiate_spdy(&h, &pf).unwrap_err().code, 400);
+    }
 }

@@ -211,3 +211,37 @@ async fn copy(
         _ = writer.gone().cancelled() => {}
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&str, &str)]) -> Headers {
+        let mut h = Headers::default();
+        for (k, v) in pairs {
+            h.add(k, v);
+        }
+        h
+    }
+
+    /// kubelet's `httpStreamReceived`: a valid `port` and `streamType` are required.
+    #[test]
+    fn new_streams_are_checked_as_the_kubelet_does() {
+        assert_eq!(
+            check(&headers(&[("port", "80"), ("streamType", "data")])),
+            Ok(())
+        );
+        assert_eq!(
+            check(&headers(&[("port", "65535"), ("streamtype", "error")])),
+            Ok(())
+        );
+        let err = |pairs: &[(&str, &str)]| check(&headers(pairs)).unwrap_err();
+        assert!(err(&[("streamType", "data")]).contains("\"port\" header is required"));
+        assert!(err(&[("port", ""), ("streamType", "data")]).contains("is required"));
+        assert!(err(&[("port", "0"), ("streamType", "data")]).contains("must be > 0"));
+        assert!(err(&[("port", "65536"), ("streamType", "data")]).contains("unable to parse"));
+        assert!(err(&[("port", "x"), ("streamType", "data")]).contains("unable to parse"));
+        assert!(err(&[("port", "80")]).contains("\"streamType\" header is required"));
+        assert!(err(&[("port", "80"), ("streamType", "other")]).contains("invalid stream type"));
+    }
+}
