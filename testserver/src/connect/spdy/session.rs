@@ -145,6 +145,9 @@ where
     let (rd, wr) = tokio::io::split(io);
     let (out_tx, out_rx) = mpsc::channel(OUTBOUND_FRAMES);
     let session = CancellationToken::new();
+    // Dropped unfinished (the server shutting down), the session still ends its streams and
+    // its writer.
+    let _ends_with_session = session.clone().drop_guard();
     let writer = tokio::spawn(write_frames(wr, out_rx, session.clone()));
     let mut reader = Reader {
         out: out_tx,
@@ -610,6 +613,27 @@ mod tests {
                 status: frame::RST_REFUSED_STREAM
             })
         );
+    }
+
+    #[tokio::test]
+    async fn stopping_the_session_ends_its_streams() {
+        let (mut c, mut streams, task) = start();
+        c.open(1, &[("ok", "1")], 0).await;
+        assert!(matches!(
+            c.next().await,
+            Some(Frame::SynReply { stream: 1, .. })
+        ));
+        let s = streams.recv().await.unwrap();
+        // as when the server shuts down: the session's task is dropped unfinished
+        task.abort();
+        let _ = task.await;
+        tokio::time::timeout(
+            std::time::Duration::from_secs(10),
+            s.writer.gone().cancelled(),
+        )
+        .await
+        .expect("the stream outlived its session");
+        assert!(!s.writer.write(b"x").await);
     }
 
     #[tokio::test]
