@@ -78,7 +78,12 @@
 //! - core and `events.k8s.io` Events are separate stores here; the deprecated `/watch/`
 //!   path prefix is not served (use `?watch=true`);
 //! - a path under a group no one serves answers the generic NotFound `Status`, where
-//!   kube-apiserver answers a plain-text 404.
+//!   kube-apiserver answers a plain-text 404;
+//! - of the connect subresources (module `connect`): exec and attach over SPDY (400: kubectl
+//!   1.30+ uses WebSockets), the base64 channel protocols, the pod's phase (the server
+//!   connects to a pod that is not Running), and of port-forward's SPDY/3.1: flow control,
+//!   the kubelet's idle timeout, and the kubelet's plain-text refusals of a SPDY upgrade
+//!   (answered as `Status` objects here, without `X-Accepted-Stream-Protocol-Versions`).
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), kinform_testserver::TestServerError> {

@@ -1,5 +1,7 @@
-//! Connect subresources served for real: `pods/exec`, `pods/attach` and `pods/portforward`
-//! over WebSocket (`v5.channel.k8s.io`, `v4.channel.k8s.io`), and the `proxy` subresource of
+//! Connect subresources served for real: `pods/exec` and `pods/attach` over WebSocket
+//! (`v5.channel.k8s.io`, `v4.channel.k8s.io`), `pods/portforward` over SPDY/3.1 (tunneled in a
+//! WebSocket as kubectl 1.31+ does, or by a direct `Upgrade: SPDY/3.1`, kubectl's fallback)
+//! and over the WebSocket channel protocol (kinform's client), and the `proxy` subresource of
 //! pods, services and nodes.
 //!
 //! A real API server hands these to the kubelet and the container runtime; here tests stand
@@ -10,20 +12,31 @@
 //!   (`echo`, `cat`, `env`, `true`, `false`, `sleep 0`, and `sh -c` over `;`-separated
 //!   commands among these and `exit N`, with `>&2` sending echo to stderr), so kubectl
 //!   works with no setup. Attach without a handler echoes stdin to stdout;
-//! - port-forward connects each requested port to the loopback address a test registered
-//!   with [`TestApiServer::port_forward_backend`], and reports a clear message on the port's
-//!   error channel when there is none or it cannot be reached;
+//! - port-forward connects each forwarded connection to the loopback address a test
+//!   registered with [`TestApiServer::port_forward_backend`] for the pod's port, and reports
+//!   a kubelet-worded message on the connection's error stream (channel) when there is none
+//!   or it cannot be reached (`portforward`: the SPDY stream pairing of the kubelet, `spdy`:
+//!   the protocol, `tunnel`: SPDY inside WebSocket messages);
 //! - proxy forwards to the base URL registered with [`TestApiServer::proxy_backend`] for
 //!   the pod, service or node, and answers 503 with a Status when there is none.
 //!
 //! Checks as the real server: the pod (service, node) must exist (404), the container must
-//! be in the pod's spec and must be named when the pod has several (400); a request that is
-//! not a WebSocket upgrade (kubectl's SPDY fallback) gets 400. Not reproduced: the pod's
-//! phase (exec works on a pod that is not Running), SPDY, and the base64 protocols.
+//! be in the pod's spec and must be named when the pod has several (400); an exec or attach
+//! that is not a WebSocket upgrade (kubectl's SPDY fallback) gets 400; a SPDY port-forward
+//! upgrade is negotiated as the kubelet does (`X-Stream-Protocol-Version`: 400 without it,
+//! 403 with no protocol in common). Not reproduced: the pod's phase (exec and port-forward
+//! work on a pod that is not Running; kubectl checks it for port-forward), SPDY for exec and
+//! attach, the base64 protocols, and of port-forward: SPDY flow control (neither does the
+//! kubelet's spdystream enforce it), the kubelet's 4-hour idle timeout, the
+//! `X-Accepted-Stream-Protocol-Versions` header of a 403, and the pod in error messages
+//! (`namespace/name` here, the sandbox id with a CRI runtime). Refusals are `Status` objects
+//! where the kubelet writes plain text.
 
 mod exec;
 mod portforward;
 mod proxy;
+mod spdy;
+mod tunnel;
 mod upgrade;
 
 use std::collections::HashMap;
@@ -173,7 +186,7 @@ pub(crate) async fn handle(
     let object = lookup(state, &t)?;
     match t.sub {
         "exec" | "attach" => exec::serve(state, req, &t, &object),
-        "portforward" => portforward::serve(state, req, &t),
+        "portforward" => portforward::serve(state, req, &t, &object),
         _ => proxy::serve(state, req, &t).await,
     }
 }

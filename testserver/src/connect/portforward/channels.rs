@@ -1,26 +1,20 @@
-//! port-forward: the server side of the WebSocket port-forward protocol, connecting each
-//! requested port to the backend a test registered.
-
-use std::sync::Arc;
+//! The WebSocket channel protocol of port-forward (`v4.channel.k8s.io`,
+//! `portforward.k8s.io`), kinform's client's: ports in the query, two channels per port (data
+//! and error), each starting with the port number in two little-endian bytes.
 
 use futures_util::{SinkExt, StreamExt};
-use http::{Request, Response};
-use hyper::body::Incoming;
-use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::tungstenite::protocol::Role;
 
-use super::super::State;
-use super::super::body::Body;
-use super::super::status::ApiError;
-use super::ConnectTarget;
-use super::upgrade;
-use kinform_client::connect::ws::{self, Incoming as Frame, PORT_FORWARD_PROTOCOL, V4_PROTOCOL};
+use super::super::super::status::ApiError;
+use super::Pod;
+use kinform_client::connect::ws::{self, Incoming as Frame};
 
-fn ports(query: Option<&str>) -> Result<Vec<u16>, ApiError> {
+/// The `ports` of the query, as kube-apiserver's `PortForwardOptions` reads them (400 when
+/// none or not a port).
+pub(super) fn ports(query: Option<&str>) -> Result<Vec<u16>, ApiError> {
     let mut out = Vec::new();
     for pair in query.unwrap_or_default().split('&') {
         let Some(("ports" | "port", v)) = pair.split_once('=') else {
@@ -49,52 +43,17 @@ fn ports(query: Option<&str>) -> Result<Vec<u16>, ApiError> {
     Ok(out)
 }
 
-pub(crate) fn serve(
-    state: &Arc<State>,
-    mut req: Request<Incoming>,
-    t: &ConnectTarget,
-) -> Result<Response<Body>, ApiError> {
-    let ports = ports(req.uri().query())?;
-    let accepted = upgrade::accept(&mut req, &[V4_PROTOCOL, PORT_FORWARD_PROTOCOL])?;
-    let backends: Vec<_> = {
-        let map = state.connect.port_backends.read();
-        ports
-            .iter()
-            .map(|p| {
-                map.get(&(t.namespace.clone(), t.name().to_owned(), *p))
-                    .copied()
-            })
-            .collect()
-    };
-    let pod = format!("{}/{}", t.namespace, t.name());
-    let cancel = state.cancel.clone();
-    let on_upgrade = accepted.on_upgrade;
-    tokio::spawn(async move {
-        let Ok(upgraded) = on_upgrade.await else {
-            return;
-        };
-        let ws = ws::websocket(TokioIo::new(upgraded), Role::Server).await;
-        tokio::select! {
-            _ = session(ws, ports, backends, pod) => {}
-            _ = cancel.cancelled() => {}
-        }
-    });
-    Ok(accepted.response)
-}
-
-async fn session<S>(
-    ws: ws::Ws<S>,
-    ports: Vec<u16>,
-    backends: Vec<Option<std::net::SocketAddr>>,
-    pod: String,
-) where
+/// Serves the channels of `ports` on `ws` until every port's backend has closed or the client
+/// leaves.
+pub(super) async fn session<S>(ws: ws::Ws<S>, ports: Vec<u16>, pod: Pod)
+where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
 {
     let (mut sink, mut stream) = ws.split();
     let (out_tx, mut out_rx) = mpsc::channel::<Message>(16);
     let mut writers = Vec::new();
     let mut open = 0usize;
-    for (i, (&port, backend)) in ports.iter().zip(&backends).enumerate() {
+    for (i, &port) in ports.iter().enumerate() {
         let data_ch = u8::try_from(2 * i).unwrap_or(u8::MAX);
         let le = port.to_le_bytes();
         for ch in [data_ch, data_ch + 1] {
@@ -102,13 +61,11 @@ async fn session<S>(
                 return;
             }
         }
-        let conn = match backend {
-            None => Err(format!(
-                "error forwarding port {port} to pod {pod}: no backend is registered for this port (TestApiServer::port_forward_backend)"
-            )),
-            Some(addr) => TcpStream::connect(addr).await.map_err(|e| {
-                format!("error forwarding port {port} to pod {pod}: dial {addr}: {e}")
-            }),
+        let conn = match pod.backend(port) {
+            Err(message) => Err(message),
+            Ok(addr) => TcpStream::connect(addr)
+                .await
+                .map_err(|e| pod.failure(port, format!("dial {addr}: {e}"))),
         };
         match conn {
             Err(message) => {
