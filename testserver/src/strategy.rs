@@ -22,11 +22,17 @@
 
 use serde_json::{Map, Value, json};
 
+use rand::Rng;
+
 use super::registry::ResourceInfo;
 use super::spec;
+use super::status::ApiError;
 
 /// The service cluster IP range (`--service-cluster-ip-range`'s kubeadm default).
 const SERVICE_CIDR_BASE: [u8; 2] = [10, 96];
+
+/// The node port range (`--service-node-port-range`'s default).
+const NODE_PORTS: std::ops::RangeInclusive<u64> = 30000..=32767;
 
 /// Whether objects of `info` carry `metadata.generation`.
 pub(crate) fn has_generation(info: &ResourceInfo, custom: bool) -> bool {
@@ -135,16 +141,27 @@ pub(crate) fn default(info: &ResourceInfo, value: &mut Value) {
 }
 
 /// What a create of a built-in sets beyond the defaults: a Pod's initial status, a
-/// Service's cluster IP and status, a PersistentVolumeClaim's phase.
-pub(crate) fn prepare_create(info: &ResourceInfo, value: &mut Value, taken_ips: &[String]) {
+/// Service's cluster IP, node ports and status, a PersistentVolumeClaim's phase.
+/// `services` are the stored Services (their addresses and node ports are taken); a
+/// requested node port that is taken or out of range is refused as the service registry
+/// refuses it (422).
+pub(crate) fn prepare_create(
+    info: &ResourceInfo,
+    value: &mut Value,
+    services: &[Value],
+) -> Result<(), ApiError> {
     match (info.group.as_str(), info.kind.as_str()) {
         ("", "Pod") => {
             let qos = qos_class(&value["spec"]);
             value["status"] = json!({"phase": "Pending", "qosClass": qos});
         }
         ("", "Service") => {
+            let name = value["metadata"]["name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned();
             let Some(spec) = value.get_mut("spec").and_then(Value::as_object_mut) else {
-                return;
+                return Ok(());
             };
             let headless = spec.get("clusterIP") == Some(&json!("None"));
             let external = spec.get("type") == Some(&json!("ExternalName"));
@@ -155,7 +172,11 @@ pub(crate) fn prepare_create(info: &ResourceInfo, value: &mut Value, taken_ips: 
                     .and_then(Value::as_str)
                     .is_none_or(str::is_empty)
             {
-                let ip = free_cluster_ip(taken_ips);
+                let taken: Vec<&str> = services
+                    .iter()
+                    .filter_map(|s| s["spec"]["clusterIP"].as_str())
+                    .collect();
+                let ip = free_cluster_ip(&taken);
                 spec.insert("clusterIP".into(), json!(ip));
             }
             if !external && let Some(ip) = spec.get("clusterIP").cloned() {
@@ -163,15 +184,103 @@ pub(crate) fn prepare_create(info: &ResourceInfo, value: &mut Value, taken_ips: 
                 set(spec, "ipFamilies", json!(["IPv4"]));
                 set(spec, "ipFamilyPolicy", json!("SingleStack"));
             }
+            node_ports(spec, services).map_err(|(field, message)| {
+                ApiError::invalid("", "Service", &name, &field, &message)
+            })?;
             value["status"] = json!({"loadBalancer": {}});
         }
         ("", "PersistentVolumeClaim") => value["status"] = json!({"phase": "Pending"}),
         _ => {}
     }
+    Ok(())
+}
+
+/// The node ports of every stored Service (`spec.ports[].nodePort`, `healthCheckNodePort`).
+fn taken_node_ports(services: &[Value]) -> Vec<u64> {
+    services
+        .iter()
+        .flat_map(|s| {
+            let spec = &s["spec"];
+            spec["ports"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|p| p["nodePort"].as_u64())
+                .chain(spec["healthCheckNodePort"].as_u64())
+        })
+        .collect()
+}
+
+/// The service registry's node port allocation: a NodePort Service, and a LoadBalancer one
+/// unless `allocateLoadBalancerNodePorts` is false, gets a free port of the range for each
+/// port without one; a LoadBalancer with `externalTrafficPolicy: Local` gets a
+/// `healthCheckNodePort`. A port given by the client must be in the range and free. The
+/// error is (field, message) of the 422 cause.
+fn node_ports(spec: &mut Map<String, Value>, services: &[Value]) -> Result<(), (String, String)> {
+    let ty = spec.get("type").and_then(Value::as_str).unwrap_or_default();
+    let load_balancer = ty == "LoadBalancer";
+    let allocate = ty == "NodePort"
+        || (load_balancer && spec.get("allocateLoadBalancerNodePorts") != Some(&json!(false)));
+    let health_check = load_balancer && spec.get("externalTrafficPolicy") == Some(&json!("Local"));
+    let mut taken = taken_node_ports(services);
+    let mut claim = |field: String, requested: Option<&Value>| -> Result<Value, (String, String)> {
+        match requested {
+            Some(v) if !v.is_null() => {
+                let n = v.as_u64().unwrap_or(0);
+                if !NODE_PORTS.contains(&n) {
+                    return Err((
+                        field,
+                        format!(
+                            "Invalid value: {v}: provided port is not in the valid range. The range of valid ports is {}-{}",
+                            NODE_PORTS.start(),
+                            NODE_PORTS.end()
+                        ),
+                    ));
+                }
+                if taken.contains(&n) {
+                    return Err((
+                        field,
+                        format!("Invalid value: {v}: provided port is already allocated"),
+                    ));
+                }
+                taken.push(n);
+                Ok(v.clone())
+            }
+            _ => {
+                let free: Vec<u64> = NODE_PORTS.filter(|p| !taken.contains(p)).collect();
+                let Some(&n) = free.get(rand::rng().random_range(0..free.len().max(1))) else {
+                    return Err((field, "Internal error: range is full".to_owned()));
+                };
+                taken.push(n);
+                Ok(json!(n))
+            }
+        }
+    };
+    if allocate {
+        for (i, p) in spec
+            .get_mut("ports")
+            .and_then(Value::as_array_mut)
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            let Some(p) = p.as_object_mut() else { continue };
+            let port = claim(format!("spec.ports[{i}].nodePort"), p.get("nodePort"))?;
+            p.insert("nodePort".into(), port);
+        }
+    }
+    if health_check {
+        let port = claim(
+            "spec.healthCheckNodePort".to_owned(),
+            spec.get("healthCheckNodePort"),
+        )?;
+        spec.insert("healthCheckNodePort".into(), port);
+    }
+    Ok(())
 }
 
 /// The lowest free address of the service range after the first (the `kubernetes` service's).
-fn free_cluster_ip(taken: &[String]) -> String {
+fn free_cluster_ip(taken: &[&str]) -> String {
     (2u32..(1 << 20))
         .map(|n| {
             let [a, b] = SERVICE_CIDR_BASE;
@@ -182,7 +291,7 @@ fn free_cluster_ip(taken: &[String]) -> String {
                 n & 0xff
             )
         })
-        .find(|ip| !taken.iter().any(|t| t == ip))
+        .find(|ip| !taken.contains(&ip.as_str()))
         .unwrap_or_else(|| "10.96.0.2".to_owned())
 }
 
@@ -403,7 +512,7 @@ mod tests {
              "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}},
         ]}});
         default(&pods, &mut pod);
-        prepare_create(&pods, &mut pod, &[]);
+        prepare_create(&pods, &mut pod, &[]).unwrap();
         let c = &pod["spec"]["containers"];
         assert_eq!(c[0]["imagePullPolicy"], "Always");
         assert_eq!(c[1]["imagePullPolicy"], "IfNotPresent");
@@ -425,14 +534,33 @@ mod tests {
         let svc = info("", "services");
         let mut s = json!({"spec": {"ports": [{"port": 80}]}});
         default(&svc, &mut s);
-        prepare_create(&svc, &mut s, &["10.96.0.2".to_owned()]);
+        let other = json!({"spec": {"clusterIP": "10.96.0.2", "ports": [{"nodePort": 30000}]}});
+        prepare_create(&svc, &mut s, std::slice::from_ref(&other)).unwrap();
         assert_eq!(s["spec"]["type"], "ClusterIP");
         assert_eq!(s["spec"]["clusterIP"], "10.96.0.3");
         assert_eq!(s["spec"]["ports"][0]["targetPort"], 80);
         let mut headless = json!({"spec": {"clusterIP": "None"}});
         default(&svc, &mut headless);
-        prepare_create(&svc, &mut headless, &[]);
+        prepare_create(&svc, &mut headless, &[]).unwrap();
         assert_eq!(headless["spec"]["clusterIP"], "None");
+        assert!(s["spec"]["ports"][0].get("nodePort").is_none());
+
+        let mut np = json!({"spec": {"type": "NodePort", "ports": [{"port": 80}, {"port": 81, "nodePort": 30001}]}});
+        default(&svc, &mut np);
+        prepare_create(&svc, &mut np, std::slice::from_ref(&other)).unwrap();
+        let first = np["spec"]["ports"][0]["nodePort"].as_u64().unwrap();
+        assert!(NODE_PORTS.contains(&first) && first != 30000 && first != 30001);
+        assert_eq!(np["spec"]["ports"][1]["nodePort"], 30001);
+        let mut taken =
+            json!({"spec": {"type": "NodePort", "ports": [{"port": 80, "nodePort": 30000}]}});
+        let e = prepare_create(&svc, &mut taken, std::slice::from_ref(&other)).unwrap_err();
+        assert_eq!(e.code, 422);
+        let mut lb = json!({"spec": {"type": "LoadBalancer", "externalTrafficPolicy": "Local",
+                                      "allocateLoadBalancerNodePorts": false, "ports": [{"port": 80}]}});
+        default(&svc, &mut lb);
+        prepare_create(&svc, &mut lb, &[]).unwrap();
+        assert!(lb["spec"]["ports"][0].get("nodePort").is_none());
+        assert!(NODE_PORTS.contains(&lb["spec"]["healthCheckNodePort"].as_u64().unwrap()));
     }
 
     #[test]

@@ -210,16 +210,16 @@ pub(crate) fn create(
         m.remove("status");
     }
     if !custom {
-        let taken: Vec<String> = if info.group.is_empty() && info.plural == "services" {
+        let services: Vec<Value> = if info.group.is_empty() && info.plural == "services" {
             inner
                 .objects(&info.storage_key(), None)
                 .iter()
-                .filter_map(|s| s.value()["spec"]["clusterIP"].as_str().map(str::to_owned))
+                .map(|s| json!({"spec": s.value()["spec"].clone()}))
                 .collect()
         } else {
             Vec::new()
         };
-        strategy::prepare_create(info, &mut value, &taken);
+        strategy::prepare_create(info, &mut value, &services)?;
     }
     if info.is_namespace() {
         // The namespace strategy: the `kubernetes` finalizer the namespace controller

@@ -903,6 +903,210 @@ async fn create_generators_create_their_objects() {
     assert_eq!(binding["subjects"][0]["name"], "robot");
 }
 
+/// The remaining `kubectl create` generators (clusterrole, clusterrolebinding, ingress,
+/// poddisruptionbudget, priorityclass, quota, secret docker-registry and tls, service
+/// externalname, loadbalancer and nodeport) create the objects they build, with what
+/// kube-apiserver's registry adds: a NodePort or LoadBalancer Service gets a `nodePort` per
+/// port from the node port range 30000-32767 (`pkg/registry/core/service/portallocator`),
+/// distinct across Services; an ExternalName Service gets no cluster IP; a Secret keeps the
+/// type the generator set.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn create_generators_of_cluster_objects_secrets_and_service_types() {
+    let Some((_server, k)) = setup("kubectl create generators 2").await else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let cert = rcgen::generate_simple_self_signed(vec!["example.com".to_owned()]).unwrap();
+    let (crt, key) = (dir.path().join("tls.crt"), dir.path().join("tls.key"));
+    std::fs::write(&crt, cert.cert.pem()).unwrap();
+    std::fs::write(&key, cert.signing_key.serialize_pem()).unwrap();
+    let cert_arg = format!("--cert={}", crt.display());
+    let key_arg = format!("--key={}", key.display());
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &[
+                "create",
+                "clusterrole",
+                "reader",
+                "--verb=get,list",
+                "--resource=pods",
+            ],
+            "clusterrole.rbac.authorization.k8s.io/reader created",
+        ),
+        (
+            &[
+                "create",
+                "clusterrolebinding",
+                "reader",
+                "--clusterrole=reader",
+                "--user=alice",
+            ],
+            "clusterrolebinding.rbac.authorization.k8s.io/reader created",
+        ),
+        (
+            &[
+                "create",
+                "ingress",
+                "web",
+                "-n",
+                "ns",
+                "--rule=foo.com/bar=svc1:8080,tls=cert",
+            ],
+            "ingress.networking.k8s.io/web created",
+        ),
+        (
+            &[
+                "create",
+                "poddisruptionbudget",
+                "pdb",
+                "-n",
+                "ns",
+                "--selector=app=web",
+                "--min-available=1",
+            ],
+            "poddisruptionbudget.policy/pdb created",
+        ),
+        (
+            &[
+                "create",
+                "priorityclass",
+                "high",
+                "--value=1000",
+                "--description=important",
+            ],
+            "priorityclass.scheduling.k8s.io/high created",
+        ),
+        (
+            &["create", "quota", "q", "-n", "ns", "--hard=cpu=1,pods=2"],
+            "resourcequota/q created",
+        ),
+        (
+            &[
+                "create",
+                "secret",
+                "docker-registry",
+                "reg",
+                "-n",
+                "ns",
+                "--docker-server=registry.example.com",
+                "--docker-username=u",
+                "--docker-password=p",
+            ],
+            "secret/reg created",
+        ),
+        (
+            &[
+                "create", "secret", "tls", "tls", "-n", "ns", &cert_arg, &key_arg,
+            ],
+            "secret/tls created",
+        ),
+        (
+            &[
+                "create",
+                "service",
+                "externalname",
+                "ext",
+                "-n",
+                "ns",
+                "--external-name=example.com",
+            ],
+            "service/ext created",
+        ),
+        (
+            &[
+                "create",
+                "service",
+                "loadbalancer",
+                "lb",
+                "-n",
+                "ns",
+                "--tcp=80:8080",
+            ],
+            "service/lb created",
+        ),
+        (
+            &[
+                "create",
+                "service",
+                "nodeport",
+                "np",
+                "-n",
+                "ns",
+                "--tcp=80:8080,443:8443",
+            ],
+            "service/np created",
+        ),
+    ];
+    for (args, expected) in cases {
+        let (ok, out, err) = kubectl(&k, args, None).await;
+        assert!(
+            ok && out.contains(expected),
+            "kubectl {args:?}:\n{out}{err}"
+        );
+    }
+    let cr: Value =
+        serde_json::from_str(&k.run(&["get", "clusterrole", "reader", "-o", "json"]).await)
+            .unwrap();
+    assert_eq!(cr["rules"][0]["verbs"], json!(["get", "list"]));
+    assert_eq!(cr["rules"][0]["resources"], json!(["pods"]));
+    let crb: Value = serde_json::from_str(
+        &k.run(&["get", "clusterrolebinding", "reader", "-o", "json"])
+            .await,
+    )
+    .unwrap();
+    assert_eq!(crb["roleRef"]["name"], "reader");
+    assert_eq!(crb["subjects"][0]["name"], "alice");
+    let ing = get_json(&k, &["ingress", "web"]).await;
+    let rule = &ing["spec"]["rules"][0];
+    assert_eq!(rule["host"], "foo.com");
+    assert_eq!(
+        rule["http"]["paths"][0]["backend"]["service"]["port"]["number"],
+        8080
+    );
+    assert_eq!(ing["spec"]["tls"][0]["secretName"], "cert");
+    assert_eq!(ing["metadata"]["generation"], 1);
+    let pdb = get_json(&k, &["pdb", "pdb"]).await;
+    assert_eq!(pdb["spec"]["minAvailable"], 1);
+    let pc: Value =
+        serde_json::from_str(&k.run(&["get", "priorityclass", "high", "-o", "json"]).await)
+            .unwrap();
+    assert_eq!(
+        (pc["value"].clone(), pc["description"].clone()),
+        (json!(1000), json!("important"))
+    );
+    let quota = get_json(&k, &["quota", "q"]).await;
+    assert_eq!(quota["spec"]["hard"], json!({"cpu": "1", "pods": "2"}));
+    let reg = get_json(&k, &["secret", "reg"]).await;
+    assert_eq!(reg["type"], "kubernetes.io/dockerconfigjson");
+    assert!(reg["data"][".dockerconfigjson"].is_string(), "{reg}");
+    let tls = get_json(&k, &["secret", "tls"]).await;
+    assert_eq!(tls["type"], "kubernetes.io/tls");
+    assert!(tls["data"]["tls.crt"].is_string() && tls["data"]["tls.key"].is_string());
+
+    let ext = get_json(&k, &["svc", "ext"]).await;
+    assert_eq!(ext["spec"]["type"], "ExternalName");
+    assert_eq!(ext["spec"]["externalName"], "example.com");
+    assert!(ext["spec"].get("clusterIP").is_none(), "{ext}");
+    let mut node_ports = Vec::new();
+    for name in ["lb", "np"] {
+        let svc = get_json(&k, &["svc", name]).await;
+        assert!(svc["spec"]["clusterIP"].is_string(), "{svc}");
+        assert_eq!(svc["spec"]["externalTrafficPolicy"], "Cluster");
+        for port in svc["spec"]["ports"].as_array().unwrap() {
+            let n = port["nodePort"].as_u64().unwrap_or_else(|| panic!("{svc}"));
+            assert!((30000..=32767).contains(&n), "{svc}");
+            node_ports.push(n);
+        }
+    }
+    assert_eq!(node_ports.len(), 3);
+    node_ports.sort_unstable();
+    node_ports.dedup();
+    assert_eq!(node_ports.len(), 3, "node ports are distinct");
+    let lb = get_json(&k, &["svc", "lb"]).await;
+    assert_eq!(lb["spec"]["type"], "LoadBalancer");
+    assert_eq!(lb["spec"]["allocateLoadBalancerNodePorts"], true);
+}
+
 /// `kubectl auth can-i` posts a SelfSubjectAccessReview and prints its `allowed`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn auth_can_i_answers_yes() {
