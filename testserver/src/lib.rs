@@ -119,6 +119,7 @@ mod storage;
 mod strategy;
 mod table;
 mod tls;
+mod token;
 mod validate;
 mod watch;
 mod write;

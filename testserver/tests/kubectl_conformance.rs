@@ -1107,6 +1107,157 @@ async fn create_generators_of_cluster_objects_secrets_and_service_types() {
     assert_eq!(lb["spec"]["allocateLoadBalancerNodePorts"], true);
 }
 
+/// The claims of a JWT (its middle part, base64url JSON).
+fn jwt_claims(token: &str) -> Value {
+    use base64::Engine;
+    let payload = token
+        .trim()
+        .split('.')
+        .nth(1)
+        .expect("a JWT has three parts");
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(payload)
+        .unwrap();
+    serde_json::from_slice(&bytes).unwrap()
+}
+
+/// `kubectl create token` posts a TokenRequest to the `serviceaccounts/token` subresource,
+/// as kube-apiserver's TokenREST answers it: 404 for a missing ServiceAccount; a JWT in
+/// `status.token` whose `sub` is the ServiceAccount and whose `aud` and lifetime are
+/// `--audience` and `--duration` (`spec.audiences` defaults to the API server's audience,
+/// `spec.expirationSeconds` to 3600, echoed in the answer with `status.expirationTimestamp`);
+/// a duration under ten minutes is refused (422 `may not specify a duration less than 10
+/// minutes`). With RBAC on, the token authenticates as
+/// `system:serviceaccount:<ns>:<name>` in the service account groups and is authorized by
+/// what is bound to the ServiceAccount. Discovery lists `serviceaccounts/token` with kind
+/// `authentication.k8s.io/v1` TokenRequest and the verb `create`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn create_token_requests_a_service_account_token() {
+    let server = TestApiServer::builder()
+        .https()
+        .rbac()
+        .start()
+        .await
+        .unwrap();
+    let Some(k) = Kubectl::for_server(&server, "kubectl create token") else {
+        return;
+    };
+    server.create_namespace("ns").unwrap();
+    let err = fails(&k, &["create", "token", "robot", "-n", "ns"]).await;
+    assert!(err.contains("serviceaccounts \"robot\" not found"), "{err}");
+
+    k.run(&["create", "serviceaccount", "robot", "-n", "ns"])
+        .await;
+    let token = k
+        .run(&[
+            "create",
+            "token",
+            "robot",
+            "-n",
+            "ns",
+            "--duration=20m",
+            "--audience=https://a.example",
+            "--audience=b",
+        ])
+        .await;
+    let claims = jwt_claims(&token);
+    assert_eq!(claims["sub"], "system:serviceaccount:ns:robot");
+    assert_eq!(claims["aud"], json!(["https://a.example", "b"]));
+    assert_eq!(
+        claims["exp"].as_i64().unwrap() - claims["iat"].as_i64().unwrap(),
+        1200
+    );
+    assert_eq!(claims["kubernetes.io"]["serviceaccount"]["name"], "robot");
+
+    let answer: Value = serde_json::from_str(
+        &k.run(&["create", "token", "robot", "-n", "ns", "-o", "json"])
+            .await,
+    )
+    .unwrap();
+    assert_eq!(answer["kind"], "TokenRequest");
+    assert_eq!(answer["apiVersion"], "authentication.k8s.io/v1");
+    assert_eq!(answer["spec"]["expirationSeconds"], 3600);
+    assert_eq!(
+        answer["spec"]["audiences"],
+        json!(["https://kubernetes.default.svc.cluster.local"])
+    );
+    let expires = answer["status"]["expirationTimestamp"].as_str().unwrap();
+    let created = answer["metadata"]["creationTimestamp"].as_str().unwrap();
+    let secs = |t: &str| t.parse::<jiff::Timestamp>().unwrap().as_second();
+    assert_eq!(secs(expires) - secs(created), 3600, "{answer}");
+
+    let err = fails(
+        &k,
+        &["create", "token", "robot", "-n", "ns", "--duration=5m"],
+    )
+    .await;
+    assert!(
+        err.contains("may not specify a duration less than 10 minutes"),
+        "{err}"
+    );
+
+    let as_robot = format!("--token={}", token.trim());
+    let who: Value =
+        serde_json::from_str(&k.run(&["auth", "whoami", "-o", "json", &as_robot]).await).unwrap();
+    assert_eq!(
+        who["status"]["userInfo"]["username"],
+        "system:serviceaccount:ns:robot"
+    );
+    assert_eq!(
+        who["status"]["userInfo"]["groups"],
+        json!([
+            "system:serviceaccounts",
+            "system:serviceaccounts:ns",
+            "system:authenticated"
+        ])
+    );
+    let err = fails(&k, &["get", "pods", "-n", "ns", &as_robot]).await;
+    assert!(
+        err.contains("Forbidden") && err.contains("system:serviceaccount:ns:robot"),
+        "{err}"
+    );
+    k.run(&[
+        "create",
+        "role",
+        "reader",
+        "-n",
+        "ns",
+        "--verb=list",
+        "--resource=pods",
+    ])
+    .await;
+    k.run(&[
+        "create",
+        "rolebinding",
+        "reader",
+        "-n",
+        "ns",
+        "--role=reader",
+        "--serviceaccount=ns:robot",
+    ])
+    .await;
+    let (ok, out, err) = kubectl(&k, &["get", "pods", "-n", "ns", &as_robot], None).await;
+    assert!(ok, "{out}{err}");
+
+    let core: Value = serde_json::from_str(&k.run(&["get", "--raw", "/api/v1"]).await).unwrap();
+    let sub = core["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "serviceaccounts/token")
+        .cloned()
+        .expect("serviceaccounts/token listed");
+    assert_eq!(
+        (&sub["group"], &sub["version"], &sub["kind"], &sub["verbs"]),
+        (
+            &json!("authentication.k8s.io"),
+            &json!("v1"),
+            &json!("TokenRequest"),
+            &json!(["create"])
+        )
+    );
+}
+
 /// `kubectl auth can-i` posts a SelfSubjectAccessReview and prints its `allowed`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn auth_can_i_answers_yes() {
