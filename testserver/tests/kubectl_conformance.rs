@@ -1258,6 +1258,92 @@ async fn create_token_requests_a_service_account_token() {
     );
 }
 
+/// managedFields keep at most ten `Update` entries: after eleven `kubectl annotate
+/// --field-manager=mN` writes by eleven managers, kube-apiserver's field manager
+/// (`capManagersManager`) has folded the oldest updates into one `ancient-changes` entry
+/// that owns their fields, and the newest managers keep their own entries.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn managed_fields_keep_ten_update_entries() {
+    let Some((server, k)) = setup("kubectl annotate ten managers").await else {
+        return;
+    };
+    server.create_object(configmap("cfg")).unwrap();
+    for i in 0..11 {
+        let annotation = format!("k{i}=v");
+        let manager = format!("--field-manager=m{i:02}");
+        k.run(&["annotate", "cm", "cfg", "-n", "ns", &annotation, &manager])
+            .await;
+    }
+    let cm = get_json(&k, &["cm", "cfg", "--show-managed-fields"]).await;
+    let entries = cm["metadata"]["managedFields"].as_array().unwrap();
+    assert_eq!(entries.len(), 10, "{cm}");
+    let ancient = entries
+        .iter()
+        .find(|e| e["manager"] == "ancient-changes")
+        .unwrap_or_else(|| panic!("{cm}"));
+    assert_eq!(ancient["operation"], "Update");
+    let owned: Vec<&String> = ancient["fieldsV1"]["f:metadata"]["f:annotations"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .filter(|k| k.starts_with("f:"))
+        .collect();
+    assert_eq!(owned, ["f:k0", "f:k1"], "the two oldest folded: {ancient}");
+    assert!(entries.iter().any(|e| e["manager"] == "m10"), "{cm}");
+    let annotations = cm["metadata"]["annotations"].as_object().unwrap();
+    assert_eq!(annotations.len(), 11);
+}
+
+/// The write options' `fieldManager` is validated as `ValidateFieldManager` does: longer than
+/// 128 bytes or with a non-printable character, the create is refused with 422 Invalid
+/// `CreateOptions.meta.k8s.io "" is invalid: fieldManager: ...` and nothing is stored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_manager_length_and_characters_are_checked() {
+    let Some((_server, k)) = setup("kubectl --field-manager checks").await else {
+        return;
+    };
+    let long = format!("--field-manager={}", "m".repeat(129));
+    let err = fails(&k, &["create", "cm", "a", "-n", "ns", &long]).await;
+    assert!(
+        err.contains(
+            "CreateOptions.meta.k8s.io \"\" is invalid: fieldManager: Too long: may not be more than 128 bytes"
+        ),
+        "{err}"
+    );
+    let err = fails(
+        &k,
+        &["create", "cm", "a", "-n", "ns", "--field-manager=a\tb"],
+    )
+    .await;
+    assert!(
+        err.contains(
+            "fieldManager: Invalid value: \"a\\tb\": invalid character U+0009 (at position 1)"
+        ),
+        "{err}"
+    );
+    assert!(absent(&k, &["cm", "a"]).await);
+    let exact = format!("--field-manager={}", "m".repeat(128));
+    k.run(&["create", "cm", "a", "-n", "ns", &exact]).await;
+    let err = fails(
+        &k,
+        &[
+            "label",
+            "cm",
+            "a",
+            "-n",
+            "ns",
+            "x=y",
+            "--field-manager=a\u{7f}",
+        ],
+    )
+    .await;
+    assert!(
+        err.contains("PatchOptions \"\" is invalid")
+            && err.contains("invalid character U+007F (at position 1)"),
+        "{err}"
+    );
+}
+
 /// `kubectl auth can-i` posts a SelfSubjectAccessReview and prints its `allowed`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn auth_can_i_answers_yes() {

@@ -368,6 +368,67 @@ pub(crate) fn record_update(
     }
 }
 
+/// How many `Update` entries an object keeps (`DefaultMaxUpdateManagers`).
+pub(crate) const MAX_UPDATE_MANAGERS: usize = 10;
+/// The manager the oldest `Update` entries are folded into.
+const ANCIENT_CHANGES: &str = "ancient-changes";
+
+/// Caps the `Update` entries at [`MAX_UPDATE_MANAGERS`] after an update, as
+/// `capManagersManager.capUpdateManagers` does: oldest first (by time in seconds, then by
+/// identifier), the first entry seen of an apiVersion stays and each further one of that
+/// version is merged into an `ancient-changes` entry of the version (which the first becomes
+/// when there is none yet), taking the merged entry's time, until the cap holds.
+pub(crate) fn cap_update_managers(entries: &mut Vec<Entry>) {
+    let mut updaters: Vec<Entry> = entries
+        .iter()
+        .filter(|e| e.operation == Operation::Update)
+        .cloned()
+        .collect();
+    if updaters.len() <= MAX_UPDATE_MANAGERS {
+        return;
+    }
+    let seconds = |e: &Entry| {
+        e.time
+            .as_deref()
+            .and_then(|t| t.parse::<jiff::Timestamp>().ok())
+            .map_or(0, |t| t.as_second())
+    };
+    updaters.sort_by_cached_key(|e| (seconds(e), e.identifier()));
+    let mut first_of_version: Vec<(String, Entry)> = Vec::new();
+    let mut length = updaters.len();
+    for e in updaters {
+        if length <= MAX_UPDATE_MANAGERS {
+            break;
+        }
+        let bucket = Entry {
+            manager: ANCIENT_CHANGES.to_owned(),
+            operation: Operation::Update,
+            api_version: e.api_version.clone(),
+            subresource: String::new(),
+            time: None,
+            set: Set::default(),
+        };
+        let Some((_, first)) = first_of_version.iter().find(|(v, _)| *v == e.api_version) else {
+            first_of_version.push((e.api_version.clone(), e));
+            continue;
+        };
+        if !entries.iter().any(|x| x.same_identity(&bucket)) {
+            if let Some(f) = entries.iter_mut().find(|x| x.same_identity(first)) {
+                f.manager = bucket.manager.clone();
+                f.subresource = String::new();
+            }
+        }
+        if !e.same_identity(&bucket) {
+            entries.retain(|x| !x.same_identity(&e));
+        }
+        if let Some(b) = entries.iter_mut().find(|x| x.same_identity(&bucket)) {
+            b.set = e.set.union(&b.set);
+            b.time = e.time;
+        }
+        length -= 1;
+    }
+}
+
 /// Applies `config` by `me` to `live` (both without managedFields; `live` is the kind's zero
 /// value `zero` when the object does not exist): the merged object, or the conflicts.
 pub(crate) fn apply(
@@ -452,6 +513,57 @@ mod tests {
 
     fn f(n: &str) -> Pe {
         Pe::Field(n.to_owned())
+    }
+
+    /// Eleven updaters of one version, one second apart, an older one of another version and
+    /// an applier: the three oldest of the first version become one `ancient-changes` entry
+    /// with the union of their fields and the time of the youngest; the other version's only
+    /// entry is the first of its version and stays; the applier is never folded.
+    #[test]
+    fn update_entries_are_capped_at_ten() {
+        let mut entries: Vec<Entry> = (0..11)
+            .map(|i| {
+                let mut e = entry(&format!("m{i:02}"), Operation::Update);
+                e.time = Some(format!("2026-01-01T00:00:{i:02}Z"));
+                e.set.insert(&[f("data"), f(&format!("k{i}"))]);
+                e
+            })
+            .collect();
+        entries.push(entry("applier", Operation::Apply));
+        let mut other_version = entry("apps", Operation::Update);
+        other_version.api_version = "v2".to_owned();
+        other_version.time = Some("2025-01-01T00:00:00Z".to_owned());
+        entries.push(other_version);
+        cap_update_managers(&mut entries);
+        let updates: Vec<&Entry> = entries
+            .iter()
+            .filter(|e| e.operation == Operation::Update)
+            .collect();
+        assert_eq!(updates.len(), MAX_UPDATE_MANAGERS);
+        let ancient = updates
+            .iter()
+            .find(|e| e.manager == ANCIENT_CHANGES)
+            .expect("a bucket");
+        for k in ["k0", "k1", "k2"] {
+            assert!(ancient.set.has(&[f("data"), f(k)]), "{k}");
+        }
+        assert!(!ancient.set.has(&[f("data"), f("k3")]));
+        assert_eq!(ancient.time.as_deref(), Some("2026-01-01T00:00:02Z"));
+        assert!(entries.iter().any(|e| e.manager == "applier"));
+        // The only entry of version v2, though the oldest, is the first of its version: kept.
+        assert!(entries.iter().any(|e| e.manager == "apps"));
+        assert!(
+            !entries
+                .iter()
+                .any(|e| e.manager == "m00" || e.manager == "m01")
+        );
+
+        // Ten updaters: nothing to fold.
+        let mut ten: Vec<Entry> = entries.clone();
+        ten.retain(|e| e.manager != "apps");
+        let before = ten.clone();
+        cap_update_managers(&mut ten);
+        assert_eq!(ten, before);
     }
 
     #[test]

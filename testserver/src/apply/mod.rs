@@ -50,7 +50,7 @@ use types::Ty;
 const APPLY_CONTENT_TYPE: &str = "application/apply-patch+yaml";
 
 /// Longest field manager name (`validation.FieldManagerMaxLength`).
-const MAX_MANAGER_LEN: usize = 128;
+pub(crate) const MAX_MANAGER_LEN: usize = 128;
 
 /// Whether a `Content-Type` is an apply patch (`application/apply-patch+yaml`, also with
 /// `+cbor`'s sibling parameters ignored).
@@ -294,6 +294,7 @@ pub(crate) fn on_write(
         let scope = scope(info, status_only);
         managed::record_update(&mut entries, me, &old_v, new, (ty, &zero), scope);
     });
+    managed::cap_update_managers(&mut entries);
     set_managed_fields(new, Some(managed::encode(&entries)));
 }
 

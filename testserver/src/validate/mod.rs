@@ -125,9 +125,15 @@ impl Check {
                     &json!(other),
                     &["", "Ignore", "Strict", "Warn"],
                 );
-                return Err(invalid_error("meta.k8s.io", options_kind, "", vec![cause]));
+                let mut causes = field_manager_causes(q.get("fieldManager").unwrap_or_default());
+                causes.push(cause);
+                return Err(invalid_error("meta.k8s.io", options_kind, "", causes));
             }
         };
+        let causes = field_manager_causes(q.get("fieldManager").unwrap_or_default());
+        if !causes.is_empty() {
+            return Err(invalid_error("meta.k8s.io", options_kind, "", causes));
+        }
         Ok(Self {
             directive,
             duplicates: decode::duplicate_fields(body),
@@ -428,6 +434,51 @@ impl Cause {
             format!("{}: {}", self.field, self.message)
         }
     }
+}
+
+/// `ValidateFieldManager` of the write options: at most 128 bytes, and only characters Go's
+/// `unicode.IsPrint` accepts (letters, marks, numbers, punctuation, symbols and the ASCII
+/// space). Rust's standard library has no Unicode general categories, so "printable" is
+/// approximated: no control, whitespace other than the space, or format character.
+fn field_manager_causes(manager: &str) -> Vec<Cause> {
+    let mut causes = Vec::new();
+    let max = super::apply::MAX_MANAGER_LEN;
+    if manager.len() > max {
+        causes.push(Cause::too_long("fieldManager", max as i64));
+    }
+    for (at, c) in manager.char_indices() {
+        if !printable(c) {
+            causes.push(Cause::invalid(
+                "fieldManager",
+                &json!(manager),
+                &format!(
+                    "invalid character U+{:04X} (at position {at})",
+                    u32::from(c)
+                ),
+            ));
+        }
+    }
+    causes
+}
+
+/// Go's `unicode.IsPrint`, approximated (see [`field_manager_causes`]).
+fn printable(c: char) -> bool {
+    let format = matches!(
+        u32::from(c),
+        0xAD | 0x600..=0x605
+            | 0x61C
+            | 0x6DD
+            | 0x70F
+            | 0x180E
+            | 0x200B..=0x200F
+            | 0x202A..=0x202E
+            | 0x2060..=0x206F
+            | 0xFEFF
+            | 0xFFF9..=0xFFFB
+            | 0xE000..=0xF8FF
+            | 0xF0000..
+    );
+    c == ' ' || !(c.is_control() || c.is_whitespace() || format)
 }
 
 /// 422 Invalid as `errors.NewInvalid` builds it: `Kind.group "name" is invalid: <error>` for
