@@ -288,6 +288,7 @@ pub(crate) fn validate(
     value: &mut Value,
     old: Option<&Value>,
 ) -> Result<(), ApiError> {
+    omit_empty_object_meta(value);
     let causes = match source(inner, info) {
         Source::Builtin(s) => schema::validate(s, value, None, schema::Mode::Builtin),
         Source::Custom(node) => {
@@ -302,6 +303,31 @@ pub(crate) fn validate(
         return Ok(());
     }
     Err(invalid_error(&info.group, &info.kind, name, causes))
+}
+
+/// Drops the `metadata` maps and lists that are empty or null (`labels`, `annotations`,
+/// `ownerReferences`, `finalizers`): every object's metadata goes through Go's typed
+/// `ObjectMeta` (built-ins when decoded, custom resources in `objectmeta.Coerce`), whose
+/// `omitempty` leaves them out when it is encoded again. `kubectl diff` relies on it: its
+/// patch adds `annotations: {}` (kubectl's `GetModifiedConfiguration` removes the
+/// last-applied annotation by setting an empty map), and the dry-run answer of a real server
+/// has no `annotations` for it. `managedFields` is left alone: `[]` asks for them to be reset
+/// (module `apply`).
+fn omit_empty_object_meta(value: &mut Value) {
+    let Some(meta) = value.get_mut("metadata").and_then(Value::as_object_mut) else {
+        return;
+    };
+    for key in ["labels", "annotations", "ownerReferences", "finalizers"] {
+        let empty = match meta.get(key) {
+            Some(Value::Null) => true,
+            Some(Value::Object(m)) => m.is_empty(),
+            Some(Value::Array(a)) => a.is_empty(),
+            _ => false,
+        };
+        if empty {
+            meta.remove(key);
+        }
+    }
 }
 
 /// Applies the defaults of a CRD's schemas to its stored objects, as apiextensions-apiserver
