@@ -42,7 +42,12 @@ def test_apply_conflict_between_managers_is_409_until_forced(dyn, ns):
     assert e.value.status == 409
     s = status_of(e.value)
     assert s["reason"] == "Conflict"
-    assert 'conflict with "first"' in s["message"] and ".data.k" in s["message"]
+    # One FieldManagerConflict cause per field (`.metadata.labels` too: the empty map both
+    # apply is dropped from the stored object, as Go's omitempty does, so it is added again).
+    causes = {c["field"]: c for c in s["details"]["causes"]}
+    assert causes[".data.k"]["reason"] == "FieldManagerConflict"
+    assert causes[".data.k"]["message"].startswith('conflict with "first"')
+    assert '"first"' in s["message"] and ".data.k" in s["message"]
     out = cms.server_side_apply(
         body=configmap("owned", data={"k": "b"}),
         namespace=ns,

@@ -412,11 +412,11 @@ pub(crate) fn cap_update_managers(entries: &mut Vec<Entry>) {
             first_of_version.push((e.api_version.clone(), e));
             continue;
         };
-        if !entries.iter().any(|x| x.same_identity(&bucket)) {
-            if let Some(f) = entries.iter_mut().find(|x| x.same_identity(first)) {
-                f.manager = bucket.manager.clone();
-                f.subresource = String::new();
-            }
+        if !entries.iter().any(|x| x.same_identity(&bucket))
+            && let Some(f) = entries.iter_mut().find(|x| x.same_identity(first))
+        {
+            f.manager = bucket.manager.clone();
+            f.subresource = String::new();
         }
         if !e.same_identity(&bucket) {
             entries.retain(|x| !x.same_identity(&e));
