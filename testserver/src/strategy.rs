@@ -4,7 +4,9 @@
 //! kind has a `metadata.generation` at all.
 //!
 //! Clients see these values in every answer: a Pod is `Pending` with a `qosClass`, a Service
-//! has a cluster IP and `type: ClusterIP`, a Deployment has `replicas: 1` and a rolling
+//! has a cluster IP and `type: ClusterIP` (a NodePort or LoadBalancer one a `nodePort` per
+//! port from 30000-32767, chosen at random among the free ones as the service registry's
+//! port allocator does; an ExternalName one no cluster IP), a Deployment has `replicas: 1` and a rolling
 //! update strategy. A controller tested against a server that does not set them passes where
 //! a cluster would trip it (a reconcile that compares the stored spec with the one it wrote
 //! and updates forever, a missing cluster IP read as an error), so the server sets them.

@@ -15,7 +15,12 @@
 //!   (`prefixFromUserAgent`), else `unknown`. A client that sends non-empty managedFields in a
 //!   main-resource body replaces the stored ones; `[]` or `[{}]` removes them all
 //!   (`isResetManagedFields`). A write that changes nothing keeps the entries and their times,
-//!   so it commits nothing.
+//!   so it commits nothing. An object keeps at most ten `Update` entries: after an update, the
+//!   oldest are folded into one `ancient-changes` entry per apiVersion
+//!   ([`managed::cap_update_managers`], `capManagersManager`).
+//! - A `fieldManager` over 128 bytes or with a non-printable character fails every write
+//!   with 422 on its options kind (`ValidateFieldManager`, checked with the other options in
+//!   `validate::Check::from_request`).
 //! - How lists and maps merge comes from the schema: the embedded v1.35 OpenAPI definitions
 //!   for built-ins, the CRD's `openAPIV3Schema` (with `ObjectMeta` for `metadata`) for custom
 //!   resources ([`types`]).

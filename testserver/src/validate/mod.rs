@@ -20,7 +20,9 @@
 //!    duplicate fields found while decoding fail the request with 400 `strict decoding error:
 //!    unknown field "spec.foo", duplicate field "spec.replicas"` (Strict), come back as
 //!    `Warning: 299 - "unknown field \"spec.foo\""` headers (Warn), or are dropped silently
-//!    (Ignore). Any other value is 422 `CreateOptions.meta.k8s.io "" is invalid`.
+//!    (Ignore). Any other value is 422 `CreateOptions.meta.k8s.io "" is invalid`, as is a
+//!    `fieldManager` longer than 128 bytes or with a non-printable character
+//!    (`ValidateFieldManager`).
 //! 3. **Defaulting** of custom resources (`defaults`, apiextensions' `structuraldefaulting`):
 //!    `null`s of non-nullable fields without a default are removed, then every `default` of a
 //!    property missing (or `null` and non-nullable) inside an object that is present is
@@ -52,7 +54,8 @@
 //! Not reproduced: the hand-written Go validation of built-in kinds (DNS-label container
 //! names, port ranges, selector/template label matching, immutable fields, ...), the Go
 //! defaulting of built-ins beyond module `strategy`, the re-encoding of built-ins (zero
-//! values of `omitempty` fields are kept as sent, quantities are not canonicalised), the CEL
+//! values of `omitempty` fields are kept as sent, but for `metadata`'s empty maps and lists,
+//! and quantities are not canonicalised), the CEL
 //! rules that need Kubernetes' CEL libraries and `messageExpression`, string formats
 //! beyond `date-time`, `date`, `byte`, `uuid`, `ipv4`, `ipv6`, `cidr`, `mac`, `hostname`,
 //! `email`, `uri` and `duration` (the last three checked loosely), the wording of Go's time and base64 errors beyond the common case,
@@ -111,7 +114,8 @@ pub(crate) struct Check {
 }
 
 impl Check {
-    /// Reads `fieldValidation` from the query and scans the body for duplicate fields.
+    /// Reads `fieldValidation` from the query, checks `fieldManager`, and scans the body for
+    /// duplicate fields.
     /// `options_kind` names the options type in the 422 for a bad directive (`CreateOptions`,
     /// `UpdateOptions`, `PatchOptions`).
     pub fn from_request(q: &Query, body: &[u8], options_kind: &str) -> Result<Self, ApiError> {
