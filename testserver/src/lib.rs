@@ -50,9 +50,7 @@
 //!   clients fall back on v3); a protobuf PATCH body is refused (415) as kube-apiserver does;
 //! - a strategic merge patch merges fields the schema does not declare as a JSON merge patch
 //!   would (kube-apiserver prunes them);
-//! - of server-side apply and managedFields: apply to the `scale` subresource (415); the
-//!   client-side apply interplay (`last-applied-configuration` is neither updated by a
-//!   server-side apply nor used to resolve conflicts with a client-side one); "printable" of
+//! - of server-side apply and managedFields: apply to the `scale` subresource (415); "printable" of
 //!   the `fieldManager` check approximated without Unicode general categories (module
 //!   `validate`); conversion of entries recorded through another apiVersion (they are
 //!   compared as they are); the Go zero values of built-ins, approximated from the schema (a

@@ -1341,6 +1341,105 @@ async fn field_manager_length_and_characters_are_checked() {
     );
 }
 
+/// A ConfigMap manifest with `data`.
+fn configmap_with(name: &str, data: Value) -> String {
+    json!({"apiVersion": "v1", "kind": "ConfigMap",
+           "metadata": {"name": name, "namespace": "ns"}, "data": data})
+    .to_string()
+}
+
+/// `kubectl apply` then `kubectl apply --server-side`, as kube-apiserver's
+/// `lastAppliedManager` and `lastAppliedUpdater` make them work together for the manager
+/// `kubectl`: the server-side apply of a changed field that client-side apply owns does not
+/// conflict while the live value is still the one the last-applied annotation recorded
+/// (kubectl's documented upgrade path), but does once another manager changed it (409 naming
+/// that manager), and always for another `--field-manager`; after a server-side apply the
+/// annotation holds the applied configuration, so a later client-side `kubectl apply`
+/// removes a key only the server-side apply had added.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn apply_client_side_then_server_side_upgrades_without_conflicts() {
+    let Some((_server, k)) = setup("kubectl apply CSA then SSA").await else {
+        return;
+    };
+    let apply = |args: &'static [&'static str], manifest: String| {
+        let k = &k;
+        async move {
+            let mut all = vec!["apply"];
+            all.extend(args);
+            all.extend(["-f", "-"]);
+            kubectl(k, &all, Some(&manifest)).await
+        }
+    };
+    // Another manager changed `a` after the client-side apply: its conflict stands.
+    let (ok, out, err) = apply(&[], configmap_with("moved", json!({"a": "1"}))).await;
+    assert!(ok, "{out}{err}");
+    k.run(&[
+        "patch",
+        "cm",
+        "moved",
+        "-n",
+        "ns",
+        "-p",
+        r#"{"data":{"a":"9"}}"#,
+    ])
+    .await;
+    let (ok, _, err) = apply(
+        &["--server-side"],
+        configmap_with("moved", json!({"a": "3"})),
+    )
+    .await;
+    assert!(
+        !ok && err.contains("conflict with \"kubectl-patch\"") && err.contains(".data.a"),
+        "{err}"
+    );
+
+    let (ok, out, err) = apply(&[], configmap_with("cfg", json!({"a": "1", "b": "2"}))).await;
+    assert!(ok, "{out}{err}");
+    // Another field manager gets no upgrade.
+    let (ok, _, err) = apply(
+        &["--server-side", "--field-manager=other"],
+        configmap_with("cfg", json!({"a": "3", "b": "2"})),
+    )
+    .await;
+    assert!(
+        !ok && err.contains("conflict with \"kubectl-client-side-apply\""),
+        "{err}"
+    );
+    let (ok, out, err) = apply(
+        &["--server-side"],
+        configmap_with("cfg", json!({"a": "3", "b": "2", "c": "5"})),
+    )
+    .await;
+    assert!(ok, "{out}{err}");
+    let cm = get_json(&k, &["cm", "cfg", "--show-managed-fields"]).await;
+    assert_eq!(cm["data"], json!({"a": "3", "b": "2", "c": "5"}));
+    let last: Value = serde_json::from_str(
+        cm["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"]
+            .as_str()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(last["data"], json!({"a": "3", "b": "2", "c": "5"}), "{cm}");
+    let kubectl_owns = cm["metadata"]["managedFields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["manager"] == "kubectl" && e["operation"] == "Apply")
+        .map(|e| e["fieldsV1"]["f:data"].clone());
+    assert_eq!(
+        kubectl_owns,
+        Some(json!({"f:a": {}, "f:b": {}, "f:c": {}})),
+        "{cm}"
+    );
+
+    let (ok, out, err) = apply(&[], configmap_with("cfg", json!({"a": "3", "b": "2"}))).await;
+    assert!(ok, "{out}{err}");
+    assert_eq!(
+        get_json(&k, &["cm", "cfg"]).await["data"],
+        json!({"a": "3", "b": "2"})
+    );
+}
+
 /// `kubectl auth can-i` posts a SelfSubjectAccessReview and prints its `allowed`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn auth_can_i_answers_yes() {

@@ -430,8 +430,22 @@ pub(crate) fn cap_update_managers(entries: &mut Vec<Entry>) {
 }
 
 /// Applies `config` by `me` to `live` (both without managedFields; `live` is the kind's zero
-/// value `zero` when the object does not exist): the merged object, or the conflicts.
+/// value `zero` when the object does not exist): the merged object, or the 409 of the
+/// conflicts.
 pub(crate) fn apply(
+    entries: &mut Vec<Entry>,
+    me: Entry,
+    live: &Value,
+    config: &Value,
+    typing: (Ty<'_>, &Value),
+    scope: Scope,
+    force: bool,
+) -> Result<Value, ApiError> {
+    try_apply(entries, me, live, config, typing, scope, force).map_err(|c| conflict_error(&c))
+}
+
+/// [`apply`] with the conflicts as they are; `entries` are unchanged when there are some.
+pub(crate) fn try_apply(
     entries: &mut Vec<Entry>,
     me: Entry,
     live: &Value,
@@ -439,7 +453,7 @@ pub(crate) fn apply(
     (ty, zero): (Ty<'_>, &Value),
     scope: Scope,
     force: bool,
-) -> Result<Value, ApiError> {
+) -> Result<Value, Vec<Conflict>> {
     let mut merged = merge(Some(live), Some(config), ty).unwrap_or_else(|| json!({}));
     let applied = scope.filter(field_set(config, ty));
     let last = entries
@@ -463,13 +477,43 @@ pub(crate) fn apply(
         &typed(zero, &merged, ty),
         ty,
     ));
-    take_from_others(entries, &me, &cmp, force).map_err(|c| conflict_error(&c))?;
+    take_from_others(entries, &me, &cmp, force)?;
     let set = strip_meta(&applied);
     entries.retain(|e| !e.same_identity(&me));
     if !set.is_empty() {
         entries.push(Entry { set, ..me });
     }
     Ok(merged)
+}
+
+/// The fields of `live`'s client-side apply annotation (`last_applied`, already parsed) that
+/// still hold the value it recorded: those a `kubectl` server-side apply may take without a
+/// conflict (`lastAppliedManager.allowedConflictsFromLastApplied`). `None` when the
+/// annotation was written through another apiVersion.
+pub(crate) fn allowed_by_last_applied(
+    last_applied: &Value,
+    live: &Value,
+    api_version: &str,
+    (ty, zero): (Ty<'_>, &Value),
+) -> Option<Set> {
+    if last_applied["apiVersion"].as_str() != Some(api_version) {
+        return None;
+    }
+    let c = compare(last_applied, &typed(zero, live, ty), ty);
+    Some(
+        field_set(last_applied, ty)
+            .difference(&c.modified)
+            .difference(&c.added)
+            .difference(&c.removed),
+    )
+}
+
+/// The conflicts whose field `allowed` does not hold.
+pub(crate) fn not_allowed(conflicts: Vec<Conflict>, allowed: &Set) -> Vec<Conflict> {
+    conflicts
+        .into_iter()
+        .filter(|c| !allowed.has(&c.path))
+        .collect()
 }
 
 /// Whether `new` differs from `old` in nothing this write may own.

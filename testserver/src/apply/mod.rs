@@ -18,6 +18,10 @@
 //!   so it commits nothing. An object keeps at most ten `Update` entries: after an update, the
 //!   oldest are folded into one `ancient-changes` entry per apiVersion
 //!   ([`managed::cap_update_managers`], `capManagersManager`).
+//! - For the manager `kubectl`, the client-side apply annotation
+//!   (`kubectl.kubernetes.io/last-applied-configuration`) lets an apply take the fields
+//!   client-side apply recorded without conflicts, and is rewritten to the applied
+//!   configuration ([`last_applied`]).
 //! - A `fieldManager` over 128 bytes or with a non-printable character fails every write
 //!   with 422 on its options kind (`ValidateFieldManager`, checked with the other options in
 //!   `validate::Check::from_request`).
@@ -34,6 +38,7 @@
 //! apply patches but leaves merging to the server; `json-patch` does RFC 6902/7386 only).
 
 mod fieldset;
+mod last_applied;
 mod managed;
 mod merge;
 mod types;
@@ -375,7 +380,7 @@ pub(crate) fn apply(
         return Err(ApiError::not_found(&info.group, &info.plural, name));
     }
     let me = Entry {
-        manager,
+        manager: manager.clone(),
         operation: Operation::Apply,
         api_version: info.api_version(),
         subresource: if status_only { "status" } else { "" }.to_owned(),
@@ -390,6 +395,7 @@ pub(crate) fn apply(
             let empty = json!({});
             managed::apply(&mut entries, me, &empty, &config, (ty, &zero), scope, force)
         })?;
+        last_applied::sync(&mut merged, &config, &manager);
         set_managed_fields(&mut merged, None);
         let obj = with_writer(Writer::installing(managed::encode(&entries)), || {
             write::create(inner, info, namespace, merged, check)
@@ -404,10 +410,21 @@ pub(crate) fn apply(
         .and_then(|m| managed::decode(m).ok())
         .unwrap_or_default();
     let before = entries.clone();
+    let api_version = info.api_version();
     let (merged, unchanged) = with_type(inner, info, |ty, builtin| {
         let zero = zero_object(ty, builtin);
         let typing = (ty, &zero);
-        let merged = managed::apply(&mut entries, me, &live_v, &config, typing, scope, force)?;
+        let mut merged = last_applied::apply(
+            &mut entries,
+            me,
+            &live_v,
+            &config,
+            typing,
+            scope,
+            force,
+            &api_version,
+        )?;
+        last_applied::sync(&mut merged, &config, &manager);
         let unchanged = managed::unchanged(&live_v, &merged, typing, scope);
         Ok::<_, ApiError>((merged, unchanged))
     })?;
