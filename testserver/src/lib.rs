@@ -50,9 +50,9 @@
 //!   clients fall back on v3); a protobuf PATCH body is refused (415) as kube-apiserver does;
 //! - a strategic merge patch merges fields the schema does not declare as a JSON merge patch
 //!   would (kube-apiserver prunes them);
-//! - of server-side apply and managedFields: apply to the `scale` subresource (415); "printable" of
-//!   the `fieldManager` check approximated without Unicode general categories (module
-//!   `validate`); conversion of entries recorded through another apiVersion (they are
+//! - of server-side apply and managedFields: apply to the `scale` subresource (415);
+//!   "printable" of the `fieldManager` check approximated without Unicode general categories
+//!   (module `validate`); conversion of entries recorded through another apiVersion (they are
 //!   compared as they are); the Go zero values of built-ins, approximated from the schema (a
 //!   create's entry may own a node the real typed object always carries); managedFields of
 //!   the server's own writes (its Rust API, preloading, garbage collection), left as they
@@ -65,9 +65,9 @@
 //!   built-ins (quantities not canonicalised, zero `omitempty` fields kept, except the empty
 //!   `labels`, `annotations`, `ownerReferences` and `finalizers` of `metadata`): see module
 //!   `validate`;
-//! - Service node ports are allocated on create only (a Service whose update makes it a
-//!   NodePort or LoadBalancer gets none, and an update's requested port is not checked), and
-//!   the lowest free cluster IP is taken where kube-apiserver picks a random one;
+//! - of Services: the lowest free cluster IP is taken where kube-apiserver picks a random
+//!   one; a `nodePort` left on a Service made ClusterIP is kept (kube-apiserver refuses it);
+//!   dual-stack families and `loadBalancerClass` are not handled;
 //! - service account tokens (`token`) are JWT-shaped but not signed (no `/openid/v1/jwks`),
 //!   do not expire and outlive their ServiceAccount or bound object; their user has no
 //!   `authentication.kubernetes.io/*` extras;

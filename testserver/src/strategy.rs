@@ -1,7 +1,8 @@
 //! What kube-apiserver's registry does to a built-in object of the common kinds before storing
 //! it: the defaults its Go defaulters fill in when decoding (`pkg/apis/*/v1/defaults.go`), the
-//! allocations and initial status its strategies set (`PrepareForCreate`), and whether the
-//! kind has a `metadata.generation` at all.
+//! allocations and initial status its strategies set (`PrepareForCreate`, and for Services
+//! the REST storage's allocation on create and update), and whether the kind has a
+//! `metadata.generation` at all.
 //!
 //! Clients see these values in every answer: a Pod is `Pending` with a `qosClass`, a Service
 //! has a cluster IP and `type: ClusterIP` (a NodePort or LoadBalancer one a `nodePort` per
@@ -165,28 +166,7 @@ pub(crate) fn prepare_create(
             let Some(spec) = value.get_mut("spec").and_then(Value::as_object_mut) else {
                 return Ok(());
             };
-            let headless = spec.get("clusterIP") == Some(&json!("None"));
-            let external = spec.get("type") == Some(&json!("ExternalName"));
-            if !headless
-                && !external
-                && spec
-                    .get("clusterIP")
-                    .and_then(Value::as_str)
-                    .is_none_or(str::is_empty)
-            {
-                let taken: Vec<&str> = services
-                    .iter()
-                    .filter_map(|s| s["spec"]["clusterIP"].as_str())
-                    .collect();
-                let ip = free_cluster_ip(&taken);
-                spec.insert("clusterIP".into(), json!(ip));
-            }
-            if !external && let Some(ip) = spec.get("clusterIP").cloned() {
-                set(spec, "clusterIPs", json!([ip]));
-                set(spec, "ipFamilies", json!(["IPv4"]));
-                set(spec, "ipFamilyPolicy", json!("SingleStack"));
-            }
-            node_ports(spec, services).map_err(|(field, message)| {
+            allocate(spec, services).map_err(|(field, message)| {
                 ApiError::invalid("", "Service", &name, &field, &message)
             })?;
             value["status"] = json!({"loadBalancer": {}});
@@ -195,6 +175,134 @@ pub(crate) fn prepare_create(
         _ => {}
     }
     Ok(())
+}
+
+/// What an update of a built-in keeps or allocates: a Service keeps the cluster IPs, node
+/// ports (by port name) and health check node port the client left out while its type still
+/// needs them (`patchAllocatedValues` of the service REST storage), and gets new ones where
+/// its new type needs them (an ExternalName Service made ClusterIP, a ClusterIP one made
+/// NodePort). `services` are the other stored Services.
+pub(crate) fn prepare_update(
+    info: &ResourceInfo,
+    old: &Value,
+    new: &mut Value,
+    services: &[Value],
+) -> Result<(), ApiError> {
+    if (info.group.as_str(), info.kind.as_str()) != ("", "Service") {
+        return Ok(());
+    }
+    let name = old["metadata"]["name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let old_spec = &old["spec"];
+    let Some(spec) = new.get_mut("spec").and_then(Value::as_object_mut) else {
+        return Ok(());
+    };
+    let ty = |s: &Value| s["type"].as_str().unwrap_or("ClusterIP").to_owned();
+    let (old_ty, new_ty) = (ty(old_spec), ty(&Value::Object(spec.clone())));
+    let needs_node_ports = |ty: &str, s: &Value| {
+        ty == "NodePort"
+            || (ty == "LoadBalancer" && s["allocateLoadBalancerNodePorts"] != json!(false))
+    };
+    let needs_health_check =
+        |ty: &str, s: &Value| ty == "LoadBalancer" && s["externalTrafficPolicy"] == "Local";
+    if old_ty != "ExternalName" && new_ty != "ExternalName" {
+        if spec
+            .get("clusterIP")
+            .and_then(Value::as_str)
+            .is_none_or(str::is_empty)
+            && let Some(ip) = old_spec.get("clusterIP").filter(|ip| ip.is_string())
+        {
+            spec.insert("clusterIP".into(), ip.clone());
+        }
+        if spec
+            .get("clusterIPs")
+            .and_then(Value::as_array)
+            .is_none_or(Vec::is_empty)
+            && let Some(ips) = old_spec.get("clusterIPs").filter(|ips| ips.is_array())
+        {
+            spec.insert("clusterIPs".into(), ips.clone());
+        }
+    }
+    let new_view = Value::Object(spec.clone());
+    if needs_node_ports(&old_ty, old_spec) && needs_node_ports(&new_ty, &new_view) {
+        let node_ports = |s: &Value| -> Vec<u64> {
+            s["ports"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|p| p["nodePort"].as_u64())
+                .collect()
+        };
+        let new_ports = node_ports(&new_view);
+        let used: Vec<u64> = node_ports(old_spec)
+            .into_iter()
+            .filter(|p| new_ports.contains(p))
+            .collect();
+        let by_name: Vec<(String, u64)> = old_spec["ports"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|p| {
+                let name = p["name"].as_str().unwrap_or_default().to_owned();
+                Some((name, p["nodePort"].as_u64()?))
+            })
+            .collect();
+        for p in spec
+            .get_mut("ports")
+            .and_then(Value::as_array_mut)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_object_mut)
+        {
+            if p.get("nodePort").is_some_and(|n| !n.is_null()) {
+                continue;
+            }
+            let port_name = p.get("name").and_then(Value::as_str).unwrap_or_default();
+            if let Some((_, n)) = by_name.iter().find(|(name, _)| name == port_name)
+                && !used.contains(n)
+            {
+                p.insert("nodePort".into(), json!(n));
+            }
+        }
+    }
+    if needs_health_check(&old_ty, old_spec)
+        && needs_health_check(&new_ty, &new_view)
+        && spec.get("healthCheckNodePort").is_none_or(Value::is_null)
+        && let Some(port) = old_spec.get("healthCheckNodePort").filter(|p| p.is_u64())
+    {
+        spec.insert("healthCheckNodePort".into(), port.clone());
+    }
+    allocate(spec, services)
+        .map_err(|(field, message)| ApiError::invalid("", "Service", &name, &field, &message))
+}
+
+/// A Service's allocations: a cluster IP unless headless or ExternalName (with its
+/// `clusterIPs` and IP family fields), and its node ports ([`node_ports`]).
+fn allocate(spec: &mut Map<String, Value>, services: &[Value]) -> Result<(), (String, String)> {
+    let headless = spec.get("clusterIP") == Some(&json!("None"));
+    let external = spec.get("type") == Some(&json!("ExternalName"));
+    if !headless
+        && !external
+        && spec
+            .get("clusterIP")
+            .and_then(Value::as_str)
+            .is_none_or(str::is_empty)
+    {
+        let taken: Vec<&str> = services
+            .iter()
+            .filter_map(|s| s["spec"]["clusterIP"].as_str())
+            .collect();
+        let ip = free_cluster_ip(&taken);
+        spec.insert("clusterIP".into(), json!(ip));
+    }
+    if !external && let Some(ip) = spec.get("clusterIP").cloned() {
+        set(spec, "clusterIPs", json!([ip]));
+        set(spec, "ipFamilies", json!(["IPv4"]));
+        set(spec, "ipFamilyPolicy", json!("SingleStack"));
+    }
+    node_ports(spec, services)
 }
 
 /// The node ports of every stored Service (`spec.ports[].nodePort`, `healthCheckNodePort`).
@@ -563,6 +671,34 @@ mod tests {
         prepare_create(&svc, &mut lb, &[]).unwrap();
         assert!(lb["spec"]["ports"][0].get("nodePort").is_none());
         assert!(NODE_PORTS.contains(&lb["spec"]["healthCheckNodePort"].as_u64().unwrap()));
+    }
+
+    #[test]
+    fn service_updates_keep_and_allocate() {
+        let svc = info("", "services");
+        let old = json!({"metadata": {"name": "s"}, "spec": {"type": "NodePort",
+            "clusterIP": "10.96.0.9", "clusterIPs": ["10.96.0.9"],
+            "ports": [{"name": "http", "port": 80, "nodePort": 30080}]}});
+        let mut new = json!({"spec": {"type": "NodePort",
+            "ports": [{"name": "http", "port": 80}, {"name": "extra", "port": 81}]}});
+        default(&svc, &mut new);
+        prepare_update(&svc, &old, &mut new, &[]).unwrap();
+        assert_eq!(new["spec"]["clusterIP"], "10.96.0.9");
+        assert_eq!(new["spec"]["ports"][0]["nodePort"], 30080);
+        let extra = new["spec"]["ports"][1]["nodePort"].as_u64().unwrap();
+        assert!(NODE_PORTS.contains(&extra) && extra != 30080);
+
+        let external = json!({"metadata": {"name": "e"},
+            "spec": {"type": "ExternalName", "externalName": "example.com"}});
+        let mut made_cluster_ip = json!({"spec": {"type": "ClusterIP", "ports": [{"port": 80}]}});
+        default(&svc, &mut made_cluster_ip);
+        prepare_update(&svc, &external, &mut made_cluster_ip, &[]).unwrap();
+        assert!(made_cluster_ip["spec"]["clusterIP"].is_string());
+        assert!(
+            made_cluster_ip["spec"]["ports"][0]
+                .get("nodePort")
+                .is_none()
+        );
     }
 
     #[test]

@@ -1440,6 +1440,64 @@ async fn apply_client_side_then_server_side_upgrades_without_conflicts() {
     );
 }
 
+/// Service updates as kube-apiserver's service REST storage handles them: `kubectl patch`
+/// making a ClusterIP Service a NodePort one allocates its node port (30000-32767) and keeps
+/// its cluster IP; `kubectl replace` with a manifest that leaves out the cluster IP and the
+/// node port keeps both (`patchAllocatedValues`); a node port another Service holds is
+/// refused with 422 `provided port is already allocated`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn service_updates_keep_and_allocate_addresses() {
+    let Some((_server, k)) = setup("kubectl service updates").await else {
+        return;
+    };
+    k.run(&[
+        "create",
+        "service",
+        "clusterip",
+        "svc",
+        "-n",
+        "ns",
+        "--tcp=80:8080",
+    ])
+    .await;
+    let before = get_json(&k, &["svc", "svc"]).await;
+    k.run(&[
+        "patch",
+        "svc",
+        "svc",
+        "-n",
+        "ns",
+        "-p",
+        r#"{"spec":{"type":"NodePort"}}"#,
+    ])
+    .await;
+    let after = get_json(&k, &["svc", "svc"]).await;
+    assert_eq!(after["spec"]["clusterIP"], before["spec"]["clusterIP"]);
+    let node_port = after["spec"]["ports"][0]["nodePort"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("{after}"));
+    assert!((30000..=32767).contains(&node_port), "{after}");
+
+    let manifest = json!({"apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": "svc", "namespace": "ns"},
+        "spec": {"type": "NodePort", "selector": {"app": "svc"},
+                 "ports": [{"name": "80-8080", "port": 80, "targetPort": 8080}]}});
+    let (ok, out, err) = kubectl(&k, &["replace", "-f", "-"], Some(&manifest.to_string())).await;
+    assert!(ok, "{out}{err}");
+    let replaced = get_json(&k, &["svc", "svc"]).await;
+    assert_eq!(replaced["spec"]["clusterIP"], before["spec"]["clusterIP"]);
+    assert_eq!(replaced["spec"]["ports"][0]["nodePort"], node_port);
+
+    let mut clash = manifest.clone();
+    clash["metadata"]["name"] = json!("other");
+    clash["spec"]["ports"][0]["nodePort"] = json!(node_port);
+    let (ok, _, err) = kubectl(&k, &["create", "-f", "-"], Some(&clash.to_string())).await;
+    assert!(
+        !ok && err.contains("provided port is already allocated"),
+        "{err}"
+    );
+}
+
 /// `kubectl auth can-i` posts a SelfSubjectAccessReview and prints its `allowed`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn auth_can_i_answers_yes() {
