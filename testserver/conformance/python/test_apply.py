@@ -75,3 +75,15 @@ def test_create_records_an_update_manager(core, ns):
     out = core.create_namespaced_config_map(ns, configmap("tracked"), field_manager="creator")
     entries = [(m.manager, m.operation) for m in out.metadata.managed_fields or []]
     assert entries == [("creator", "Update")]
+
+
+def test_field_manager_longer_than_128_bytes_is_422(core, ns):
+    """ValidateFieldManager: a fieldManager over 128 bytes fails the write with 422 Invalid on
+    the options kind (CreateOptions.meta.k8s.io), cause fieldManager; 128 bytes is fine."""
+    with pytest.raises(ApiException) as e:
+        core.create_namespaced_config_map(ns, configmap("long"), field_manager="m" * 129)
+    assert e.value.status == 422
+    s = status_of(e.value)
+    assert s["message"].startswith('CreateOptions.meta.k8s.io "" is invalid: fieldManager')
+    assert s["details"]["causes"][0]["reason"] == "FieldValueTooLong"
+    core.create_namespaced_config_map(ns, configmap("long"), field_manager="m" * 128)
