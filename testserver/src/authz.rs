@@ -106,6 +106,11 @@ impl Auth {
         token
     }
 
+    /// Registers `token` (made elsewhere: a TokenRequest's JWT) as standing for `user`.
+    pub fn register(&self, token: String, user: User) {
+        self.tokens.lock().insert(token, user);
+    }
+
     /// The user a token stands for.
     pub fn user_of_token(&self, token: &str) -> Option<User> {
         self.tokens.lock().get(token).cloned()

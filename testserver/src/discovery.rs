@@ -109,13 +109,18 @@ pub(crate) fn resource_list(reg: &Registry, group: &str, version: &str) -> Value
                 continue;
             }
             let (kind, verbs) = subresource_shape(sub);
-            resources.push(json!({
+            let mut entry = json!({
                 "name": format!("{}/{sub}", r.plural),
                 "singularName": "",
                 "namespaced": r.namespaced,
-                "kind": kind.unwrap_or(&r.kind),
+                "kind": kind.map_or(r.kind.as_str(), |(_, k)| k),
                 "verbs": verbs,
-            }));
+            });
+            if let Some((Some((group, version)), _)) = kind {
+                entry["group"] = json!(group);
+                entry["version"] = json!(version);
+            }
+            resources.push(entry);
         }
         if r.scale.is_some() {
             resources.push(json!({
@@ -137,15 +142,25 @@ pub(crate) fn resource_list(reg: &Registry, group: &str, version: &str) -> Value
     json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources})
 }
 
-/// The kind (when not the resource's own) and verbs kube-apiserver lists for a subresource.
-fn subresource_shape(sub: &str) -> (Option<&'static str>, &'static [&'static str]) {
+/// A subresource's kind when it is not the resource's own: (group, version, kind); the group
+/// and version are the resource's when `None`.
+type SubKind = (Option<(&'static str, &'static str)>, &'static str);
+
+/// The kind (when not the resource's own) and verbs kube-apiserver lists for a subresource:
+/// `serviceaccounts/token` answers an `authentication.k8s.io/v1` TokenRequest and
+/// `pods/eviction` takes a `policy/v1` Eviction, which discovery names with their group and
+/// version.
+fn subresource_shape(sub: &str) -> (Option<SubKind>, &'static [&'static str]) {
     match sub {
-        "exec" | "attach" | "portforward" => (Some("PodExecOptions"), &["create", "get"]),
+        "exec" | "attach" | "portforward" => (Some((None, "PodExecOptions")), &["create", "get"]),
         "proxy" => (None, &["create", "delete", "get", "patch", "update"]),
-        "log" => (Some("Pod"), &["get"]),
-        "binding" => (Some("Binding"), &["create"]),
-        "eviction" => (Some("Eviction"), &["create"]),
-        "token" => (Some("TokenRequest"), &["create"]),
+        "log" => (Some((None, "Pod")), &["get"]),
+        "binding" => (Some((None, "Binding")), &["create"]),
+        "eviction" => (Some((Some(("policy", "v1")), "Eviction")), &["create"]),
+        "token" => (
+            Some((Some(("authentication.k8s.io", "v1")), "TokenRequest")),
+            &["create"],
+        ),
         _ => (None, &["get", "patch", "update"]),
     }
 }
@@ -164,9 +179,15 @@ fn aggregated_resource(r: &ResourceInfo) -> Value {
             continue;
         }
         let (k, verbs) = subresource_shape(sub);
-        subresources.push(
-            json!({"subresource": sub, "responseKind": kind(k.unwrap_or(&r.kind)), "verbs": verbs}),
-        );
+        let response_kind = match k {
+            Some((Some((group, version)), k)) => {
+                json!({"group": group, "version": version, "kind": k})
+            }
+            Some((None, k)) => kind(k),
+            None => kind(&r.kind),
+        };
+        subresources
+            .push(json!({"subresource": sub, "responseKind": response_kind, "verbs": verbs}));
     }
     if r.scale.is_some() {
         subresources.push(json!({"subresource": "scale",

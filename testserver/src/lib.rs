@@ -21,12 +21,15 @@
 //! - every built-in resource of Kubernetes v1.35's GA versions, derived from the embedded
 //!   v1.35 OpenAPI documents (`spec`), which are also served at `/openapi/v2` and
 //!   `/openapi/v3` (`openapi`); the review kinds (`SelfSubjectAccessReview`,
-//!   `SelfSubjectReview`, ...) answered, not stored (`review`);
+//!   `SelfSubjectReview`, ...) answered, not stored (`review`); `TokenRequest`s of the
+//!   `serviceaccounts/token` subresource answered with a token that authenticates as the
+//!   ServiceAccount (`token`);
 //! - CRD registration (`registry`) and faults switchable at run time ([`Faults`]);
 //! - HTTPS with a CA of its own, written into its kubeconfig
 //!   ([`TestApiServerBuilder::https`], the binary's default; module `tls`);
 //! - the registry behaviour of the common built-ins (`strategy`): defaults, a Pod's initial
-//!   status, a Service's cluster IP, `metadata.generation` only on kinds that track it;
+//!   status, a Service's cluster IP and node ports, `metadata.generation` only on kinds that
+//!   track it;
 //! - decoding, pruning, defaulting and schema validation of every write (`validate`):
 //!   built-ins decoded with Go's type rules (400 on a wrong type), custom resources pruned
 //!   and defaulted from their structural schema, `fieldValidation=Strict|Warn|Ignore` on
@@ -47,11 +50,9 @@
 //!   clients fall back on v3); a protobuf PATCH body is refused (415) as kube-apiserver does;
 //! - a strategic merge patch merges fields the schema does not declare as a JSON merge patch
 //!   would (kube-apiserver prunes them);
-//! - of server-side apply and managedFields: apply to the `scale` subresource (415); the cap
-//!   of ten `Update` entries (older ones are not folded into `ancient-changes`); the
-//!   client-side apply interplay (`last-applied-configuration` is neither updated by a
-//!   `kubectl` apply nor used to resolve conflicts with it); the `fieldManager` length and
-//!   character checks; conversion of entries recorded through another apiVersion (they are
+//! - of server-side apply and managedFields: apply to the `scale` subresource (415);
+//!   "printable" of the `fieldManager` check approximated without Unicode general categories
+//!   (module `validate`); conversion of entries recorded through another apiVersion (they are
 //!   compared as they are); the Go zero values of built-ins, approximated from the schema (a
 //!   create's entry may own a node the real typed object always carries); managedFields of
 //!   the server's own writes (its Rust API, preloading, garbage collection), left as they
@@ -61,8 +62,15 @@
 //!   `required` and `enum` are checked), CRD CEL rules that need Kubernetes' CEL libraries
 //!   (`quantity()`, `url()`, `isSorted`, ...: not enforced) or `messageExpression`, the
 //!   CRD's own validation (a non-structural schema is accepted), and the re-encoding of
-//!   built-ins (quantities not canonicalised, zero `omitempty` fields kept): see module
+//!   built-ins (quantities not canonicalised, zero `omitempty` fields kept, except the empty
+//!   `labels`, `annotations`, `ownerReferences` and `finalizers` of `metadata`): see module
 //!   `validate`;
+//! - of Services: the lowest free cluster IP is taken where kube-apiserver picks a random
+//!   one; a `nodePort` left on a Service made ClusterIP is kept (kube-apiserver refuses it);
+//!   dual-stack families and `loadBalancerClass` are not handled;
+//! - service account tokens (`token`) are JWT-shaped but not signed (no `/openid/v1/jwks`),
+//!   do not expire and outlive their ServiceAccount or bound object; their user has no
+//!   `authentication.kubernetes.io/*` extras;
 //! - defaulting beyond the common built-ins of module `strategy` (Pods and pod templates,
 //!   workloads, Services, Secrets, PersistentVolumeClaims) and CRD schema defaults; admission
 //!   webhooks, and the admission plugins that need cluster state (ServiceAccount token
@@ -124,6 +132,7 @@ mod storage;
 mod strategy;
 mod table;
 mod tls;
+mod token;
 mod validate;
 mod watch;
 mod write;

@@ -229,6 +229,17 @@ fn dispatch(
         Some("scale") if info.scale.is_some() => {
             return scale_request(state, method, path, &t, q, content_type, body);
         }
+        Some("token") if info.group.is_empty() && info.plural == "serviceaccounts" => {
+            let (Some(ns), Some(name)) = (ns, t.name.as_deref()) else {
+                return Err(ApiError::no_route(path));
+            };
+            if method != Method::POST {
+                return Err(ApiError::method_not_allowed(method.as_str(), path));
+            }
+            let answer =
+                super::token::request(&state.storage.lock(), &state.auth, info, ns, name, body)?;
+            return Ok(json_response(201, to_bytes(&answer)));
+        }
         Some(_) => return Err(ApiError::no_route(path)),
     }
     let status_only = sub == Some("status");

@@ -1,10 +1,13 @@
 //! What kube-apiserver's registry does to a built-in object of the common kinds before storing
 //! it: the defaults its Go defaulters fill in when decoding (`pkg/apis/*/v1/defaults.go`), the
-//! allocations and initial status its strategies set (`PrepareForCreate`), and whether the
-//! kind has a `metadata.generation` at all.
+//! allocations and initial status its strategies set (`PrepareForCreate`, and for Services
+//! the REST storage's allocation on create and update), and whether the kind has a
+//! `metadata.generation` at all.
 //!
 //! Clients see these values in every answer: a Pod is `Pending` with a `qosClass`, a Service
-//! has a cluster IP and `type: ClusterIP`, a Deployment has `replicas: 1` and a rolling
+//! has a cluster IP and `type: ClusterIP` (a NodePort or LoadBalancer one a `nodePort` per
+//! port from 30000-32767, chosen at random among the free ones as the service registry's
+//! port allocator does; an ExternalName one no cluster IP), a Deployment has `replicas: 1` and a rolling
 //! update strategy. A controller tested against a server that does not set them passes where
 //! a cluster would trip it (a reconcile that compares the stored spec with the one it wrote
 //! and updates forever, a missing cluster IP read as an error), so the server sets them.
@@ -22,11 +25,17 @@
 
 use serde_json::{Map, Value, json};
 
+use rand::Rng;
+
 use super::registry::ResourceInfo;
 use super::spec;
+use super::status::ApiError;
 
 /// The service cluster IP range (`--service-cluster-ip-range`'s kubeadm default).
 const SERVICE_CIDR_BASE: [u8; 2] = [10, 96];
+
+/// The node port range (`--service-node-port-range`'s default).
+const NODE_PORTS: std::ops::RangeInclusive<u64> = 30000..=32767;
 
 /// Whether objects of `info` carry `metadata.generation`.
 pub(crate) fn has_generation(info: &ResourceInfo, custom: bool) -> bool {
@@ -135,43 +144,253 @@ pub(crate) fn default(info: &ResourceInfo, value: &mut Value) {
 }
 
 /// What a create of a built-in sets beyond the defaults: a Pod's initial status, a
-/// Service's cluster IP and status, a PersistentVolumeClaim's phase.
-pub(crate) fn prepare_create(info: &ResourceInfo, value: &mut Value, taken_ips: &[String]) {
+/// Service's cluster IP, node ports and status, a PersistentVolumeClaim's phase.
+/// `services` are the stored Services (their addresses and node ports are taken); a
+/// requested node port that is taken or out of range is refused as the service registry
+/// refuses it (422).
+pub(crate) fn prepare_create(
+    info: &ResourceInfo,
+    value: &mut Value,
+    services: &[Value],
+) -> Result<(), ApiError> {
     match (info.group.as_str(), info.kind.as_str()) {
         ("", "Pod") => {
             let qos = qos_class(&value["spec"]);
             value["status"] = json!({"phase": "Pending", "qosClass": qos});
         }
         ("", "Service") => {
+            let name = value["metadata"]["name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned();
             let Some(spec) = value.get_mut("spec").and_then(Value::as_object_mut) else {
-                return;
+                return Ok(());
             };
-            let headless = spec.get("clusterIP") == Some(&json!("None"));
-            let external = spec.get("type") == Some(&json!("ExternalName"));
-            if !headless
-                && !external
-                && spec
-                    .get("clusterIP")
-                    .and_then(Value::as_str)
-                    .is_none_or(str::is_empty)
-            {
-                let ip = free_cluster_ip(taken_ips);
-                spec.insert("clusterIP".into(), json!(ip));
-            }
-            if !external && let Some(ip) = spec.get("clusterIP").cloned() {
-                set(spec, "clusterIPs", json!([ip]));
-                set(spec, "ipFamilies", json!(["IPv4"]));
-                set(spec, "ipFamilyPolicy", json!("SingleStack"));
-            }
+            allocate(spec, services).map_err(|(field, message)| {
+                ApiError::invalid("", "Service", &name, &field, &message)
+            })?;
             value["status"] = json!({"loadBalancer": {}});
         }
         ("", "PersistentVolumeClaim") => value["status"] = json!({"phase": "Pending"}),
         _ => {}
     }
+    Ok(())
+}
+
+/// What an update of a built-in keeps or allocates: a Service keeps the cluster IPs, node
+/// ports (by port name) and health check node port the client left out while its type still
+/// needs them (`patchAllocatedValues` of the service REST storage), and gets new ones where
+/// its new type needs them (an ExternalName Service made ClusterIP, a ClusterIP one made
+/// NodePort). `services` are the other stored Services.
+pub(crate) fn prepare_update(
+    info: &ResourceInfo,
+    old: &Value,
+    new: &mut Value,
+    services: &[Value],
+) -> Result<(), ApiError> {
+    if (info.group.as_str(), info.kind.as_str()) != ("", "Service") {
+        return Ok(());
+    }
+    let name = old["metadata"]["name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let old_spec = &old["spec"];
+    let Some(spec) = new.get_mut("spec").and_then(Value::as_object_mut) else {
+        return Ok(());
+    };
+    let ty = |s: &Value| s["type"].as_str().unwrap_or("ClusterIP").to_owned();
+    let (old_ty, new_ty) = (ty(old_spec), ty(&Value::Object(spec.clone())));
+    let needs_node_ports = |ty: &str, s: &Value| {
+        ty == "NodePort"
+            || (ty == "LoadBalancer" && s["allocateLoadBalancerNodePorts"] != json!(false))
+    };
+    let needs_health_check =
+        |ty: &str, s: &Value| ty == "LoadBalancer" && s["externalTrafficPolicy"] == "Local";
+    if old_ty != "ExternalName" && new_ty != "ExternalName" {
+        if spec
+            .get("clusterIP")
+            .and_then(Value::as_str)
+            .is_none_or(str::is_empty)
+            && let Some(ip) = old_spec.get("clusterIP").filter(|ip| ip.is_string())
+        {
+            spec.insert("clusterIP".into(), ip.clone());
+        }
+        if spec
+            .get("clusterIPs")
+            .and_then(Value::as_array)
+            .is_none_or(Vec::is_empty)
+            && let Some(ips) = old_spec.get("clusterIPs").filter(|ips| ips.is_array())
+        {
+            spec.insert("clusterIPs".into(), ips.clone());
+        }
+    }
+    let new_view = Value::Object(spec.clone());
+    if needs_node_ports(&old_ty, old_spec) && needs_node_ports(&new_ty, &new_view) {
+        let node_ports = |s: &Value| -> Vec<u64> {
+            s["ports"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|p| p["nodePort"].as_u64())
+                .collect()
+        };
+        let new_ports = node_ports(&new_view);
+        let used: Vec<u64> = node_ports(old_spec)
+            .into_iter()
+            .filter(|p| new_ports.contains(p))
+            .collect();
+        let by_name: Vec<(String, u64)> = old_spec["ports"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|p| {
+                let name = p["name"].as_str().unwrap_or_default().to_owned();
+                Some((name, p["nodePort"].as_u64()?))
+            })
+            .collect();
+        for p in spec
+            .get_mut("ports")
+            .and_then(Value::as_array_mut)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_object_mut)
+        {
+            if p.get("nodePort").is_some_and(|n| !n.is_null()) {
+                continue;
+            }
+            let port_name = p.get("name").and_then(Value::as_str).unwrap_or_default();
+            if let Some((_, n)) = by_name.iter().find(|(name, _)| name == port_name)
+                && !used.contains(n)
+            {
+                p.insert("nodePort".into(), json!(n));
+            }
+        }
+    }
+    if needs_health_check(&old_ty, old_spec)
+        && needs_health_check(&new_ty, &new_view)
+        && spec.get("healthCheckNodePort").is_none_or(Value::is_null)
+        && let Some(port) = old_spec.get("healthCheckNodePort").filter(|p| p.is_u64())
+    {
+        spec.insert("healthCheckNodePort".into(), port.clone());
+    }
+    allocate(spec, services)
+        .map_err(|(field, message)| ApiError::invalid("", "Service", &name, &field, &message))
+}
+
+/// A Service's allocations: a cluster IP unless headless or ExternalName (with its
+/// `clusterIPs` and IP family fields), and its node ports ([`node_ports`]).
+fn allocate(spec: &mut Map<String, Value>, services: &[Value]) -> Result<(), (String, String)> {
+    let headless = spec.get("clusterIP") == Some(&json!("None"));
+    let external = spec.get("type") == Some(&json!("ExternalName"));
+    if !headless
+        && !external
+        && spec
+            .get("clusterIP")
+            .and_then(Value::as_str)
+            .is_none_or(str::is_empty)
+    {
+        let taken: Vec<&str> = services
+            .iter()
+            .filter_map(|s| s["spec"]["clusterIP"].as_str())
+            .collect();
+        let ip = free_cluster_ip(&taken);
+        spec.insert("clusterIP".into(), json!(ip));
+    }
+    if !external && let Some(ip) = spec.get("clusterIP").cloned() {
+        set(spec, "clusterIPs", json!([ip]));
+        set(spec, "ipFamilies", json!(["IPv4"]));
+        set(spec, "ipFamilyPolicy", json!("SingleStack"));
+    }
+    node_ports(spec, services)
+}
+
+/// The node ports of every stored Service (`spec.ports[].nodePort`, `healthCheckNodePort`).
+fn taken_node_ports(services: &[Value]) -> Vec<u64> {
+    services
+        .iter()
+        .flat_map(|s| {
+            let spec = &s["spec"];
+            spec["ports"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|p| p["nodePort"].as_u64())
+                .chain(spec["healthCheckNodePort"].as_u64())
+        })
+        .collect()
+}
+
+/// The service registry's node port allocation: a NodePort Service, and a LoadBalancer one
+/// unless `allocateLoadBalancerNodePorts` is false, gets a free port of the range for each
+/// port without one; a LoadBalancer with `externalTrafficPolicy: Local` gets a
+/// `healthCheckNodePort`. A port given by the client must be in the range and free. The
+/// error is (field, message) of the 422 cause.
+fn node_ports(spec: &mut Map<String, Value>, services: &[Value]) -> Result<(), (String, String)> {
+    let ty = spec.get("type").and_then(Value::as_str).unwrap_or_default();
+    let load_balancer = ty == "LoadBalancer";
+    let allocate = ty == "NodePort"
+        || (load_balancer && spec.get("allocateLoadBalancerNodePorts") != Some(&json!(false)));
+    let health_check = load_balancer && spec.get("externalTrafficPolicy") == Some(&json!("Local"));
+    let mut taken = taken_node_ports(services);
+    let mut claim = |field: String, requested: Option<&Value>| -> Result<Value, (String, String)> {
+        match requested {
+            Some(v) if !v.is_null() => {
+                let n = v.as_u64().unwrap_or(0);
+                if !NODE_PORTS.contains(&n) {
+                    return Err((
+                        field,
+                        format!(
+                            "Invalid value: {v}: provided port is not in the valid range. The range of valid ports is {}-{}",
+                            NODE_PORTS.start(),
+                            NODE_PORTS.end()
+                        ),
+                    ));
+                }
+                if taken.contains(&n) {
+                    return Err((
+                        field,
+                        format!("Invalid value: {v}: provided port is already allocated"),
+                    ));
+                }
+                taken.push(n);
+                Ok(v.clone())
+            }
+            _ => {
+                let free: Vec<u64> = NODE_PORTS.filter(|p| !taken.contains(p)).collect();
+                let Some(&n) = free.get(rand::rng().random_range(0..free.len().max(1))) else {
+                    return Err((field, "Internal error: range is full".to_owned()));
+                };
+                taken.push(n);
+                Ok(json!(n))
+            }
+        }
+    };
+    if allocate {
+        for (i, p) in spec
+            .get_mut("ports")
+            .and_then(Value::as_array_mut)
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            let Some(p) = p.as_object_mut() else { continue };
+            let port = claim(format!("spec.ports[{i}].nodePort"), p.get("nodePort"))?;
+            p.insert("nodePort".into(), port);
+        }
+    }
+    if health_check {
+        let port = claim(
+            "spec.healthCheckNodePort".to_owned(),
+            spec.get("healthCheckNodePort"),
+        )?;
+        spec.insert("healthCheckNodePort".into(), port);
+    }
+    Ok(())
 }
 
 /// The lowest free address of the service range after the first (the `kubernetes` service's).
-fn free_cluster_ip(taken: &[String]) -> String {
+fn free_cluster_ip(taken: &[&str]) -> String {
     (2u32..(1 << 20))
         .map(|n| {
             let [a, b] = SERVICE_CIDR_BASE;
@@ -182,7 +401,7 @@ fn free_cluster_ip(taken: &[String]) -> String {
                 n & 0xff
             )
         })
-        .find(|ip| !taken.iter().any(|t| t == ip))
+        .find(|ip| !taken.contains(&ip.as_str()))
         .unwrap_or_else(|| "10.96.0.2".to_owned())
 }
 
@@ -403,7 +622,7 @@ mod tests {
              "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}},
         ]}});
         default(&pods, &mut pod);
-        prepare_create(&pods, &mut pod, &[]);
+        prepare_create(&pods, &mut pod, &[]).unwrap();
         let c = &pod["spec"]["containers"];
         assert_eq!(c[0]["imagePullPolicy"], "Always");
         assert_eq!(c[1]["imagePullPolicy"], "IfNotPresent");
@@ -425,14 +644,61 @@ mod tests {
         let svc = info("", "services");
         let mut s = json!({"spec": {"ports": [{"port": 80}]}});
         default(&svc, &mut s);
-        prepare_create(&svc, &mut s, &["10.96.0.2".to_owned()]);
+        let other = json!({"spec": {"clusterIP": "10.96.0.2", "ports": [{"nodePort": 30000}]}});
+        prepare_create(&svc, &mut s, std::slice::from_ref(&other)).unwrap();
         assert_eq!(s["spec"]["type"], "ClusterIP");
         assert_eq!(s["spec"]["clusterIP"], "10.96.0.3");
         assert_eq!(s["spec"]["ports"][0]["targetPort"], 80);
         let mut headless = json!({"spec": {"clusterIP": "None"}});
         default(&svc, &mut headless);
-        prepare_create(&svc, &mut headless, &[]);
+        prepare_create(&svc, &mut headless, &[]).unwrap();
         assert_eq!(headless["spec"]["clusterIP"], "None");
+        assert!(s["spec"]["ports"][0].get("nodePort").is_none());
+
+        let mut np = json!({"spec": {"type": "NodePort", "ports": [{"port": 80}, {"port": 81, "nodePort": 30001}]}});
+        default(&svc, &mut np);
+        prepare_create(&svc, &mut np, std::slice::from_ref(&other)).unwrap();
+        let first = np["spec"]["ports"][0]["nodePort"].as_u64().unwrap();
+        assert!(NODE_PORTS.contains(&first) && first != 30000 && first != 30001);
+        assert_eq!(np["spec"]["ports"][1]["nodePort"], 30001);
+        let mut taken =
+            json!({"spec": {"type": "NodePort", "ports": [{"port": 80, "nodePort": 30000}]}});
+        let e = prepare_create(&svc, &mut taken, std::slice::from_ref(&other)).unwrap_err();
+        assert_eq!(e.code, 422);
+        let mut lb = json!({"spec": {"type": "LoadBalancer", "externalTrafficPolicy": "Local",
+                                      "allocateLoadBalancerNodePorts": false, "ports": [{"port": 80}]}});
+        default(&svc, &mut lb);
+        prepare_create(&svc, &mut lb, &[]).unwrap();
+        assert!(lb["spec"]["ports"][0].get("nodePort").is_none());
+        assert!(NODE_PORTS.contains(&lb["spec"]["healthCheckNodePort"].as_u64().unwrap()));
+    }
+
+    #[test]
+    fn service_updates_keep_and_allocate() {
+        let svc = info("", "services");
+        let old = json!({"metadata": {"name": "s"}, "spec": {"type": "NodePort",
+            "clusterIP": "10.96.0.9", "clusterIPs": ["10.96.0.9"],
+            "ports": [{"name": "http", "port": 80, "nodePort": 30080}]}});
+        let mut new = json!({"spec": {"type": "NodePort",
+            "ports": [{"name": "http", "port": 80}, {"name": "extra", "port": 81}]}});
+        default(&svc, &mut new);
+        prepare_update(&svc, &old, &mut new, &[]).unwrap();
+        assert_eq!(new["spec"]["clusterIP"], "10.96.0.9");
+        assert_eq!(new["spec"]["ports"][0]["nodePort"], 30080);
+        let extra = new["spec"]["ports"][1]["nodePort"].as_u64().unwrap();
+        assert!(NODE_PORTS.contains(&extra) && extra != 30080);
+
+        let external = json!({"metadata": {"name": "e"},
+            "spec": {"type": "ExternalName", "externalName": "example.com"}});
+        let mut made_cluster_ip = json!({"spec": {"type": "ClusterIP", "ports": [{"port": 80}]}});
+        default(&svc, &mut made_cluster_ip);
+        prepare_update(&svc, &external, &mut made_cluster_ip, &[]).unwrap();
+        assert!(made_cluster_ip["spec"]["clusterIP"].is_string());
+        assert!(
+            made_cluster_ip["spec"]["ports"][0]
+                .get("nodePort")
+                .is_none()
+        );
     }
 
     #[test]

@@ -210,16 +210,8 @@ pub(crate) fn create(
         m.remove("status");
     }
     if !custom {
-        let taken: Vec<String> = if info.group.is_empty() && info.plural == "services" {
-            inner
-                .objects(&info.storage_key(), None)
-                .iter()
-                .filter_map(|s| s.value()["spec"]["clusterIP"].as_str().map(str::to_owned))
-                .collect()
-        } else {
-            Vec::new()
-        };
-        strategy::prepare_create(info, &mut value, &taken);
+        let services = other_services(inner, info, None);
+        strategy::prepare_create(info, &mut value, &services)?;
     }
     if info.is_namespace() {
         // The namespace strategy: the `kubernetes` finalizer the namespace controller
@@ -259,6 +251,20 @@ pub(crate) fn create(
     }
     super::apply::on_write(inner, info, None, &mut value, false);
     Ok(inner.commit(&storage, EventType::Added, Obj::new(&value, info), None))
+}
+
+/// The specs of the stored Services but the one with uid `except` (their cluster IPs and
+/// node ports are taken), when `info` is the Services resource; none otherwise.
+fn other_services(inner: &Inner, info: &ResourceInfo, except: Option<&str>) -> Vec<Value> {
+    if !(info.group.is_empty() && info.plural == "services") {
+        return Vec::new();
+    }
+    inner
+        .objects(&info.storage_key(), None)
+        .iter()
+        .filter(|s| except.is_none_or(|uid| s.uid() != uid))
+        .map(|s| json!({"spec": s.value()["spec"].clone()}))
+        .collect()
 }
 
 /// Whether `info` is served through a CRD (not a built-in).
@@ -390,6 +396,8 @@ fn replace(
         let mut v = body;
         if !is_custom(inner, info) {
             strategy::default(info, &mut v);
+            let services = other_services(inner, info, Some(&old.uid()));
+            strategy::prepare_update(info, &old_v, &mut v, &services)?;
         }
         if info.status_subresource {
             set_or_remove(&mut v, "status", old_v.get("status").cloned());

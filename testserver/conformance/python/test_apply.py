@@ -42,7 +42,12 @@ def test_apply_conflict_between_managers_is_409_until_forced(dyn, ns):
     assert e.value.status == 409
     s = status_of(e.value)
     assert s["reason"] == "Conflict"
-    assert 'conflict with "first"' in s["message"] and ".data.k" in s["message"]
+    # One FieldManagerConflict cause per field (`.metadata.labels` too: the empty map both
+    # apply is dropped from the stored object, as Go's omitempty does, so it is added again).
+    causes = {c["field"]: c for c in s["details"]["causes"]}
+    assert causes[".data.k"]["reason"] == "FieldManagerConflict"
+    assert causes[".data.k"]["message"].startswith('conflict with "first"')
+    assert '"first"' in s["message"] and ".data.k" in s["message"]
     out = cms.server_side_apply(
         body=configmap("owned", data={"k": "b"}),
         namespace=ns,
@@ -70,3 +75,15 @@ def test_create_records_an_update_manager(core, ns):
     out = core.create_namespaced_config_map(ns, configmap("tracked"), field_manager="creator")
     entries = [(m.manager, m.operation) for m in out.metadata.managed_fields or []]
     assert entries == [("creator", "Update")]
+
+
+def test_field_manager_longer_than_128_bytes_is_422(core, ns):
+    """ValidateFieldManager: a fieldManager over 128 bytes fails the write with 422 Invalid on
+    the options kind (CreateOptions.meta.k8s.io), cause fieldManager; 128 bytes is fine."""
+    with pytest.raises(ApiException) as e:
+        core.create_namespaced_config_map(ns, configmap("long"), field_manager="m" * 129)
+    assert e.value.status == 422
+    s = status_of(e.value)
+    assert s["message"].startswith('CreateOptions.meta.k8s.io "" is invalid: fieldManager')
+    assert s["details"]["causes"][0]["reason"] == "FieldValueTooLong"
+    core.create_namespaced_config_map(ns, configmap("long"), field_manager="m" * 128)

@@ -217,3 +217,28 @@ def test_create_in_missing_namespace_is_404(core):
     with pytest.raises(ApiException) as e:
         core.create_namespaced_config_map(unique("nowhere"), configmap("x"))
     assert e.value.status == 404
+
+
+def test_nodeport_service_gets_node_ports_and_keeps_them_on_replace(core, ns):
+    """A NodePort Service gets a nodePort per port from the default range 30000-32767 (the
+    service registry's port allocator), distinct across Services; an ExternalName Service
+    gets no clusterIP; a replace that leaves out clusterIP and nodePort keeps both
+    (patchAllocatedValues)."""
+    ports = [{"name": "http", "port": 80}, {"name": "https", "port": 443}]
+    svc = core.create_namespaced_service(
+        ns, {"metadata": {"name": "np"}, "spec": {"type": "NodePort", "ports": ports}}
+    )
+    node_ports = [p.node_port for p in svc.spec.ports]
+    assert all(30000 <= n <= 32767 for n in node_ports) and len(set(node_ports)) == 2
+    replaced = core.replace_namespaced_service(
+        "np", ns, {"metadata": {"name": "np"}, "spec": {"type": "NodePort", "ports": ports}}
+    )
+    assert [p.node_port for p in replaced.spec.ports] == node_ports
+    assert replaced.spec.cluster_ip == svc.spec.cluster_ip
+
+    ext = core.create_namespaced_service(
+        ns,
+        {"metadata": {"name": "ext"},
+         "spec": {"type": "ExternalName", "externalName": "example.com"}},
+    )
+    assert ext.spec.cluster_ip is None

@@ -198,7 +198,6 @@ impl Set {
     }
 
     /// Whether `path` is a member.
-    #[cfg(test)]
     pub fn has(&self, path: &[Pe]) -> bool {
         match path {
             [] => false,

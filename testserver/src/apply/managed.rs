@@ -368,9 +368,84 @@ pub(crate) fn record_update(
     }
 }
 
+/// How many `Update` entries an object keeps (`DefaultMaxUpdateManagers`).
+pub(crate) const MAX_UPDATE_MANAGERS: usize = 10;
+/// The manager the oldest `Update` entries are folded into.
+const ANCIENT_CHANGES: &str = "ancient-changes";
+
+/// Caps the `Update` entries at [`MAX_UPDATE_MANAGERS`] after an update, as
+/// `capManagersManager.capUpdateManagers` does: oldest first (by time in seconds, then by
+/// identifier), the first entry seen of an apiVersion stays and each further one of that
+/// version is merged into an `ancient-changes` entry of the version (which the first becomes
+/// when there is none yet), taking the merged entry's time, until the cap holds.
+pub(crate) fn cap_update_managers(entries: &mut Vec<Entry>) {
+    let mut updaters: Vec<Entry> = entries
+        .iter()
+        .filter(|e| e.operation == Operation::Update)
+        .cloned()
+        .collect();
+    if updaters.len() <= MAX_UPDATE_MANAGERS {
+        return;
+    }
+    let seconds = |e: &Entry| {
+        e.time
+            .as_deref()
+            .and_then(|t| t.parse::<jiff::Timestamp>().ok())
+            .map_or(0, |t| t.as_second())
+    };
+    updaters.sort_by_cached_key(|e| (seconds(e), e.identifier()));
+    let mut first_of_version: Vec<(String, Entry)> = Vec::new();
+    let mut length = updaters.len();
+    for e in updaters {
+        if length <= MAX_UPDATE_MANAGERS {
+            break;
+        }
+        let bucket = Entry {
+            manager: ANCIENT_CHANGES.to_owned(),
+            operation: Operation::Update,
+            api_version: e.api_version.clone(),
+            subresource: String::new(),
+            time: None,
+            set: Set::default(),
+        };
+        let Some((_, first)) = first_of_version.iter().find(|(v, _)| *v == e.api_version) else {
+            first_of_version.push((e.api_version.clone(), e));
+            continue;
+        };
+        if !entries.iter().any(|x| x.same_identity(&bucket))
+            && let Some(f) = entries.iter_mut().find(|x| x.same_identity(first))
+        {
+            f.manager = bucket.manager.clone();
+            f.subresource = String::new();
+        }
+        if !e.same_identity(&bucket) {
+            entries.retain(|x| !x.same_identity(&e));
+        }
+        if let Some(b) = entries.iter_mut().find(|x| x.same_identity(&bucket)) {
+            b.set = e.set.union(&b.set);
+            b.time = e.time;
+        }
+        length -= 1;
+    }
+}
+
 /// Applies `config` by `me` to `live` (both without managedFields; `live` is the kind's zero
-/// value `zero` when the object does not exist): the merged object, or the conflicts.
+/// value `zero` when the object does not exist): the merged object, or the 409 of the
+/// conflicts.
 pub(crate) fn apply(
+    entries: &mut Vec<Entry>,
+    me: Entry,
+    live: &Value,
+    config: &Value,
+    typing: (Ty<'_>, &Value),
+    scope: Scope,
+    force: bool,
+) -> Result<Value, ApiError> {
+    try_apply(entries, me, live, config, typing, scope, force).map_err(|c| conflict_error(&c))
+}
+
+/// [`apply`] with the conflicts as they are; `entries` are unchanged when there are some.
+pub(crate) fn try_apply(
     entries: &mut Vec<Entry>,
     me: Entry,
     live: &Value,
@@ -378,7 +453,7 @@ pub(crate) fn apply(
     (ty, zero): (Ty<'_>, &Value),
     scope: Scope,
     force: bool,
-) -> Result<Value, ApiError> {
+) -> Result<Value, Vec<Conflict>> {
     let mut merged = merge(Some(live), Some(config), ty).unwrap_or_else(|| json!({}));
     let applied = scope.filter(field_set(config, ty));
     let last = entries
@@ -402,13 +477,43 @@ pub(crate) fn apply(
         &typed(zero, &merged, ty),
         ty,
     ));
-    take_from_others(entries, &me, &cmp, force).map_err(|c| conflict_error(&c))?;
+    take_from_others(entries, &me, &cmp, force)?;
     let set = strip_meta(&applied);
     entries.retain(|e| !e.same_identity(&me));
     if !set.is_empty() {
         entries.push(Entry { set, ..me });
     }
     Ok(merged)
+}
+
+/// The fields of `live`'s client-side apply annotation (`last_applied`, already parsed) that
+/// still hold the value it recorded: those a `kubectl` server-side apply may take without a
+/// conflict (`lastAppliedManager.allowedConflictsFromLastApplied`). `None` when the
+/// annotation was written through another apiVersion.
+pub(crate) fn allowed_by_last_applied(
+    last_applied: &Value,
+    live: &Value,
+    api_version: &str,
+    (ty, zero): (Ty<'_>, &Value),
+) -> Option<Set> {
+    if last_applied["apiVersion"].as_str() != Some(api_version) {
+        return None;
+    }
+    let c = compare(last_applied, &typed(zero, live, ty), ty);
+    Some(
+        field_set(last_applied, ty)
+            .difference(&c.modified)
+            .difference(&c.added)
+            .difference(&c.removed),
+    )
+}
+
+/// The conflicts whose field `allowed` does not hold.
+pub(crate) fn not_allowed(conflicts: Vec<Conflict>, allowed: &Set) -> Vec<Conflict> {
+    conflicts
+        .into_iter()
+        .filter(|c| !allowed.has(&c.path))
+        .collect()
 }
 
 /// Whether `new` differs from `old` in nothing this write may own.
@@ -452,6 +557,57 @@ mod tests {
 
     fn f(n: &str) -> Pe {
         Pe::Field(n.to_owned())
+    }
+
+    /// Eleven updaters of one version, one second apart, an older one of another version and
+    /// an applier: the three oldest of the first version become one `ancient-changes` entry
+    /// with the union of their fields and the time of the youngest; the other version's only
+    /// entry is the first of its version and stays; the applier is never folded.
+    #[test]
+    fn update_entries_are_capped_at_ten() {
+        let mut entries: Vec<Entry> = (0..11)
+            .map(|i| {
+                let mut e = entry(&format!("m{i:02}"), Operation::Update);
+                e.time = Some(format!("2026-01-01T00:00:{i:02}Z"));
+                e.set.insert(&[f("data"), f(&format!("k{i}"))]);
+                e
+            })
+            .collect();
+        entries.push(entry("applier", Operation::Apply));
+        let mut other_version = entry("apps", Operation::Update);
+        other_version.api_version = "v2".to_owned();
+        other_version.time = Some("2025-01-01T00:00:00Z".to_owned());
+        entries.push(other_version);
+        cap_update_managers(&mut entries);
+        let updates: Vec<&Entry> = entries
+            .iter()
+            .filter(|e| e.operation == Operation::Update)
+            .collect();
+        assert_eq!(updates.len(), MAX_UPDATE_MANAGERS);
+        let ancient = updates
+            .iter()
+            .find(|e| e.manager == ANCIENT_CHANGES)
+            .expect("a bucket");
+        for k in ["k0", "k1", "k2"] {
+            assert!(ancient.set.has(&[f("data"), f(k)]), "{k}");
+        }
+        assert!(!ancient.set.has(&[f("data"), f("k3")]));
+        assert_eq!(ancient.time.as_deref(), Some("2026-01-01T00:00:02Z"));
+        assert!(entries.iter().any(|e| e.manager == "applier"));
+        // The only entry of version v2, though the oldest, is the first of its version: kept.
+        assert!(entries.iter().any(|e| e.manager == "apps"));
+        assert!(
+            !entries
+                .iter()
+                .any(|e| e.manager == "m00" || e.manager == "m01")
+        );
+
+        // Ten updaters: nothing to fold.
+        let mut ten: Vec<Entry> = entries.clone();
+        ten.retain(|e| e.manager != "apps");
+        let before = ten.clone();
+        cap_update_managers(&mut ten);
+        assert_eq!(ten, before);
     }
 
     #[test]

@@ -15,7 +15,16 @@
 //!   (`prefixFromUserAgent`), else `unknown`. A client that sends non-empty managedFields in a
 //!   main-resource body replaces the stored ones; `[]` or `[{}]` removes them all
 //!   (`isResetManagedFields`). A write that changes nothing keeps the entries and their times,
-//!   so it commits nothing.
+//!   so it commits nothing. An object keeps at most ten `Update` entries: after an update, the
+//!   oldest are folded into one `ancient-changes` entry per apiVersion
+//!   ([`managed::cap_update_managers`], `capManagersManager`).
+//! - For the manager `kubectl`, the client-side apply annotation
+//!   (`kubectl.kubernetes.io/last-applied-configuration`) lets an apply take the fields
+//!   client-side apply recorded without conflicts, and is rewritten to the applied
+//!   configuration ([`last_applied`]).
+//! - A `fieldManager` over 128 bytes or with a non-printable character fails every write
+//!   with 422 on its options kind (`ValidateFieldManager`, checked with the other options in
+//!   `validate::Check::from_request`).
 //! - How lists and maps merge comes from the schema: the embedded v1.35 OpenAPI definitions
 //!   for built-ins, the CRD's `openAPIV3Schema` (with `ObjectMeta` for `metadata`) for custom
 //!   resources ([`types`]).
@@ -29,6 +38,7 @@
 //! apply patches but leaves merging to the server; `json-patch` does RFC 6902/7386 only).
 
 mod fieldset;
+mod last_applied;
 mod managed;
 mod merge;
 mod types;
@@ -50,7 +60,7 @@ use types::Ty;
 const APPLY_CONTENT_TYPE: &str = "application/apply-patch+yaml";
 
 /// Longest field manager name (`validation.FieldManagerMaxLength`).
-const MAX_MANAGER_LEN: usize = 128;
+pub(crate) const MAX_MANAGER_LEN: usize = 128;
 
 /// Whether a `Content-Type` is an apply patch (`application/apply-patch+yaml`, also with
 /// `+cbor`'s sibling parameters ignored).
@@ -294,6 +304,7 @@ pub(crate) fn on_write(
         let scope = scope(info, status_only);
         managed::record_update(&mut entries, me, &old_v, new, (ty, &zero), scope);
     });
+    managed::cap_update_managers(&mut entries);
     set_managed_fields(new, Some(managed::encode(&entries)));
 }
 
@@ -369,7 +380,7 @@ pub(crate) fn apply(
         return Err(ApiError::not_found(&info.group, &info.plural, name));
     }
     let me = Entry {
-        manager,
+        manager: manager.clone(),
         operation: Operation::Apply,
         api_version: info.api_version(),
         subresource: if status_only { "status" } else { "" }.to_owned(),
@@ -384,6 +395,7 @@ pub(crate) fn apply(
             let empty = json!({});
             managed::apply(&mut entries, me, &empty, &config, (ty, &zero), scope, force)
         })?;
+        last_applied::sync(&mut merged, &config, &manager);
         set_managed_fields(&mut merged, None);
         let obj = with_writer(Writer::installing(managed::encode(&entries)), || {
             write::create(inner, info, namespace, merged, check)
@@ -398,10 +410,21 @@ pub(crate) fn apply(
         .and_then(|m| managed::decode(m).ok())
         .unwrap_or_default();
     let before = entries.clone();
+    let api_version = info.api_version();
     let (merged, unchanged) = with_type(inner, info, |ty, builtin| {
         let zero = zero_object(ty, builtin);
         let typing = (ty, &zero);
-        let merged = managed::apply(&mut entries, me, &live_v, &config, typing, scope, force)?;
+        let mut merged = last_applied::apply(
+            &mut entries,
+            me,
+            &live_v,
+            &config,
+            typing,
+            scope,
+            force,
+            &api_version,
+        )?;
+        last_applied::sync(&mut merged, &config, &manager);
         let unchanged = managed::unchanged(&live_v, &merged, typing, scope);
         Ok::<_, ApiError>((merged, unchanged))
     })?;

@@ -20,7 +20,9 @@
 //!    duplicate fields found while decoding fail the request with 400 `strict decoding error:
 //!    unknown field "spec.foo", duplicate field "spec.replicas"` (Strict), come back as
 //!    `Warning: 299 - "unknown field \"spec.foo\""` headers (Warn), or are dropped silently
-//!    (Ignore). Any other value is 422 `CreateOptions.meta.k8s.io "" is invalid`.
+//!    (Ignore). Any other value is 422 `CreateOptions.meta.k8s.io "" is invalid`, as is a
+//!    `fieldManager` longer than 128 bytes or with a non-printable character
+//!    (`ValidateFieldManager`).
 //! 3. **Defaulting** of custom resources (`defaults`, apiextensions' `structuraldefaulting`):
 //!    `null`s of non-nullable fields without a default are removed, then every `default` of a
 //!    property missing (or `null` and non-nullable) inside an object that is present is
@@ -52,7 +54,8 @@
 //! Not reproduced: the hand-written Go validation of built-in kinds (DNS-label container
 //! names, port ranges, selector/template label matching, immutable fields, ...), the Go
 //! defaulting of built-ins beyond module `strategy`, the re-encoding of built-ins (zero
-//! values of `omitempty` fields are kept as sent, quantities are not canonicalised), the CEL
+//! values of `omitempty` fields are kept as sent, but for `metadata`'s empty maps and lists,
+//! and quantities are not canonicalised), the CEL
 //! rules that need Kubernetes' CEL libraries and `messageExpression`, string formats
 //! beyond `date-time`, `date`, `byte`, `uuid`, `ipv4`, `ipv6`, `cidr`, `mac`, `hostname`,
 //! `email`, `uri` and `duration` (the last three checked loosely), the wording of Go's time and base64 errors beyond the common case,
@@ -111,7 +114,8 @@ pub(crate) struct Check {
 }
 
 impl Check {
-    /// Reads `fieldValidation` from the query and scans the body for duplicate fields.
+    /// Reads `fieldValidation` from the query, checks `fieldManager`, and scans the body for
+    /// duplicate fields.
     /// `options_kind` names the options type in the 422 for a bad directive (`CreateOptions`,
     /// `UpdateOptions`, `PatchOptions`).
     pub fn from_request(q: &Query, body: &[u8], options_kind: &str) -> Result<Self, ApiError> {
@@ -125,9 +129,15 @@ impl Check {
                     &json!(other),
                     &["", "Ignore", "Strict", "Warn"],
                 );
-                return Err(invalid_error("meta.k8s.io", options_kind, "", vec![cause]));
+                let mut causes = field_manager_causes(q.get("fieldManager").unwrap_or_default());
+                causes.push(cause);
+                return Err(invalid_error("meta.k8s.io", options_kind, "", causes));
             }
         };
+        let causes = field_manager_causes(q.get("fieldManager").unwrap_or_default());
+        if !causes.is_empty() {
+            return Err(invalid_error("meta.k8s.io", options_kind, "", causes));
+        }
         Ok(Self {
             directive,
             duplicates: decode::duplicate_fields(body),
@@ -282,6 +292,7 @@ pub(crate) fn validate(
     value: &mut Value,
     old: Option<&Value>,
 ) -> Result<(), ApiError> {
+    omit_empty_object_meta(value);
     let causes = match source(inner, info) {
         Source::Builtin(s) => schema::validate(s, value, None, schema::Mode::Builtin),
         Source::Custom(node) => {
@@ -296,6 +307,31 @@ pub(crate) fn validate(
         return Ok(());
     }
     Err(invalid_error(&info.group, &info.kind, name, causes))
+}
+
+/// Drops the `metadata` maps and lists that are empty or null (`labels`, `annotations`,
+/// `ownerReferences`, `finalizers`): every object's metadata goes through Go's typed
+/// `ObjectMeta` (built-ins when decoded, custom resources in `objectmeta.Coerce`), whose
+/// `omitempty` leaves them out when it is encoded again. `kubectl diff` relies on it: its
+/// patch adds `annotations: {}` (kubectl's `GetModifiedConfiguration` removes the
+/// last-applied annotation by setting an empty map), and the dry-run answer of a real server
+/// has no `annotations` for it. `managedFields` is left alone: `[]` asks for them to be reset
+/// (module `apply`).
+fn omit_empty_object_meta(value: &mut Value) {
+    let Some(meta) = value.get_mut("metadata").and_then(Value::as_object_mut) else {
+        return;
+    };
+    for key in ["labels", "annotations", "ownerReferences", "finalizers"] {
+        let empty = match meta.get(key) {
+            Some(Value::Null) => true,
+            Some(Value::Object(m)) => m.is_empty(),
+            Some(Value::Array(a)) => a.is_empty(),
+            _ => false,
+        };
+        if empty {
+            meta.remove(key);
+        }
+    }
 }
 
 /// Applies the defaults of a CRD's schemas to its stored objects, as apiextensions-apiserver
@@ -428,6 +464,51 @@ impl Cause {
             format!("{}: {}", self.field, self.message)
         }
     }
+}
+
+/// `ValidateFieldManager` of the write options: at most 128 bytes, and only characters Go's
+/// `unicode.IsPrint` accepts (letters, marks, numbers, punctuation, symbols and the ASCII
+/// space). Rust's standard library has no Unicode general categories, so "printable" is
+/// approximated: no control, whitespace other than the space, or format character.
+fn field_manager_causes(manager: &str) -> Vec<Cause> {
+    let mut causes = Vec::new();
+    let max = super::apply::MAX_MANAGER_LEN;
+    if manager.len() > max {
+        causes.push(Cause::too_long("fieldManager", max as i64));
+    }
+    for (at, c) in manager.char_indices() {
+        if !printable(c) {
+            causes.push(Cause::invalid(
+                "fieldManager",
+                &json!(manager),
+                &format!(
+                    "invalid character U+{:04X} (at position {at})",
+                    u32::from(c)
+                ),
+            ));
+        }
+    }
+    causes
+}
+
+/// Go's `unicode.IsPrint`, approximated (see [`field_manager_causes`]).
+fn printable(c: char) -> bool {
+    let format = matches!(
+        u32::from(c),
+        0xAD | 0x600..=0x605
+            | 0x61C
+            | 0x6DD
+            | 0x70F
+            | 0x180E
+            | 0x200B..=0x200F
+            | 0x202A..=0x202E
+            | 0x2060..=0x206F
+            | 0xFEFF
+            | 0xFFF9..=0xFFFB
+            | 0xE000..=0xF8FF
+            | 0xF0000..
+    );
+    c == ' ' || !(c.is_control() || c.is_whitespace() || format)
 }
 
 /// 422 Invalid as `errors.NewInvalid` builds it: `Kind.group "name" is invalid: <error>` for
