@@ -1,6 +1,8 @@
 """Version and discovery as kube-apiserver 1.35 publishes them: /version, /api, /apis, the
 per-group-version resource lists, and every discovered resource answering LIST."""
 
+import json
+
 import pytest
 from kubernetes import client
 
@@ -123,3 +125,37 @@ def test_openapi_v3_index_lists_group_versions(api):
     code, doc = raw(api, "GET", "/openapi/v3")
     assert code == 200
     assert "api/v1" in doc["paths"] and "apis/apps/v1" in doc["paths"]
+
+
+def test_subresources_of_another_group_name_their_kind(api):
+    """serviceaccounts/token answers an authentication.k8s.io/v1 TokenRequest and
+    pods/eviction takes a policy/v1 Eviction: the legacy resource list names their group
+    and version, aggregated discovery (apidiscovery.k8s.io/v2) their responseKind."""
+    status, core = raw(api, "GET", "/api/v1")
+    assert status == 200
+    subs = {r["name"]: r for r in core["resources"]}
+    token = subs["serviceaccounts/token"]
+    assert (token["group"], token["version"], token["kind"], token["verbs"]) == (
+        "authentication.k8s.io", "v1", "TokenRequest", ["create"]
+    )
+    assert (subs["pods/eviction"]["group"], subs["pods/eviction"]["kind"]) == (
+        "policy", "Eviction"
+    )
+
+    resp = api.call_api(
+        "/api",
+        "GET",
+        header_params={
+            "Accept": "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+        },
+        auth_settings=["BearerToken"],
+        _preload_content=False,
+        _return_http_data_only=False,
+    )
+    doc = json.loads(resp[0].data)
+    resources = {r["resource"]: r for r in doc["items"][0]["versions"][0]["resources"]}
+    kinds = {s["subresource"]: s["responseKind"]
+             for s in resources["serviceaccounts"]["subresources"]}
+    assert kinds["token"] == {
+        "group": "authentication.k8s.io", "version": "v1", "kind": "TokenRequest"
+    }
