@@ -68,8 +68,9 @@ impl Headers {
         out
     }
 
-    /// Parses an uncompressed name/value block; names are lower-cased (SPDY requires them
-    /// lower-case; spdystream lower-cases and goes on) and a name seen twice adds values.
+    /// Parses an uncompressed name/value block. SPDY requires lower-case names given once;
+    /// here a name in another case is lower-cased and a repeated name adds values, where
+    /// spdystream's framer fails the frame (and so the session): more lenient, never stricter.
     pub(crate) fn from_block(mut b: &[u8]) -> Result<Self, HeaderError> {
         fn take<'a>(b: &mut &'a [u8], n: usize) -> Result<&'a [u8], HeaderError> {
             if b.len() < n {
