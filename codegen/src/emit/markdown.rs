@@ -422,9 +422,7 @@ fn code_span_end(text: &str, start: usize, run: usize) -> Option<usize> {
     let mut j = start + run;
     while j < text.len() {
         let rest = &text[j..];
-        let Some(off) = rest.find('`') else {
-            return None;
-        };
+        let off = rest.find('`')?;
         let at = j + off;
         let len = text[at..].len() - text[at..].trim_start_matches('`').len();
         if len == run {
