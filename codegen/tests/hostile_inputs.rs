@@ -111,12 +111,46 @@ fn generate(name: &str, text: &str, openapi: bool) -> Result<(), GenerateError> 
         },
     ] {
         for f in generator.clone().layout(layout).render()? {
-            if let Err(e) = syn::parse_file(&f.contents) {
-                panic!("{} does not parse: {e}\n{}", f.path.display(), f.contents);
+            match syn::parse_file(&f.contents) {
+                Ok(file) => unique_items(&f.path, &file.items),
+                Err(e) => panic!("{} does not parse: {e}\n{}", f.path.display(), f.contents),
             }
         }
     }
     Ok(())
+}
+
+/// No two items of one module share a name in the same namespace (what a name that collides
+/// after conversion to Rust would produce: code that parses but does not compile).
+fn unique_items(path: &Path, items: &[syn::Item]) {
+    let mut seen = std::collections::BTreeSet::new();
+    for item in items {
+        let key = match item {
+            syn::Item::Struct(i) => Some(("type", i.ident.to_string())),
+            syn::Item::Enum(i) => Some(("type", i.ident.to_string())),
+            syn::Item::Trait(i) => Some(("type", i.ident.to_string())),
+            syn::Item::Type(i) => Some(("type", i.ident.to_string())),
+            syn::Item::Mod(i) => Some(("type", i.ident.to_string())),
+            syn::Item::Fn(i) => Some(("value", i.sig.ident.to_string())),
+            syn::Item::Const(i) => Some(("value", i.ident.to_string())),
+            syn::Item::Static(i) => Some(("value", i.ident.to_string())),
+            _ => None,
+        };
+        if let Some(key) = key {
+            assert!(
+                seen.insert(key.clone()),
+                "{}: {} `{}` is defined twice",
+                path.display(),
+                key.0,
+                key.1
+            );
+        }
+        if let syn::Item::Mod(m) = item
+            && let Some((_, content)) = &m.content
+        {
+            unique_items(path, content);
+        }
+    }
 }
 
 fn must_fail(name: &str, text: &str, openapi: bool, wanted: &[&str]) {
