@@ -116,6 +116,15 @@ fn structure(lines: &[(usize, &str)]) -> Vec<Line> {
             i += 1;
             continue;
         }
+        if block_start {
+            pop_to(&mut stack, ind);
+            let base = stack.last().map_or(0, |it| it.orig);
+            if ind >= base + 4 {
+                i = indented_code(lines, i, base, &stack, &mut out);
+                block_start = true;
+                continue;
+            }
+        }
         if let Some((fence_char, fence_len, info)) = fence_open(text) {
             pop_to(&mut stack, ind);
             let base = stack.last().map_or(0, |it| it.out);
@@ -137,15 +146,6 @@ fn structure(lines: &[(usize, &str)]) -> Vec<Line> {
             out.push(verbatim(base, fence));
             block_start = true;
             continue;
-        }
-        if block_start {
-            pop_to(&mut stack, ind);
-            let base = stack.last().map_or(0, |it| it.orig);
-            if ind >= base + 4 {
-                i = indented_code(lines, i, base, &stack, &mut out);
-                block_start = true;
-                continue;
-            }
         }
         let base = stack.last().map_or(0, |it| it.orig);
         if let Some(m) = list_marker(text)
@@ -224,7 +224,14 @@ fn indented_code(
         content: content.to_owned(),
         para: None,
     };
-    out.push(line(out_base, "```text"));
+    // Longer than any backtick run opening a content line, which would otherwise close it.
+    let longest = lines[i..end]
+        .iter()
+        .map(|(_, t)| t.len() - t.trim_start_matches('`').len())
+        .max()
+        .unwrap_or(0);
+    let fence = "`".repeat(longest.max(2) + 1);
+    out.push(line(out_base, &format!("{fence}text")));
     while i < end {
         let (ci, ct) = lines[i];
         if ct.is_empty() {
@@ -234,7 +241,7 @@ fn indented_code(
         }
         i += 1;
     }
-    out.push(line(out_base, "```"));
+    out.push(line(out_base, &fence));
     end
 }
 
@@ -520,6 +527,8 @@ mod tests {
     #[test]
     fn fences_are_labelled_and_one_line_fences_are_code_spans() {
         assert_eq!(md("```\nx\n```"), "```text\nx\n```");
+        // Indented code holding a fence line gets a longer fence.
+        assert_eq!(md("a\n\n    ```\n    x"), "a\n\n````text\n```\nx\n````");
         assert_eq!(md("```rust\nx"), "```text\nx\n```");
         assert_eq!(md("```yaml\na: [b]\n```"), "```yaml\na: [b]\n```");
         assert_eq!(
@@ -553,6 +562,39 @@ mod tests {
             "value\n\\> 0 means\n\\# of pods"
         );
         assert_eq!(md("---"), "\\---");
+    }
+
+    proptest::proptest! {
+        /// Any text renders without panicking, and every code fence it opens is closed and
+        /// labelled (never a doc test).
+        #[test]
+        fn any_text_renders_to_closed_labelled_fences(
+            text in "([ \t]{0,6}([-*+>#]|[0-9]{1,3}[.)]|```|~~~|    )?[ a-z\\[\\]()<>`:/.h]{0,20}\n){0,12}"
+        ) {
+            // (fence char, length, indentation) of the open fence.
+            let mut fence: Option<(char, usize, usize)> = None;
+            for line in doc_lines(&text) {
+                let t = line.trim_start();
+                let indent = line.len() - t.len();
+                let c = t.chars().next().unwrap_or(' ');
+                let run = t.len() - t.trim_start_matches(c).len();
+                let fence_char = c == '`' || c == '~';
+                match fence {
+                    Some((fc, len, at))
+                        if c == fc && run >= len && t[run..].trim().is_empty() && indent <= at + 3 =>
+                    {
+                        fence = None;
+                    }
+                    Some(_) => {}
+                    None if fence_char && run >= 3 && !(c == '`' && t[run..].contains('`')) => {
+                        proptest::prop_assert!(!t[run..].trim().is_empty(), "{line:?} in {text:?}");
+                        fence = Some((c, run, indent));
+                    }
+                    None => {}
+                }
+            }
+            proptest::prop_assert!(fence.is_none(), "unclosed fence in {:?}", doc_lines(&text));
+        }
     }
 
     #[test]
