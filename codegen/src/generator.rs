@@ -14,6 +14,13 @@
 //!
 //! The default layout is one file, `kinform_generated.rs`, for `include!`; the CLI writes a
 //! module tree instead ([`Layout::Tree`]).
+//!
+//! What the inputs hold but the output leaves out is reported, never dropped in silence:
+//! [`Generator::generate_report`] (and `check_report`, `render_report`) return a [`Warning`]
+//! for every document that is not a CRD, file of a CRD directory that is not read, version a
+//! CRD does not serve, deprecated version generated, and `group`/`version` filter that
+//! matches nothing; `kinform-gen` prints them. A run whose result holds no resource at all is
+//! an error ([`GenerateError::Empty`]) that lists them.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -46,6 +53,14 @@ pub enum GenerateError {
     /// No inputs were given.
     #[error("nothing to generate: give at least one CRD file or directory, or an OpenAPI spec")]
     NoInput,
+    /// The inputs and filters leave nothing to generate; the warnings say what was left out.
+    #[error("nothing to generate: the inputs{} define no served resource{}", if *.filtered { " after the group/version filters" } else { "" }, list_warnings(.warnings))]
+    Empty {
+        /// Whether filters were given.
+        filtered: bool,
+        /// Everything that was left out.
+        warnings: Vec<Warning>,
+    },
     /// No output directory was given.
     #[error("no output directory: call out_dir()")]
     NoOutDir,
@@ -72,6 +87,83 @@ pub enum GenerateError {
         #[source]
         source: std::io::Error,
     },
+}
+
+/// `; left out: a; b` for the message of [`GenerateError::Empty`].
+fn list_warnings(warnings: &[Warning]) -> String {
+    if warnings.is_empty() {
+        return String::new();
+    }
+    let list: Vec<String> = warnings.iter().map(ToString::to_string).collect();
+    format!("; left out: {}", list.join("; "))
+}
+
+/// Something the inputs hold that the output leaves out (or keeps with a caveat), reported
+/// by [`Generator::generate_report`] and printed by `kinform-gen`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Warning {
+    /// A document of a CRD input that is not an `apiextensions.k8s.io` CustomResourceDefinition.
+    #[error("{}: document {document} is a {} (apiVersion {}), not a CustomResourceDefinition: skipped", .file.display(), or_none(.kind), or_none(.api_version))]
+    NotACrd {
+        /// The file.
+        file: PathBuf,
+        /// 0-based document index in the file.
+        document: usize,
+        /// Its `apiVersion`.
+        api_version: String,
+        /// Its `kind`.
+        kind: String,
+    },
+    /// A file of a CRD input that contributed nothing.
+    #[error("{}: {reason}: skipped", .file.display())]
+    IgnoredFile {
+        /// The file.
+        file: PathBuf,
+        /// Why (not YAML, no document).
+        reason: String,
+    },
+    /// A CRD version with `served: false` (the API server does not serve it either).
+    #[error("CRD {crd}: version {version} is not served: skipped")]
+    UnservedVersion {
+        /// `metadata.name` of the CRD.
+        crd: String,
+        /// The version.
+        version: String,
+    },
+    /// A served version marked deprecated: generated, with its deprecation in the docs.
+    #[error("{group}/{version} {plural} is deprecated{}: generated", .message.as_ref().map(|m| format!(" ({m})")).unwrap_or_default())]
+    DeprecatedVersion {
+        /// Group.
+        group: String,
+        /// Version.
+        version: String,
+        /// Plural.
+        plural: String,
+        /// Its `deprecationWarning`, if any.
+        message: Option<String>,
+    },
+    /// A `group` or `version` filter that matches nothing in the inputs.
+    #[error("--{option} {value} matches nothing in the inputs")]
+    FilterMatchesNothing {
+        /// `group` or `version`.
+        option: &'static str,
+        /// The filter.
+        value: String,
+    },
+}
+
+fn or_none(s: &str) -> &str {
+    if s.is_empty() { "<none>" } else { s }
+}
+
+/// What a run wrote (or found stale) and what it left out.
+#[derive(Clone, Debug, Default)]
+pub struct Report {
+    /// The files written ([`Generator::generate_report`]) or out of date
+    /// ([`Generator::check_report`]).
+    pub files: Vec<PathBuf>,
+    /// What was left out.
+    pub warnings: Vec<Warning>,
 }
 
 /// Builder for a generator run.
@@ -183,57 +275,131 @@ impl Generator {
     }
 
     /// Reads every input into one model and the CRD types, with the group and version
-    /// filters applied.
+    /// filters applied (what was left out: [`Generator::model_report`]).
     pub fn model(&self) -> Result<(ApiModel, Vec<TypeModule>), GenerateError> {
+        self.model_report().map(|(model, types, _)| (model, types))
+    }
+
+    /// [`Generator::model`], plus what was left out; an error when nothing is left.
+    pub fn model_report(&self) -> Result<(ApiModel, Vec<TypeModule>, Vec<Warning>), GenerateError> {
         if self.openapi.is_empty() && self.crds.is_empty() {
             return Err(GenerateError::NoInput);
         }
         let mut model = ApiModel::default();
         let mut types = Vec::new();
+        let mut warnings = Vec::new();
         if !self.crds.is_empty() {
             let set = read_crds(&self.crds).map_err(|e| GenerateError::Crd(Box::new(e)))?;
+            warnings.extend(set.ignored_files.into_iter().map(|f| Warning::IgnoredFile {
+                file: f.file,
+                reason: f.reason.to_owned(),
+            }));
+            warnings.extend(set.skipped.into_iter().map(|d| Warning::NotACrd {
+                file: d.file,
+                document: d.document,
+                api_version: d.api_version,
+                kind: d.kind,
+            }));
+            warnings.extend(set.unserved.into_iter().map(|u| Warning::UnservedVersion {
+                crd: u.crd,
+                version: u.version,
+            }));
             merge(&mut model, set.model)?;
             types = set.types;
         }
         for path in &self.openapi {
             merge(&mut model, read_openapi(path)?)?;
         }
-        self.filter(&mut model);
+        warnings.extend(self.filter(&mut model));
         types.retain(|t| {
             model
                 .groups
                 .get(&t.group)
                 .is_some_and(|g| g.versions.contains_key(&t.version))
         });
-        Ok((model, types))
-    }
-
-    fn filter(&self, model: &mut ApiModel) {
-        if !self.groups.is_empty() {
-            model.groups.retain(|g, _| {
-                self.groups
-                    .iter()
-                    .any(|f| f == g || (g.is_empty() && f == "core"))
+        for (g, group) in &model.groups {
+            for (v, gv) in &group.versions {
+                for (plural, r) in &gv.resources {
+                    if let Some(message) = &r.deprecated {
+                        warnings.push(Warning::DeprecatedVersion {
+                            group: g.clone(),
+                            version: v.clone(),
+                            plural: plural.clone(),
+                            message: message.clone(),
+                        });
+                    }
+                }
+            }
+        }
+        let empty = model
+            .groups
+            .values()
+            .all(|g| g.versions.values().all(|v| v.resources.is_empty()));
+        if empty {
+            return Err(GenerateError::Empty {
+                filtered: !self.groups.is_empty() || !self.versions.is_empty(),
+                warnings,
             });
         }
-        if !self.versions.is_empty() {
-            for (g, group) in &mut model.groups {
-                group.versions.retain(|v, _| {
-                    let gv = if g.is_empty() {
-                        format!("core/{v}")
-                    } else {
-                        format!("{g}/{v}")
-                    };
-                    self.versions.iter().any(|f| *f == *v || *f == gv)
+        Ok((model, types, warnings))
+    }
+
+    /// Applies the group and version filters; a warning for each filter that matches nothing.
+    fn filter(&self, model: &mut ApiModel) -> Vec<Warning> {
+        let mut warnings = Vec::new();
+        let group_matches = |f: &str, g: &str| f == g || (g.is_empty() && f == "core");
+        for f in &self.groups {
+            if !model.groups.keys().any(|g| group_matches(f, g)) {
+                warnings.push(Warning::FilterMatchesNothing {
+                    option: "group",
+                    value: f.clone(),
                 });
+            }
+        }
+        if !self.groups.is_empty() {
+            model
+                .groups
+                .retain(|g, _| self.groups.iter().any(|f| group_matches(f, g)));
+        }
+        if !self.versions.is_empty() {
+            let gv = |g: &str, v: &str| {
+                if g.is_empty() {
+                    format!("core/{v}")
+                } else {
+                    format!("{g}/{v}")
+                }
+            };
+            let version_matches = |f: &str, g: &str, v: &str| f == v || f == gv(g, v);
+            for f in &self.versions {
+                let matched = model
+                    .groups
+                    .iter()
+                    .any(|(g, group)| group.versions.keys().any(|v| version_matches(f, g, v)));
+                if !matched {
+                    warnings.push(Warning::FilterMatchesNothing {
+                        option: "version",
+                        value: f.clone(),
+                    });
+                }
+            }
+            for (g, group) in &mut model.groups {
+                group
+                    .versions
+                    .retain(|v, _| self.versions.iter().any(|f| version_matches(f, g, v)));
             }
             model.groups.retain(|_, g| !g.versions.is_empty());
         }
+        warnings
     }
 
     /// Emits the files in memory.
     pub fn render(&self) -> Result<Vec<GeneratedFile>, GenerateError> {
-        let (model, types) = self.model()?;
+        self.render_report().map(|(files, _)| files)
+    }
+
+    /// [`Generator::render`], plus what was left out.
+    pub fn render_report(&self) -> Result<(Vec<GeneratedFile>, Vec<Warning>), GenerateError> {
+        let (model, types, warnings) = self.model_report()?;
         let opts = EmitOptions {
             paths: RuntimePaths::new(&self.runtime_crate, self.k8s_openapi_crate.as_deref())?,
             types: TypesConfig::with_runtime_crate(&self.runtime_crate)?,
@@ -248,15 +414,23 @@ impl Generator {
             let items = std::mem::take(&mut root.items);
             root.items = quote::quote!(#![doc = include_str!(#path)] #items);
         }
-        Ok(render(&root, &self.layout)?)
+        Ok((render(&root, &self.layout)?, warnings))
     }
 
     /// Writes the files into the output directory (files whose contents are unchanged are
-    /// not rewritten, so cargo does not rebuild for nothing); returns their paths.
+    /// not rewritten, so cargo does not rebuild for nothing); returns their paths. What was
+    /// left out is dropped: see [`Generator::generate_report`].
     pub fn generate(&self) -> Result<Vec<PathBuf>, GenerateError> {
+        self.generate_report().map(|r| r.files)
+    }
+
+    /// [`Generator::generate`], plus what was left out (a build script can print each
+    /// warning as `cargo:warning=...`).
+    pub fn generate_report(&self) -> Result<Report, GenerateError> {
         let out = self.out_dir.as_ref().ok_or(GenerateError::NoOutDir)?;
+        let (files, warnings) = self.render_report()?;
         let mut written = Vec::new();
-        for file in self.render()? {
+        for file in files {
             let path = out.join(&file.path);
             if fs::read_to_string(&path).is_ok_and(|old| old == file.contents) {
                 written.push(path);
@@ -274,15 +448,23 @@ impl Generator {
             })?;
             written.push(path);
         }
-        Ok(written)
+        Ok(Report {
+            files: written,
+            warnings,
+        })
     }
 
     /// The files in the output directory that differ from what [`Generator::generate`] would
     /// write: changed or missing files, and stale `@generated` files that would no longer be
     /// written. Empty when up to date.
     pub fn check(&self) -> Result<Vec<PathBuf>, GenerateError> {
+        self.check_report().map(|r| r.files)
+    }
+
+    /// [`Generator::check`], plus what was left out.
+    pub fn check_report(&self) -> Result<Report, GenerateError> {
         let out = self.out_dir.as_ref().ok_or(GenerateError::NoOutDir)?;
-        let files = self.render()?;
+        let (files, warnings) = self.render_report()?;
         let mut stale = Vec::new();
         for file in &files {
             let path = out.join(&file.path);
@@ -296,7 +478,10 @@ impl Generator {
         collect_generated(out, &mut on_disk)?;
         stale.extend(on_disk.into_iter().filter(|p| !expected.contains(p)));
         stale.sort();
-        Ok(stale)
+        Ok(Report {
+            files: stale,
+            warnings,
+        })
     }
 }
 

@@ -206,11 +206,33 @@ pub fn client_module(type_base: &str) -> String {
 }
 
 /// Parses a name produced by this module (possibly `r#...`) into an [`Ident`].
+///
+/// Never panics: the readers reject names that are not Kubernetes names before they get
+/// here, and a string that still is not an identifier (a bug) is turned into one
+/// ([`snake_name`], prefixed `invalid_`) rather than aborting the generator; the output
+/// then fails to compile where the name is used, not silently elsewhere.
 pub fn ident(name: &str) -> Ident {
     match name.strip_prefix("r#") {
-        Some(raw) => Ident::new_raw(raw, Span::call_site()),
-        None => Ident::new(name, Span::call_site()),
+        Some(raw) if is_plain_ident(raw) && !NON_RAW_KEYWORDS.contains(&raw) => {
+            Ident::new_raw(raw, Span::call_site())
+        }
+        None if is_plain_ident(name) && (!is_keyword(name) || NON_RAW_KEYWORDS.contains(&name)) => {
+            Ident::new(name, Span::call_site())
+        }
+        _ => Ident::new(
+            &format!("invalid_{}", snake_name(name.trim_start_matches("r#"))),
+            Span::call_site(),
+        ),
     }
+}
+
+/// Whether `s` is an identifier of ASCII letters, digits and `_` that is not `_` alone.
+fn is_plain_ident(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && s != "_"
+        && (b[0].is_ascii_alphabetic() || b[0] == b'_')
+        && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_')
 }
 
 /// Hands out unique names in one namespace: the first request for a base name gets it, later
@@ -326,9 +348,15 @@ mod tests {
             "gateway_networking_k8s_io"
         );
         // Every produced name parses as an identifier.
-        for n in ["r#type", "self_", "_1abc", "r#enum"] {
-            let _ = ident(n);
+        for n in ["r#type", "self_", "_1abc", "r#enum", "self", "Self"] {
+            assert_eq!(ident(n).to_string(), n);
         }
+        // Anything else becomes one instead of panicking.
+        assert_eq!(ident("Wid)get").to_string(), "invalid_wid_get");
+        assert_eq!(ident("ü").to_string(), "invalid_field");
+        assert_eq!(ident("type").to_string(), "invalid_type");
+        assert_eq!(ident("r#self").to_string(), "invalid_self");
+        assert_eq!(ident("").to_string(), "invalid_field");
     }
 
     #[test]

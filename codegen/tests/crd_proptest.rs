@@ -9,6 +9,15 @@ use proptest::prelude::*;
 
 const SEED: &str = include_str!("fixtures/widgets.yaml");
 
+/// Cases per property: `PROPTEST_CASES` (at length:
+/// `PROPTEST_CASES=100000 cargo test -p kinform-codegen --release --test crd_proptest`), else 256.
+fn cases() -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(256)
+}
+
 fn run(text: &str) {
     if let Ok(set) = read_crd_str(Path::new("fuzz.yaml"), text) {
         emit_crd_types(&set.types, &TypesConfig::default())
@@ -17,7 +26,7 @@ fn run(text: &str) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, .. ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig::with_cases(cases()))]
 
     #[test]
     fn arbitrary_text_never_panics(text in "(?s).{0,400}") {

@@ -9,13 +9,16 @@
 //! ```
 //!
 //! `--check` writes nothing and exits with status 1, listing the files of DIR that are out of
-//! date, when generating would change DIR. Errors exit with status 2.
+//! date, when generating would change DIR. Errors exit with status 2, among them a run that
+//! leaves nothing to generate. What the inputs hold but the output leaves out (documents that
+//! are not CRDs, files that are not YAML, unserved versions, filters that match nothing) and
+//! deprecated versions are printed as `kinform-gen: warning: ...` lines on stderr.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
-use kinform_codegen::{Generator, Layout};
+use kinform_codegen::{Generator, Layout, Warning};
 
 #[derive(Parser)]
 #[command(
@@ -120,11 +123,14 @@ fn run(mut generator: Generator, common: Common) -> ExitCode {
             root_file: common.root_file,
         });
     if common.check {
-        match generator.check() {
-            Ok(stale) if stale.is_empty() => ExitCode::SUCCESS,
-            Ok(stale) => {
-                eprintln!("kinform-gen: {} file(s) out of date:", stale.len());
-                for path in stale {
+        match generator.check_report() {
+            Ok(report) => {
+                warn(&report.warnings);
+                if report.files.is_empty() {
+                    return ExitCode::SUCCESS;
+                }
+                eprintln!("kinform-gen: {} file(s) out of date:", report.files.len());
+                for path in report.files {
                     eprintln!("  {}", path.display());
                 }
                 ExitCode::from(1)
@@ -132,17 +138,25 @@ fn run(mut generator: Generator, common: Common) -> ExitCode {
             Err(e) => fail(&e),
         }
     } else {
-        match generator.generate() {
-            Ok(files) => {
+        match generator.generate_report() {
+            Ok(report) => {
+                warn(&report.warnings);
                 println!(
                     "kinform-gen: {} file(s) in {}",
-                    files.len(),
+                    report.files.len(),
                     common.out.display()
                 );
                 ExitCode::SUCCESS
             }
             Err(e) => fail(&e),
         }
+    }
+}
+
+/// Prints what the run left out, one warning a line, on stderr.
+fn warn(warnings: &[Warning]) {
+    for w in warnings {
+        eprintln!("kinform-gen: warning: {w}");
     }
 }
 

@@ -5,6 +5,7 @@ pub mod derive;
 pub mod format;
 pub mod imports;
 pub mod informer;
+pub mod markdown;
 pub mod modules;
 pub mod runtime;
 pub mod types;

@@ -5,8 +5,9 @@
 //! `*.yml`, `*.json`, in sorted order so output is deterministic), multi-document streams,
 //! `List` wrappers and empty documents. Documents that are not CRDs (a Namespace shipped in
 //! the same file) are not errors: they are listed in [`CrdSet::skipped`] for the caller to
-//! report. Every *served* version becomes a resource, as the API server serves exactly those;
-//! unserved versions are listed in [`CrdSet::unserved`]. Names, scope, subresources (status,
+//! report, as are files of a directory that are not YAML or JSON or hold no document
+//! ([`CrdSet::ignored_files`]). Every *served* version becomes a resource, as the API server
+//! serves exactly those; unserved versions are listed in [`CrdSet::unserved`]. Names, scope, subresources (status,
 //! scale), printer columns, storage flag and deprecation come from the CRD as
 //! apiextensions-apiserver reads them.
 
@@ -23,6 +24,7 @@ use crate::model::{
 
 use super::crd_error::{CrdError, SchemaError};
 use super::crd_schema::{ResourceIdent, convert_schema};
+use super::names;
 use super::yaml::parse_stream;
 
 /// The path of `autoscaling/v1` `Scale`, the body type of every CRD `scale` subresource.
@@ -41,6 +43,18 @@ pub struct CrdSet {
     pub skipped: Vec<SkippedDocument>,
     /// Versions a CRD declares but does not serve (`served: false`).
     pub unserved: Vec<UnservedVersion>,
+    /// Files of a CRD directory that were not read (not `*.yaml`/`*.yml`/`*.json`) or held
+    /// no document.
+    pub ignored_files: Vec<IgnoredFile>,
+}
+
+/// A file of the input that contributed nothing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IgnoredFile {
+    /// The file.
+    pub file: PathBuf,
+    /// Why: `not a .yaml, .yml or .json file` or `no YAML document`.
+    pub reason: &'static str,
 }
 
 /// A document that was not a CustomResourceDefinition.
@@ -101,6 +115,11 @@ pub fn add_path(set: &mut CrdSet, path: &Path) -> Result<(), CrdError> {
                 .is_some_and(|e| matches!(e, "yaml" | "yml" | "json"));
             if entry.is_dir() || is_yaml {
                 add_path(set, &entry)?;
+            } else {
+                set.ignored_files.push(IgnoredFile {
+                    file: entry,
+                    reason: "not a .yaml, .yml or .json file",
+                });
             }
         }
         Ok(())
@@ -112,10 +131,18 @@ pub fn add_path(set: &mut CrdSet, path: &Path) -> Result<(), CrdError> {
 
 /// Adds the CRDs of one YAML stream to `set`.
 pub fn add_str(set: &mut CrdSet, file: &Path, text: &str) -> Result<(), CrdError> {
+    let mut any = false;
     for doc in parse_stream(file, text)? {
         if let Some(value) = &doc.value {
+            any = true;
             add_document(set, file, doc.index, value, 0)?;
         }
+    }
+    if !any {
+        set.ignored_files.push(IgnoredFile {
+            file: file.to_owned(),
+            reason: "no YAML document",
+        });
     }
     Ok(())
 }
@@ -249,6 +276,53 @@ impl Ctx<'_> {
     }
 }
 
+/// Rejects names the API server rejects (see [`super::names`]): they become Rust names.
+fn validate_names(ctx: &Ctx<'_>, n: &CrdNames) -> Result<(), CrdError> {
+    if !names::is_dns1123_subdomain(&n.group) || !n.group.contains('.') {
+        return Err(ctx.invalid(
+            ".spec.group",
+            format!("{:?} is not a DNS subdomain with at least one dot", n.group),
+        ));
+    }
+    let label = |path: &str, value: &str| {
+        if names::is_dns1035_label(value) {
+            Ok(())
+        } else {
+            Err(ctx.invalid(
+                path,
+                format!("{value:?} is not a DNS-1035 label (lower-case letters, digits, '-')"),
+            ))
+        }
+    };
+    let kind = |path: &str, value: &str| {
+        if names::is_kind(value) {
+            Ok(())
+        } else {
+            Err(ctx.invalid(
+                path,
+                format!(
+                    "{value:?} is not a kind (ASCII letters, digits, '-', starting with a letter)"
+                ),
+            ))
+        }
+    };
+    label(".spec.names.plural", &n.plural)?;
+    kind(".spec.names.kind", &n.kind)?;
+    if let Some(s) = &n.singular {
+        label(".spec.names.singular", s)?;
+    }
+    if let Some(l) = &n.list_kind {
+        kind(".spec.names.listKind", l)?;
+    }
+    for (i, s) in n.short_names.iter().enumerate() {
+        label(&format!(".spec.names.shortNames[{i}]"), s)?;
+    }
+    for (i, c) in n.categories.iter().enumerate() {
+        label(&format!(".spec.names.categories[{i}]"), c)?;
+    }
+    Ok(())
+}
+
 /// Names shared by all versions of a CRD.
 struct CrdNames {
     group: String,
@@ -295,6 +369,7 @@ fn add_crd(set: &mut CrdSet, mut ctx: Ctx<'_>, obj: &Map<String, Value>) -> Resu
         categories: ctx.strings(names, "categories", ".spec.names")?,
         scope,
     };
+    validate_names(&ctx, &crd_names)?;
     let Some(versions) = spec.get("versions").and_then(Value::as_array) else {
         return Err(ctx.invalid(".spec.versions", "must be a non-empty array"));
     };
@@ -318,6 +393,12 @@ fn add_version(
     path: &str,
 ) -> Result<(), CrdError> {
     let name = ctx.str(version, "name", path)?.to_owned();
+    if !names::is_dns1035_label(&name) {
+        return Err(ctx.invalid(
+            &format!("{path}.name"),
+            format!("{name:?} is not a DNS-1035 label (lower-case letters, digits, '-')"),
+        ));
+    }
     if !ctx.bool(version, "served", path)? {
         set.unserved.push(UnservedVersion {
             crd: ctx.crd.clone(),

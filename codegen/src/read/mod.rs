@@ -4,5 +4,6 @@ pub mod crd;
 pub mod crd_error;
 pub mod crd_schema;
 pub mod derive;
+pub mod names;
 pub mod openapi;
 pub mod yaml;

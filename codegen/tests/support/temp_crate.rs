@@ -3,7 +3,7 @@
 //! with `#[path]`). Generated code is only proven by compiling it, in a crate that depends on
 //! the runtime alone, as a user's would.
 //!
-//! Every such crate lives in `target/temp-crates/<name>/`, declares the same dependencies
+//! Every such crate lives in `<target dir>/temp-crates/<name>/`, declares the same dependencies
 //! (the runtime with its `testing` feature, tokio), copies the workspace's `Cargo.lock`, uses
 //! the same profile, and is built `--offline` into ONE shared target dir with the same
 //! `RUSTFLAGS`: the runtime and all its dependencies compile once for all of them, and a
@@ -31,9 +31,15 @@ pub fn workspace() -> PathBuf {
         .to_owned()
 }
 
-/// Where the temporary crates and their shared target dir live.
+/// Where the temporary crates and their shared target dir live: `temp-crates/` in the
+/// target dir of the running build (`CARGO_TARGET_DIR` when set, else the workspace's
+/// `target/`).
 fn root() -> PathBuf {
-    workspace().join("target/temp-crates")
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .unwrap_or_else(|| workspace().join("target"))
+        .join("temp-crates")
 }
 
 /// Writes `content` to `path` unless it already holds exactly that (keeps mtimes, so cargo
@@ -66,6 +72,7 @@ impl TempCrate {
                  kinform = {{ path = {:?}, features = [\"testing\"] }}\n\
                  tokio = {{ version = \"1\", features = [\"rt-multi-thread\", \"macros\"] }}\n\n\
                  [lints.rust]\nwarnings = \"deny\"\n\n\
+                 [lints.clippy]\nall = {{ level = \"warn\", priority = -1 }}\n\n\
                  [profile.dev]\ndebug = false\nincremental = false\n",
                 runtime.display().to_string()
             ),
@@ -92,17 +99,27 @@ impl TempCrate {
     /// Runs `cargo {subcommand}` (`build`, `test`) on the crate in the shared target dir;
     /// panics, naming the crate, when it fails.
     pub fn cargo(&self, subcommand: &str) {
+        self.cargo_with(&[subcommand], &[]);
+    }
+
+    /// Runs `cargo {args[0]} --offline --quiet --manifest-path ... {args[1..]}` with the extra
+    /// environment `env` (e.g. `RUSTDOCFLAGS`), as [`TempCrate::cargo`] does.
+    pub fn cargo_with(&self, args: &[&str], env: &[(&str, &str)]) {
+        let (subcommand, rest) = args.split_first().expect("a cargo subcommand");
         let status = Command::new(env!("CARGO"))
             .args([subcommand, "--offline", "--quiet", "--manifest-path"])
             .arg(self.dir.join("Cargo.toml"))
+            .args(rest)
             .env("CARGO_TARGET_DIR", root().join("target"))
             .env("RUSTFLAGS", RUSTFLAGS)
             .env_remove("CARGO_ENCODED_RUSTFLAGS")
+            .envs(env.iter().copied())
             .status()
             .expect("cargo runs");
         assert!(
             status.success(),
-            "cargo {subcommand} failed for the temporary crate {}",
+            "cargo {} failed for the temporary crate {}",
+            args.join(" "),
             self.dir.display()
         );
     }

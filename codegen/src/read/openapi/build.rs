@@ -23,8 +23,9 @@ use crate::model::{ApiModel, ResourceDef, RootType, Scope, Subresource, Verb};
 
 use super::OpenApiError;
 use super::operations::{Action, Operation, Parsed};
-use super::paths::parse_path;
+use super::paths::{PathInfo, parse_path};
 use super::type_path::k8s_openapi_path;
+use crate::read::names;
 
 #[derive(Default)]
 struct ResourceAcc {
@@ -35,6 +36,8 @@ struct ResourceAcc {
     root: BTreeMap<u8, String>,
     subresources: BTreeMap<String, SubAcc>,
     file: PathBuf,
+    /// JSON pointer of the resource's first operation, for errors.
+    pointer: String,
 }
 
 #[derive(Default)]
@@ -49,12 +52,14 @@ pub fn build_model(parsed: &Parsed) -> Result<ApiModel, OpenApiError> {
     let mut resources: BTreeMap<(String, String, String), ResourceAcc> = BTreeMap::new();
     for op in &parsed.operations {
         let info = parse_path(&op.path).ok_or_else(|| structure(op, "not a resource path"))?;
+        check_names(op, &info)?;
         let acc = resources
             .entry((info.group, info.version, info.plural))
             .or_default();
         acc.namespaced |= info.namespaced;
         if acc.file.as_os_str().is_empty() {
             acc.file = op.file.clone();
+            acc.pointer = pointer(op);
         }
         match info.subresource {
             None => add_resource_op(acc, op)?,
@@ -74,16 +79,61 @@ pub fn build_model(parsed: &Parsed) -> Result<ApiModel, OpenApiError> {
     Ok(model)
 }
 
+/// Rejects group, version, plural and subresource names the API server could not serve
+/// (see [`crate::read::names`]): they become Rust names.
+fn check_names(op: &Operation, info: &PathInfo) -> Result<(), OpenApiError> {
+    if !info.group.is_empty() && !names::is_dns1123_subdomain(&info.group) {
+        return Err(structure(
+            op,
+            format!("group {:?} is not a DNS subdomain", info.group),
+        ));
+    }
+    let labels = [
+        ("version", Some(&info.version)),
+        ("resource", Some(&info.plural)),
+    ];
+    let sub = [("subresource", info.subresource.as_ref())];
+    for (what, value) in labels.into_iter().chain(sub) {
+        if let Some(value) = value
+            && !names::is_dns1035_label(value)
+        {
+            return Err(structure(
+                op,
+                format!(
+                    "{what} {value:?} is not a DNS-1035 label (lower-case letters, digits, '-')"
+                ),
+            ));
+        }
+    }
+    if let Some(gvk) = &op.gvk
+        && !names::is_kind(&gvk.kind)
+    {
+        return Err(structure(
+            op,
+            format!(
+                "x-kubernetes-group-version-kind: kind {:?} is not a kind",
+                gvk.kind
+            ),
+        ));
+    }
+    Ok(())
+}
+
 fn structure(op: &Operation, message: impl Into<String>) -> OpenApiError {
     OpenApiError::Structure {
         path: op.file.clone(),
-        pointer: format!(
-            "/paths/{}/{}",
-            op.path.replace('~', "~0").replace('/', "~1"),
-            op.method
-        ),
+        pointer: pointer(op),
         message: message.into(),
     }
+}
+
+/// The JSON pointer of an operation: `/paths/<path>/<method>`.
+fn pointer(op: &Operation) -> String {
+    format!(
+        "/paths/{}/{}",
+        op.path.replace('~', "~0").replace('/', "~1"),
+        op.method
+    )
 }
 
 fn add_resource_op(acc: &mut ResourceAcc, op: &Operation) -> Result<(), OpenApiError> {
@@ -151,7 +201,7 @@ fn add_subresource_op(acc: &mut SubAcc, op: &Operation) {
 fn finish(plural: &str, acc: ResourceAcc, parsed: &Parsed) -> Result<ResourceDef, OpenApiError> {
     let missing = |what: &str| OpenApiError::Structure {
         path: acc.file.clone(),
-        pointer: "/paths".to_owned(),
+        pointer: acc.pointer.clone(),
         message: format!("resource `{plural}`: {what}"),
     };
     let (kind, _) = acc
@@ -166,7 +216,7 @@ fn finish(plural: &str, acc: ResourceAcc, parsed: &Parsed) -> Result<ResourceDef
         .ok_or_else(|| missing("no operation names the resource's schema"))?;
     let root = external(&root_schema).ok_or_else(|| {
         missing(&format!(
-            "schema `{root_schema}` has no k8s-openapi type (not under io.k8s.)"
+            "schema `{root_schema}` has no k8s-openapi type (not under io.k8s., or not a Rust path)"
         ))
     })?;
     let mut subresources = BTreeMap::new();

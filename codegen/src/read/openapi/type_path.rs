@@ -8,14 +8,22 @@
 //! `k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService`. `*List`
 //! definitions have no k8s-openapi type (it uses a generic `List<T>`) and are never mapped.
 
+use crate::read::names::is_rust_path_segment;
+
 /// The crate name the mapped paths start with; emitters replace it with the configured path.
 pub const K8S_OPENAPI: &str = "k8s_openapi";
 
-/// Maps a definition name to its k8s-openapi path, `None` for names outside `io.k8s.`.
+/// Maps a definition name to its k8s-openapi path, `None` for names outside `io.k8s.` and
+/// for names with a segment that is not a Rust identifier (`io.k8s.api.core.v1.Wid)get`: no
+/// k8s-openapi type can have that path).
 pub fn k8s_openapi_path(definition: &str) -> Option<String> {
     let rest = definition.strip_prefix("io.k8s.")?;
     let parts: Vec<&str> = rest.split('.').collect();
-    if parts.len() < 2 || parts.iter().any(|p| p.is_empty()) {
+    if parts.len() < 2
+        || parts
+            .iter()
+            .any(|p| !is_rust_path_segment(&p.replace('-', "_")))
+    {
         return None;
     }
     let (ty, modules) = parts.split_last()?;
@@ -53,5 +61,7 @@ mod tests {
         );
         assert_eq!(k8s_openapi_path("com.example.Foo"), None);
         assert_eq!(k8s_openapi_path("io.k8s.Foo"), None);
+        assert_eq!(k8s_openapi_path("io.k8s.api.core.v1.Wid)get"), None);
+        assert_eq!(k8s_openapi_path("io.k8s.api.co re.v1.Pod"), None);
     }
 }

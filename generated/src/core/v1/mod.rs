@@ -239,17 +239,19 @@ pub mod config_map_client;
 ///
 /// Endpoints is a collection of endpoints that implement the actual service. Example:
 ///
-/// Name: "mysvc",
-/// Subsets: [
-/// {
-/// Addresses: [{"ip": "10.10.1.1"}, {"ip": "10.10.2.2"}],
-/// Ports: [{"name": "a", "port": 8675}, {"name": "b", "port": 309}]
-/// },
-/// {
-/// Addresses: [{"ip": "10.10.3.3"}],
-/// Ports: [{"name": "a", "port": 93}, {"name": "b", "port": 76}]
-/// },
+/// ```text
+///  Name: "mysvc",
+///  Subsets: [
+///    {
+///      Addresses: [{"ip": "10.10.1.1"}, {"ip": "10.10.2.2"}],
+///      Ports: [{"name": "a", "port": 8675}, {"name": "b", "port": 309}]
+///    },
+///    {
+///      Addresses: [{"ip": "10.10.3.3"}],
+///      Ports: [{"name": "a", "port": 93}, {"name": "b", "port": 76}]
+///    },
 /// ]
+/// ```
 ///
 /// Endpoints is a legacy API and does not contain information about all Service features. Use discoveryv1.EndpointSlice for complete information about Service endpoints.
 ///
