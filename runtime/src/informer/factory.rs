@@ -240,21 +240,38 @@ struct FactoryInner {
 
 /// Shares one informer per (type, namespace, label selector, field selector). Cheap to clone.
 ///
-/// ```no_run
-/// # async fn demo(client: kinform_client::Client) -> Result<(), Box<dyn std::error::Error>> {
-/// use std::time::Duration;
-/// use k8s_openapi::api::core::v1::Pod;
-/// use kinform_runtime::informer::{EventHandlerFns, InformerFactory};
+/// Against the in-process `TestApiServer` here; with a cluster the client comes from
+/// `Client::try_default()`:
 ///
-/// let factory = InformerFactory::new(client);
-/// let pods = factory.informer::<Pod>();
-/// pods.add_event_handler(EventHandlerFns::new().on_add(|pod: &std::sync::Arc<Pod>, _| {
-///     println!("added {:?}", pod.metadata.name);
-/// }));
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use std::sync::Arc;
+/// use std::time::Duration;
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use kinform_runtime::informer::{EventHandlerFns, InformerFactory};
+/// use kinform_testserver::TestApiServer;
+/// use tokio::sync::mpsc;
+///
+/// let server = TestApiServer::start().await?;
+/// let factory = InformerFactory::new(server.client()?);
+/// let (added, mut seen) = mpsc::unbounded_channel();
+/// factory.informer::<ConfigMap>().add_event_handler(EventHandlerFns::new().on_add(
+///     move |cm: &Arc<ConfigMap>, _in_initial_list| {
+///         let _ = added.send(cm.metadata.name.clone());
+///     },
+/// ));
 /// factory.start();
 /// factory.wait_for_cache_sync(Duration::from_secs(30)).await?;
-/// let lister = factory.lister::<Pod>();
-/// println!("{} pods", lister.list_all().len());
+///
+/// server.create_object(serde_json::json!({
+///     "apiVersion": "v1", "kind": "ConfigMap",
+///     "metadata": {"name": "settings", "namespace": "default"}
+/// }))?;
+/// let name = tokio::time::timeout(Duration::from_secs(10), seen.recv()).await?;
+/// assert_eq!(name.flatten().as_deref(), Some("settings"));
+/// // The same informer (one list-and-watch) serves every lister of the type.
+/// assert_eq!(factory.lister::<ConfigMap>().list_all().len(), 1);
 /// factory.shutdown().await;
 /// # Ok(()) }
 /// ```
