@@ -5,14 +5,12 @@
 //! In `build.rs` (the whole file, and the `include!` of its output):
 //!
 //! ```no_run
-//! // build.rs
-//! fn main() {
-//!     println!("cargo:rerun-if-changed=crds");
-//!     let out_dir = std::env::var("OUT_DIR").expect("cargo sets OUT_DIR");
-//!     if let Err(e) = kinform_codegen::Generator::new().crd_dir("crds").out_dir(out_dir).generate() {
-//!         eprintln!("kinform-gen: {e}"); // names the file and the schema path
-//!         std::process::exit(1);
-//!     }
+//! // build.rs, the body of its `fn main()`:
+//! println!("cargo:rerun-if-changed=crds");
+//! let out_dir = std::env::var("OUT_DIR").expect("cargo sets OUT_DIR");
+//! if let Err(e) = kinform_codegen::Generator::new().crd_dir("crds").out_dir(out_dir).generate() {
+//!     eprintln!("kinform-gen: {e}"); // names the file and the schema path
+//!     std::process::exit(1);
 //! }
 //! // src/lib.rs: pub mod generated { include!(concat!(env!("OUT_DIR"), "/kinform_generated.rs")); }
 //! ```
