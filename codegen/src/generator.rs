@@ -2,14 +2,51 @@
 //! builder collecting inputs and options, then [`Generator::generate`] (write) or
 //! [`Generator::check`] (compare with what is on disk).
 //!
+//! In `build.rs` (the whole file, and the `include!` of its output):
+//!
 //! ```no_run
-//! // build.rs
-//! kinform_codegen::Generator::new()
-//!     .crd_dir("crds")
-//!     .out_dir(std::env::var("OUT_DIR").unwrap())
-//!     .generate()
-//!     .unwrap();
-//! // src/lib.rs: mod generated { include!(concat!(env!("OUT_DIR"), "/kinform_generated.rs")); }
+//! // build.rs, the body of its `fn main()`:
+//! println!("cargo:rerun-if-changed=crds");
+//! let out_dir = std::env::var("OUT_DIR").expect("cargo sets OUT_DIR");
+//! if let Err(e) = kinform_codegen::Generator::new().crd_dir("crds").out_dir(out_dir).generate() {
+//!     eprintln!("kinform-gen: {e}"); // names the file and the schema path
+//!     std::process::exit(1);
+//! }
+//! // src/lib.rs: pub mod generated { include!(concat!(env!("OUT_DIR"), "/kinform_generated.rs")); }
+//! ```
+//!
+//! (`no_run` only because a doc test has no `OUT_DIR`; `examples/crd-codegen` in the
+//! repository is exactly this build script and `include!`, built and run by its test.) What
+//! it writes, from a CRD:
+//!
+//! ```
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let crds = tempfile::tempdir()?;
+//! std::fs::write(crds.path().join("foos.yaml"), r#"
+//! apiVersion: apiextensions.k8s.io/v1
+//! kind: CustomResourceDefinition
+//! metadata: {name: foos.example.com}
+//! spec:
+//!   group: example.com
+//!   scope: Namespaced
+//!   names: {kind: Foo, plural: foos}
+//!   versions:
+//!   - name: v1
+//!     served: true
+//!     storage: true
+//!     schema:
+//!       openAPIV3Schema:
+//!         type: object
+//!         properties:
+//!           spec: {type: object, properties: {size: {type: integer}}}
+//! "#)?;
+//! let out = tempfile::tempdir()?;
+//! kinform_codegen::Generator::new().crd_dir(crds.path()).out_dir(out.path()).generate()?;
+//! let code = std::fs::read_to_string(out.path().join("kinform_generated.rs"))?;
+//! for item in ["pub struct Foo ", "pub struct FooSpec", "FooClient", "FooLister", "FooInformer"] {
+//!     assert!(code.contains(item), "{item}");
+//! }
+//! # Ok(()) }
 //! ```
 //!
 //! The default layout is one file, `kinform_generated.rs`, for `include!`; the CLI writes a

@@ -9,7 +9,8 @@
 //! [`custom_resource_definition`] assembles one version's CRD from a [`CrdDescription`] the
 //! macro emits (failing with [`CrdError`], never silently dropping, when a hand-written
 //! schema is not a `JSONSchemaProps`); [`merge_crds`] joins the single-version CRDs of several modules into one CRD
-//! with exactly one storage version, as kube-core's `merge_crds` does.
+//! with exactly one storage version, as kube-core's `merge_crds` does; [`to_yaml`] prints
+//! a CRD for `kubectl apply -f -` (derived types' `Foo::crd_yaml()`).
 //!
 //! Available with the `derive` feature. Spec and status types derive `schemars::JsonSchema`
 //! from schemars 1 (the version re-exported here as [`schemars`]).
@@ -18,6 +19,7 @@ mod build;
 mod error;
 mod merge;
 mod structural;
+mod yaml;
 
 pub use build::{
     CrdDescription, PrinterColumnDef, ScaleDef, ValidationRuleDef, custom_resource_definition,
@@ -26,6 +28,7 @@ pub use build::{
 pub use error::CrdError;
 pub use merge::{MergeError, merge_crds};
 pub use structural::{schema_for, structural_schema};
+pub use yaml::to_yaml;
 
 /// Re-exported so derived code (and users' `#[schemars(crate = ...)]`) can name it through
 /// `kinform`.

@@ -11,7 +11,11 @@
 //!
 //! [`HasMetadata`]'s provided methods are the accessors kube-rs users know from
 //! `ResourceExt` (`name_any`, `namespace`, `labels`, `annotations`, `owner_references`,
-//! `finalizers`, `uid`, `resource_version`), borrowed, never cloned.
+//! `finalizers`, `uid`, `resource_version`, `creation_timestamp`, `managed_fields` and the
+//! `_mut` forms), borrowed, never cloned: kube-rs answers owned `String`s where these answer
+//! `&str`, and `""` where it answers `None` for an unset name, uid or resourceVersion (an
+//! unset and an empty value mean the same to the API server). kube-rs's panicking
+//! `name_unchecked` has no counterpart: [`HasMetadata::name`] answers `""` instead.
 //!
 //! Every k8s-openapi type with `ObjectMeta` gets both through blanket impls, as kube-core does;
 //! generated and derived custom resource types implement them directly.
@@ -20,7 +24,9 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
+    ManagedFieldsEntry, ObjectMeta, OwnerReference, Time,
+};
 use serde::{Deserialize, Serialize, de::DeserializeOwned};
 
 /// Whether objects of a resource live inside a namespace.
@@ -85,6 +91,51 @@ pub trait HasMetadata: Send + Sync + 'static {
     /// `metadata.finalizers`, empty when unset.
     fn finalizers(&self) -> &[String] {
         self.metadata().finalizers.as_deref().unwrap_or(&[])
+    }
+    /// `metadata.managedFields`, empty when unset (informer caches drop it unless asked to
+    /// keep it).
+    fn managed_fields(&self) -> &[ManagedFieldsEntry] {
+        self.metadata().managed_fields.as_deref().unwrap_or(&[])
+    }
+    /// `metadata.creationTimestamp`, set by the API server on create.
+    fn creation_timestamp(&self) -> Option<&Time> {
+        self.metadata().creation_timestamp.as_ref()
+    }
+    /// `metadata.deletionTimestamp`: set once deletion was asked for while finalizers hold
+    /// the object.
+    fn deletion_timestamp(&self) -> Option<&Time> {
+        self.metadata().deletion_timestamp.as_ref()
+    }
+    /// `metadata.generation`: the version of the desired state (spec) on kinds that track
+    /// it, `None` on others.
+    fn generation(&self) -> Option<i64> {
+        self.metadata().generation
+    }
+    /// `metadata.labels` to change, created empty when unset.
+    fn labels_mut(&mut self) -> &mut BTreeMap<String, String> {
+        self.metadata_mut().labels.get_or_insert_with(BTreeMap::new)
+    }
+    /// `metadata.annotations` to change, created empty when unset.
+    fn annotations_mut(&mut self) -> &mut BTreeMap<String, String> {
+        self.metadata_mut()
+            .annotations
+            .get_or_insert_with(BTreeMap::new)
+    }
+    /// `metadata.ownerReferences` to change, created empty when unset.
+    fn owner_references_mut(&mut self) -> &mut Vec<OwnerReference> {
+        self.metadata_mut()
+            .owner_references
+            .get_or_insert_with(Vec::new)
+    }
+    /// `metadata.finalizers` to change, created empty when unset.
+    fn finalizers_mut(&mut self) -> &mut Vec<String> {
+        self.metadata_mut().finalizers.get_or_insert_with(Vec::new)
+    }
+    /// `metadata.managedFields` to change, created empty when unset.
+    fn managed_fields_mut(&mut self) -> &mut Vec<ManagedFieldsEntry> {
+        self.metadata_mut()
+            .managed_fields
+            .get_or_insert_with(Vec::new)
     }
 }
 
@@ -287,5 +338,61 @@ mod tests {
         assert_eq!(pod.name_any(), "web-1");
         assert_eq!(pod.labels()["app"], "web");
         assert_eq!(pod.finalizers(), ["example.com/hold"]);
+    }
+
+    #[test]
+    fn identity_and_time_accessors() {
+        let mut pod = Pod::default();
+        assert_eq!((pod.uid(), pod.resource_version()), ("", ""));
+        assert_eq!(pod.namespace(), None);
+        assert!(pod.creation_timestamp().is_none() && pod.deletion_timestamp().is_none());
+        assert!(pod.managed_fields().is_empty() && pod.generation().is_none());
+        // An empty namespace is no namespace, as the API server reads it.
+        pod.metadata.namespace = Some(String::new());
+        assert_eq!(pod.namespace(), None);
+        let created: Time = serde_json::from_str("\"2026-01-02T03:04:05Z\"").unwrap();
+        pod.metadata = ObjectMeta {
+            name: Some("web".into()),
+            namespace: Some("prod".into()),
+            uid: Some("0b7c".into()),
+            resource_version: Some("42".into()),
+            generation: Some(3),
+            creation_timestamp: Some(created.clone()),
+            deletion_timestamp: Some(created.clone()),
+            managed_fields: Some(vec![ManagedFieldsEntry {
+                manager: Some("kubectl".into()),
+                ..Default::default()
+            }]),
+            ..Default::default()
+        };
+        assert_eq!(pod.namespace(), Some("prod"));
+        assert_eq!((pod.uid(), pod.resource_version()), ("0b7c", "42"));
+        assert_eq!(pod.generation(), Some(3));
+        assert_eq!(pod.creation_timestamp(), Some(&created));
+        assert_eq!(pod.deletion_timestamp(), Some(&created));
+        assert_eq!(pod.managed_fields()[0].manager.as_deref(), Some("kubectl"));
+    }
+
+    #[test]
+    fn mut_accessors_create_what_is_unset() {
+        let mut pod = Pod::default();
+        pod.labels_mut().insert("app".into(), "web".into());
+        pod.annotations_mut().insert("note".into(), "x".into());
+        pod.finalizers_mut().push("example.com/hold".into());
+        pod.owner_references_mut().push(OwnerReference {
+            name: "rs".into(),
+            ..Default::default()
+        });
+        pod.managed_fields_mut().clear();
+        assert_eq!(pod.metadata.labels.as_ref().unwrap()["app"], "web");
+        assert_eq!(pod.metadata.annotations.as_ref().unwrap()["note"], "x");
+        assert_eq!(pod.finalizers(), ["example.com/hold"]);
+        assert_eq!(pod.owner_references()[0].name, "rs");
+        assert_eq!(pod.metadata.managed_fields, Some(vec![]));
+        // Existing values are changed in place, not replaced.
+        pod.labels_mut().insert("tier".into(), "front".into());
+        assert_eq!(pod.labels().len(), 2);
+        pod.finalizers_mut().retain(|f| f != "example.com/hold");
+        assert!(pod.finalizers().is_empty());
     }
 }

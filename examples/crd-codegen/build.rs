@@ -1,5 +1,6 @@
 //! Generates the types, clients, listers and informers of every CRD in `crds/` into OUT_DIR,
-//! as a user's build script would (prost-build style).
+//! as a user's build script would (prost-build style). The README's build.rs snippet is this
+//! file, and `src/lib.rs` its `include!`: keep them the same.
 
 fn main() {
     println!("cargo:rerun-if-changed=crds");

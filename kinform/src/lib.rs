@@ -25,6 +25,43 @@
 //! Objects are decoded once and shared as [`Arc<K>`](std::sync::Arc) between the FIFO, the
 //! indexer, event handlers and listers. Keys are `namespace/name`, or `name` for
 //! cluster-scoped objects, as client-go's `MetaNamespaceKeyFunc`.
+//!
+//! # A first program
+//!
+//! A client, a typed [`Api`], and a shared informer whose [`lister`] answers from its cache,
+//! here against the in-process [`testing::TestApiServer`] (feature `testing`; with a cluster,
+//! [`Client::try_default`] reads the kubeconfig, then the in-cluster service account):
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use std::time::Duration;
+//! use k8s_openapi::api::core::v1::ConfigMap;
+//! use kinform::client::PostParams;
+//! use kinform::informer::InformerFactory;
+//! use kinform::testing::TestApiServer;
+//! use kinform::{Api, HasMetadata};
+//!
+//! let server = TestApiServer::start().await?;
+//! let client = server.client()?;
+//! let configmaps: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+//! let mut cm = ConfigMap::default();
+//! cm.metadata.name = Some("settings".into());
+//! configmaps.create(&PostParams::default(), &cm).await?;
+//!
+//! let factory = InformerFactory::builder(client).test_backoff().build();
+//! let lister = factory.lister::<ConfigMap>();
+//! factory.start();
+//! factory.wait_for_cache_sync(Duration::from_secs(30)).await?;
+//! assert_eq!(lister.get("default", "settings").unwrap().key(), "default/settings");
+//! factory.shutdown().await;
+//! # Ok(()) }
+//! ```
+//!
+//! Where to go next: [`controller::Controller`] (informers, a rate-limited workqueue and
+//! workers), [`CustomResource`] (feature `derive`), `kinform_codegen::Generator` (types,
+//! clients and informers from CRD YAML in `build.rs`), and, coming from kube-rs,
+//! [`docs::kube_rs_migration`].
 
 pub use kinform_client as client;
 #[cfg(feature = "derive")]
@@ -56,3 +93,9 @@ pub use kinform_macros::api_group;
 
 /// Re-exported so that generated and derived code can name it through `kinform`.
 pub use k8s_openapi;
+
+/// Guides. Their Rust examples are doc tests, run against `TestApiServer`.
+pub mod docs {
+    #[doc = include_str!("../../docs/kube-rs-migration.md")]
+    pub mod kube_rs_migration {}
+}

@@ -1,4 +1,5 @@
-//! Expansion: the root type, its serde, `HasMetadata` / `Resource` impls, `new` and `crd`,
+//! Expansion: the root type, its serde, `HasMetadata` / `Resource` impls, `new`, `crd` and
+//! `crd_yaml`,
 //! then the typed client, lister, informer and factory accessor from kinform-codegen's
 //! resource emitters (through `resource_items`), the same tokens
 //! `kinform-gen` writes into a resource module.
@@ -270,6 +271,13 @@ pub fn expand(
                     ::core::result::Result::Ok(crd) => crd,
                     ::core::result::Result::Err(e) => ::core::panic!("{}", e),
                 }
+            }
+
+            /// [`Self::crd`] as a YAML document, for `kubectl apply -f -` (kube-rs users print
+            /// it with `serde_yaml`; no YAML crate is needed here). Panics where [`Self::crd`]
+            /// does; [`Self::try_crd`] with `crd::to_yaml` does not.
+            pub fn crd_yaml() -> ::std::string::String {
+                #rt::crd::to_yaml(&Self::crd())
             }
         }
 

@@ -59,17 +59,57 @@ use proc_macro::TokenStream;
 
 /// Derives a custom resource from its spec struct.
 ///
-/// ```ignore
+/// ```
+/// use kinform::CustomResource;
+/// use schemars::JsonSchema;
+/// use serde::{Deserialize, Serialize};
+///
 /// #[derive(CustomResource, Clone, Debug, Serialize, Deserialize, JsonSchema)]
 /// #[kinform(group = "example.com", version = "v1", kind = "Foo", namespaced,
 ///           status = "FooStatus", shortname = "fo", printcolumn(name = "Size",
 ///           type = "integer", json_path = ".spec.size"))]
-/// pub struct FooSpec { size: i32 }
+/// pub struct FooSpec {
+///     size: i32,
+/// }
+///
+/// #[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+/// pub struct FooStatus {
+///     ready: bool,
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use std::time::Duration;
+/// use kinform::client::PostParams;
+/// use kinform::informer::InformerFactory;
+/// use kinform::testing::TestApiServer;
+///
+/// let server = TestApiServer::start().await?;
+/// server.register_crd_yaml(&Foo::crd_yaml())?; // `kubectl apply -f -` with a cluster
+/// let client = server.client()?;
+///
+/// let foos = FooClient::new(client.clone(), "default");
+/// let mut foo = Foo::new("a", FooSpec { size: 3 });
+/// foo.metadata.namespace = Some("default".into());
+/// foos.create(&PostParams::default(), &foo).await?;
+///
+/// foo = foos.get("a").await?;
+/// foo.status = Some(FooStatus { ready: true });
+/// foos.replace_status("a", &PostParams::default(), &foo).await?; // status subresource
+///
+/// let factory = InformerFactory::new(client);
+/// let lister: FooLister = factory.foos().lister(); // FooInformerExt
+/// factory.start();
+/// factory.wait_for_cache_sync(Duration::from_secs(30)).await?;
+/// let cached = lister.get("default", "a").expect("synced");
+/// assert_eq!((cached.spec.size, cached.status.as_ref().map(|s| s.ready)), (3, Some(true)));
+/// factory.shutdown().await;
+/// # Ok(()) }
 /// ```
 ///
-/// generates `Foo { metadata, spec, status }` with `Foo::new(name, spec)` and `Foo::crd()`,
-/// `impl kinform::Resource`, and `FooClient`, `FooLister`, `FooInformer` and
-/// `FooInformerExt` (`factory.foos()`).
+/// The derive generates `Foo { metadata, spec, status }` with `Foo::new(name, spec)`, `Foo::crd()` and
+/// `Foo::crd_yaml()`, `impl kinform::Resource`, and `FooClient`, `FooLister`, `FooInformer`
+/// and `FooInformerExt` (`factory.foos()`).
 ///
 /// Attributes: `#[kinform(...)]`, every one of kube-derive's `#[kube(...)]` with the same
 /// key; the table in the crate documentation lists them with the few differences. Required:
@@ -97,24 +137,37 @@ pub fn derive_custom_resource(input: TokenStream) -> TokenStream {
 /// The group-level accessors of the derived resources in a module, as generated code has them:
 /// `client.example_com_v1().foos("ns")` and `factory.example_com().v1().foos().lister()`.
 ///
-/// ```ignore
+/// ```
 /// #[kinform::api_group(group = "example.com")]
 /// pub mod api {
 ///     pub mod v1 {
-///         use super::*;
+///         use kinform::CustomResource;
+///         use schemars::JsonSchema;
+///         use serde::{Deserialize, Serialize};
+///
 ///         #[derive(CustomResource, Clone, Debug, Serialize, Deserialize, JsonSchema)]
 ///         #[kinform(version = "v1", kind = "Foo", namespaced)]
-///         pub struct FooSpec { size: i32 }
+///         pub struct FooSpec { pub size: i32 }
 ///
 ///         #[derive(CustomResource, Clone, Debug, Serialize, Deserialize, JsonSchema)]
 ///         #[kinform(version = "v1", kind = "Bar")]
-///         pub struct BarSpec { city: String }
+///         pub struct BarSpec { pub city: String }
 ///     }
 /// }
 ///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// use api::prelude::*;
-/// let foos = client.example_com_v1().foos("ns");     // FooClient
-/// let bars = factory.example_com().v1().bars().lister();
+/// # let server = kinform::testing::TestApiServer::start().await?;
+/// # server.register_crd_yaml(&api::v1::Foo::crd_yaml())?;
+/// # server.register_crd_yaml(&api::v1::Bar::crd_yaml())?;
+/// # let client = server.client()?;
+/// # let factory = kinform::informer::InformerFactory::new(client.clone());
+/// let foos = client.example_com_v1().foos("ns"); // FooClient
+/// assert!(foos.list(&Default::default()).await?.items.is_empty());
+/// let bars = factory.example_com().v1().bars().lister(); // BarLister
+/// # assert!(bars.list_all().is_empty());
+/// # Ok(()) }
 /// ```
 ///
 /// Goes on an inline module; every `#[derive(CustomResource)]` with `#[kinform(...)]` inside

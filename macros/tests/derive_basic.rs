@@ -178,6 +178,30 @@ fn serde_writes_api_version_and_kind() {
     assert!(v.get("status").is_none());
 }
 
+/// `crd_yaml()` is YAML (not JSON) that a YAML reader turns back into `crd()` exactly, for
+/// a CRD with printer columns, CEL rules, short names and categories, one with a one-of
+/// schema, and a merged multi-version CRD through `crd::to_yaml`.
+#[test]
+fn crd_yaml_parses_back_to_the_crd() {
+    use kinform::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    let parse = |text: &str| -> CustomResourceDefinition {
+        serde_saphyr::from_str(text).unwrap_or_else(|e| panic!("{e}\n{text}"))
+    };
+    for (yaml, crd) in [
+        (Widget::crd_yaml(), Widget::crd()),
+        (Shape::crd_yaml(), Shape::crd()),
+        (v1::Gadget::crd_yaml(), v1::Gadget::crd()),
+    ] {
+        assert!(
+            yaml.starts_with("apiVersion: apiextensions.k8s.io/v1"),
+            "{yaml}"
+        );
+        assert_eq!(parse(&yaml), crd);
+    }
+    let merged = merge_crds(vec![v1::Gadget::crd(), v2::Gadget::crd()], "v2").unwrap();
+    assert_eq!(parse(&kinform::crd::to_yaml(&merged)), merged);
+}
+
 #[test]
 fn crd_describes_everything() {
     let crd = serde_json::to_value(Widget::crd()).unwrap();

@@ -14,6 +14,38 @@ use kinform_core::resource::HasMetadata;
 use kinform_core::selector::LabelSelector;
 
 /// Reads objects of type `K` from a cache.
+///
+/// Usually from [`InformerFactory::lister`](crate::informer::InformerFactory::lister):
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use std::time::Duration;
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use kinform_core::LabelSelector;
+/// use kinform_runtime::informer::InformerFactory;
+/// use kinform_testserver::TestApiServer;
+///
+/// let server = TestApiServer::start().await?;
+/// server.create_namespace("prod")?;
+/// for (ns, name, app) in [("default", "a", "web"), ("prod", "b", "web"), ("prod", "c", "db")] {
+///     server.create_object(serde_json::json!({
+///         "apiVersion": "v1", "kind": "ConfigMap",
+///         "metadata": {"name": name, "namespace": ns, "labels": {"app": app}}
+///     }))?;
+/// }
+/// let factory = InformerFactory::new(server.client()?);
+/// let configmaps = factory.lister::<ConfigMap>();
+/// factory.start();
+/// factory.wait_for_cache_sync(Duration::from_secs(30)).await?;
+///
+/// assert!(configmaps.get("prod", "b").is_some());
+/// assert_eq!(configmaps.get_by_key("default/a").unwrap().metadata.name.as_deref(), Some("a"));
+/// assert_eq!(configmaps.list(&LabelSelector::parse("app=web")?).len(), 2);
+/// assert_eq!(configmaps.namespaced("prod").list_all().len(), 2);
+/// factory.shutdown().await;
+/// # Ok(()) }
+/// ```
 pub struct Lister<K> {
     store: Store<K>,
 }

@@ -93,13 +93,27 @@
 //!   the kubelet's idle timeout, and the kubelet's plain-text refusals of a SPDY upgrade
 //!   (answered as `Status` objects here, without `X-Accepted-Stream-Protocol-Versions`).
 //!
-//! ```no_run
-//! # async fn demo() -> Result<(), kinform_testserver::TestServerError> {
+//! A test starts a server, gets a client bound to it, and uses the real API (here
+//! `kinform_client::Api`; kubectl works too, with [`TestApiServer::write_kubeconfig`]):
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use k8s_openapi::api::core::v1::ConfigMap;
+//! use kinform_client::{Api, PostParams};
 //! use kinform_testserver::TestApiServer;
+//!
 //! let server = TestApiServer::builder().history_window(1000).start().await?;
 //! server.create_namespace("demo")?;
-//! println!("{}", server.url());
-//! server.faults().drop_watches();
+//! let configmaps: Api<ConfigMap> = Api::namespaced(server.client()?, "demo");
+//! let mut cm = ConfigMap::default();
+//! cm.metadata.name = Some("settings".into());
+//! let created = configmaps.create(&PostParams::default(), &cm).await?;
+//! // The server's answer, as kube-apiserver's: uid, resourceVersion, creationTimestamp.
+//! assert!(created.metadata.uid.is_some() && created.metadata.creation_timestamp.is_some());
+//! // A missing object is a 404 with a metav1.Status body, kept by the client's error.
+//! let err = configmaps.get("absent").await.unwrap_err();
+//! assert_eq!(err.code(), Some(404));
 //! server.shutdown().await;
 //! # Ok(()) }
 //! ```
@@ -584,6 +598,38 @@ impl TestApiServer {
     }
 
     /// The run-time fault switches.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use std::time::Duration;
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kinform_client::{Api, Client};
+    /// use kinform_testserver::TestApiServer;
+    ///
+    /// let server = TestApiServer::start().await?;
+    /// let mut config = server.client_config();
+    /// config.max_retries = 0; // see each failure instead of the client's retries
+    /// let configmaps: Api<ConfigMap> = Api::namespaced(Client::new(config)?, "default");
+    ///
+    /// server.faults().set_internal_errors(0.5); // exactly every second request fails
+    /// let ok = [
+    ///     configmaps.list(&Default::default()).await.is_ok(),
+    ///     configmaps.list(&Default::default()).await.is_ok(),
+    /// ];
+    /// assert_eq!(ok.iter().filter(|ok| !**ok).count(), 1);
+    ///
+    /// server.faults().set_internal_errors(0.0);
+    /// server.faults().set_latency(Duration::from_millis(50));
+    /// let started = std::time::Instant::now();
+    /// configmaps.list(&Default::default()).await?;
+    /// assert!(started.elapsed() >= Duration::from_millis(50));
+    ///
+    /// server.faults().compact(); // watches from older resourceVersions: 410 Gone
+    /// server.faults().drop_watches(); // every open watch ends, as in an API server restart
+    /// server.faults().clear();
+    /// # Ok(()) }
+    /// ```
     pub fn faults(&self) -> &Faults {
         &self.faults
     }

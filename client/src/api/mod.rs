@@ -47,6 +47,39 @@ pub const ACCEPT_PARTIAL_METADATA_LIST: &str =
     "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
 
 /// Typed access to one resource in one namespace, or across all namespaces, or cluster-wide.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use futures_util::StreamExt;
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use kinform_client::{Api, DeleteParams, Patch, PatchParams, PostParams};
+/// use kinform_core::{WatchEvent, WatchParams};
+///
+/// # let server = kinform_testserver::TestApiServer::start().await?;
+/// # let client = server.client()?; // with a cluster: Client::try_default().await?
+/// let configmaps: Api<ConfigMap> = Api::namespaced(client, "default");
+/// let mut cm = ConfigMap::default();
+/// cm.metadata.name = Some("settings".into());
+/// cm.data = Some([("mode".to_string(), "fast".to_string())].into());
+/// let created = configmaps.create(&PostParams::default(), &cm).await?;
+///
+/// // Watch from the creation on: the next change arrives as MODIFIED.
+/// let rv = created.metadata.resource_version.clone().unwrap_or_default();
+/// let wp = WatchParams { resource_version: Some(rv), ..Default::default() };
+/// let mut events = configmaps.watch(&wp).await?;
+///
+/// let patch = serde_json::json!({"data": {"mode": "safe"}});
+/// configmaps.patch("settings", &PatchParams::default(), &Patch::Merge(&patch)).await?;
+/// match events.next().await {
+///     Some(Ok(WatchEvent::Modified(cm))) => assert_eq!(cm.data.unwrap()["mode"], "safe"),
+///     other => panic!("expected MODIFIED, got {other:?}"),
+/// }
+///
+/// configmaps.delete("settings", &DeleteParams::default()).await?;
+/// assert!(configmaps.get_opt("settings").await?.is_none());
+/// # Ok(()) }
+/// ```
 pub struct Api<K> {
     client: Client,
     resource: ApiResource,

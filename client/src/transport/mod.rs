@@ -48,6 +48,31 @@ use crate::config::{Config, ConfigError};
 use crate::{Error, Result};
 
 /// A handle on one API server: cheap to clone, shares its connection pool.
+///
+/// In a program, [`Client::try_default`] loads the kubeconfig with kubectl's rules
+/// (`KUBECONFIG`, `~/.kube/config`), then the in-cluster service account; [`Client::new`]
+/// takes a [`Config`] built by hand. Requests go through typed [`Api`](crate::Api)s:
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use k8s_openapi::api::core::v1::Namespace;
+/// use kinform_client::{Api, Client, Config};
+///
+/// // Here an in-process TestApiServer; with a cluster: Client::try_default().await?
+/// let server = kinform_testserver::TestApiServer::start().await?;
+/// let mut config = Config::new(server.url().parse()?); // plain http on loopback
+/// config.qps = Some(50.0); // client-go's QPS/burst limiting, off by default
+/// config.burst = 100;
+/// let client = Client::new(config)?;
+///
+/// let namespaces: Api<Namespace> = Api::all(client.clone()); // clones share the pool
+/// let names: Vec<_> = namespaces.list(&Default::default()).await?.items.into_iter()
+///     .filter_map(|ns| ns.metadata.name)
+///     .collect();
+/// assert!(names.iter().any(|n| n == "kube-system"));
+/// # Ok(()) }
+/// ```
 #[derive(Clone)]
 pub struct Client {
     inner: Arc<Inner>,

@@ -74,7 +74,10 @@ pub async fn run(out: &mut (dyn Write + Send)) -> Result<Report, Error> {
     let client = Client::new(Config::new(server.url().parse()?))?;
     let schedules = client.ops_example_com_v1().backupschedules("databases");
 
-    let factory = InformerFactory::new(client.clone());
+    // The server is the embedded test server: test-sized reflector backoff.
+    let factory = InformerFactory::builder(client.clone())
+        .test_backoff()
+        .build();
     let informer = factory.ops_example_com().v1().backupschedules();
     let (tx, mut rx) = mpsc::unbounded_channel();
     let (on_add, on_update, on_delete) = (tx.clone(), tx.clone(), tx);

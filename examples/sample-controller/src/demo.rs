@@ -120,9 +120,11 @@ pub struct Observer {
 }
 
 impl Observer {
-    /// Starts the informers and waits for their first list.
+    /// Starts the informers and waits for their first list. The observer only ever watches
+    /// the embedded `TestApiServer`, so its reflectors use the test-sized backoff
+    /// (`InformerFactoryBuilder::test_backoff`).
     pub async fn start(client: Client) -> Result<Self, kinform::informer::CacheSyncError> {
-        let factory = InformerFactory::new(client);
+        let factory = InformerFactory::builder(client).test_backoff().build();
         let changed = Arc::new(Notify::new());
         let n1 = changed.clone();
         let n2 = changed.clone();

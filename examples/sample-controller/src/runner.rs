@@ -31,6 +31,9 @@ pub struct Options {
     pub identity: String,
     /// Leader election timing (client-go's defaults: 15 s / 10 s / 2 s).
     pub election: LeaderElectionConfig,
+    /// Test-sized reflector backoff (`InformerFactoryBuilder::test_backoff`), for runs
+    /// against a `TestApiServer` in tests; off (client-go's backoff) by default.
+    pub test_backoff: bool,
 }
 
 impl Options {
@@ -41,6 +44,7 @@ impl Options {
             lease_namespace: "default".to_owned(),
             identity: identity.into(),
             election: LeaderElectionConfig::default().release_on_cancel(true),
+            test_backoff: false,
         }
     }
 }
@@ -101,11 +105,12 @@ pub async fn run(
     // permit at the end, so the report counts all of a term's work however long it drains.
     let terms = Arc::new(Semaphore::new(MAX_TERMS));
     let callbacks = {
-        let (client, recorder, totals, workers) = (
+        let (client, recorder, totals, workers, test_backoff) = (
             client.clone(),
             recorder.clone(),
             totals.clone(),
             options.workers,
+            options.test_backoff,
         );
         let terms = terms.clone();
         LeaderCallbacks::new(move |leading: CancellationToken| {
@@ -117,7 +122,11 @@ pub async fn run(
                 };
                 tracing::info!("became leader: starting the Foo controller");
                 // One factory per term: stepping down stops every informer.
-                let factory = InformerFactory::new(client);
+                let mut factory = InformerFactory::builder(client);
+                if test_backoff {
+                    factory = factory.test_backoff();
+                }
+                let factory = factory.build();
                 let (foos, controller) = FooController::new(&factory, workers, Some(recorder));
                 let stats = controller
                     .run(

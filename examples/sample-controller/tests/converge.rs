@@ -38,7 +38,10 @@ async fn deployments_and_statuses_follow_the_foos() {
     let client = Client::new(Config::new(server.url().parse().unwrap())).unwrap();
     let ns = "default";
     let cancel = CancellationToken::new();
-    let sim_factory = InformerFactory::new(client.clone());
+    // Test-sized reflector backoff everywhere (client-go's rules, millisecond delays).
+    let sim_factory = InformerFactory::builder(client.clone())
+        .test_backoff()
+        .build();
     let sim = tokio::spawn(simulator::run(
         sim_factory.clone(),
         Duration::from_millis(20),
@@ -46,7 +49,10 @@ async fn deployments_and_statuses_follow_the_foos() {
     ));
     let controller = tokio::spawn(runner::run(
         client.clone(),
-        Options::new("test-replica"),
+        Options {
+            test_backoff: true,
+            ..Options::new("test-replica")
+        },
         cancel.clone(),
     ));
     let observer = Observer::start(client.clone()).await.unwrap();

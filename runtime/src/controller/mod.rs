@@ -27,32 +27,59 @@
 //!   ([`ControllerMetricsProvider`], Prometheus implementation behind the `prometheus`
 //!   feature), and always-on counters ([`Controller::stats`]).
 //!
-//! ```no_run
-//! # async fn demo(client: kinform_client::Client) {
+//! A Deployment controller that owns ReplicaSets, run here against the in-process
+//! `TestApiServer` until its first reconcile (a program runs it until
+//! [`shutdown_signal()`] and gets its client from `Client::try_default()`):
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! use std::time::Duration;
 //! use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
-//! use kinform_runtime::controller::{Action, Controller, shutdown_signal};
+//! use kinform_runtime::controller::{Action, Controller};
 //! use kinform_runtime::informer::InformerFactory;
+//! use kinform_testserver::TestApiServer;
+//! use tokio::sync::mpsc;
 //!
-//! let factory = InformerFactory::new(client);
+//! let server = TestApiServer::start().await?;
+//! server.create_object(serde_json::json!({
+//!     "apiVersion": "apps/v1", "kind": "Deployment",
+//!     "metadata": {"name": "web", "namespace": "default"},
+//!     "spec": {
+//!         "selector": {"matchLabels": {"app": "web"}},
+//!         "template": {
+//!             "metadata": {"labels": {"app": "web"}},
+//!             "spec": {"containers": [{"name": "web", "image": "nginx"}]}
+//!         }
+//!     }
+//! }))?;
+//! let factory = InformerFactory::builder(server.client()?).test_backoff().build();
 //! let controller = Controller::<Deployment>::builder(&factory)
-//!     .owns::<ReplicaSet>()
+//!     .owns::<ReplicaSet>() // a ReplicaSet's change reconciles its Deployment
 //!     .workers(4)
 //!     .build();
-//! controller
-//!     .run(
-//!         |req| async move {
-//!             match req.object {
+//! let (seen, mut reconciled) = mpsc::unbounded_channel();
+//! let run = controller.run(
+//!     move |req| {
+//!         let seen = seen.clone();
+//!         async move {
+//!             match &req.object {
 //!                 Some(d) => println!("reconcile {} (gen {:?})", req.key, d.metadata.generation),
 //!                 None => println!("{} is gone", req.key),
 //!             }
+//!             let _ = seen.send(req.key);
 //!             Ok::<_, std::convert::Infallible>(Action::requeue_after(Duration::from_secs(300)))
-//!         },
-//!         shutdown_signal(),
-//!     )
-//!     .await;
+//!         }
+//!     },
+//!     // Stops (draining the queue) once the first reconcile happened.
+//!     async move {
+//!         assert_eq!(reconciled.recv().await.as_deref(), Some("default/web"));
+//!     },
+//! );
+//! let stats = tokio::time::timeout(Duration::from_secs(30), run).await?;
+//! assert_eq!(stats.requeues, 1);
 //! factory.shutdown().await;
-//! # }
+//! # Ok(()) }
 //! ```
 
 mod action;

@@ -44,6 +44,23 @@ impl BackoffConfig {
         self.jitter = 0.0;
         self
     }
+
+    /// A test-sized backoff: 20 ms doubling with jitter up to 300 ms, reset after 5 s without
+    /// errors. The shape of client-go's, scaled for tests against a `TestApiServer` whose
+    /// faults drop watches or fail requests on purpose: with the default, a few watches
+    /// dropped in a row (each counts as an error: it ended in under a second) make the
+    /// reflector wait up to 30 s before it watches again, and a test that waits for
+    /// convergence waits that long. Never for a real cluster: the backoff is what keeps
+    /// thousands of clients from hammering a struggling API server.
+    pub fn for_tests() -> Self {
+        Self {
+            initial: Duration::from_millis(20),
+            max: Duration::from_millis(300),
+            factor: 2.0,
+            jitter: 1.0,
+            reset_after: Duration::from_secs(5),
+        }
+    }
 }
 
 /// The running state of one backoff.
@@ -135,6 +152,19 @@ mod tests {
             );
             base = (base * 2).min(ms(30000));
         }
+    }
+
+    #[test]
+    fn test_sized_backoff_stays_under_300_ms() {
+        let mut b = Backoff::new(BackoffConfig::for_tests());
+        let mut rng = SmallRng::seed_from_u64(3);
+        let now = Instant::now();
+        let delays: Vec<_> = (0..12).map(|_| b.next_delay(now, &mut rng)).collect();
+        assert!(delays[0] >= ms(20) && delays[0] <= ms(40), "{delays:?}");
+        assert!(delays.iter().all(|d| *d <= ms(300)), "{delays:?}");
+        assert_eq!(delays[11], ms(300), "reaches its cap: {delays:?}");
+        // Five healthy seconds start it over.
+        assert!(b.next_delay(now + Duration::from_secs(6), &mut rng) <= ms(40));
     }
 
     #[test]

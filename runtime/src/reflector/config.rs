@@ -90,6 +90,21 @@ impl ReflectorConfig {
         self.list_mode = mode;
         self
     }
+
+    /// Test-sized backoffs (for tests against a `TestApiServer`, never for a cluster): the
+    /// error backoff becomes [`BackoffConfig::for_tests`] (20 ms to 300 ms) and a failed page
+    /// is retried after 5 ms to 100 ms. Every rule stays: a watch that ends in under
+    /// [`short_watch`](Self::short_watch) without events still counts as an error and backs
+    /// off, only for milliseconds instead of up to 30 s.
+    pub fn test_backoff(mut self) -> Self {
+        self.backoff = BackoffConfig::for_tests();
+        self.page_retry_backoff = BackoffConfig {
+            initial: Duration::from_millis(5),
+            max: Duration::from_millis(100),
+            ..BackoffConfig::for_tests()
+        };
+        self
+    }
 }
 
 impl Default for ReflectorConfig {

@@ -23,7 +23,11 @@
 //!   the same RV without relisting; a watch that ends in under a second without events counts
 //!   as an error.
 //! - **Backoff**: 800 ms doubling with jitter up to 30 s, reset after 2 minutes without
-//!   errors ([`BackoffConfig`]).
+//!   errors ([`BackoffConfig`]). Tests whose server drops watches on purpose converge
+//!   slowly under it (a few short watches in a row and the next watch waits up to 30 s), so
+//!   they opt into a test-sized profile, same rules with millisecond delays:
+//!   [`ReflectorConfig::test_backoff`], or for a whole informer factory
+//!   `InformerFactory::builder(client).test_backoff()`.
 //! - A **watch error hook** sees every error the reflector recovers from, and
 //!   [`ReflectorMetrics`] counts lists, watches, short watches, items and the last RV.
 //!
