@@ -9,7 +9,7 @@
 //!
 //! - [`Generator`]: the builder for `build.rs` and the `kinform-gen` binary (CRD files or an
 //!   OpenAPI spec in, a module tree or one `include!`able file out).
-//! - [`derive`]: the surface kinform-macros expands through (`#[derive(CustomResource)]`,
+//! - [`derive`](mod@derive): the surface kinform-macros expands through (`#[derive(CustomResource)]`,
 //!   `#[kinform::api_group]`).
 //! - [`emit_crd_types`] / [`emit_type_module`]: the CRD type emitter alone, for tools that want
 //!   the Rust types of CRDs without clients.

@@ -5,13 +5,22 @@
 fn main() {
     println!("cargo:rerun-if-changed=crds");
     let out_dir = std::env::var("OUT_DIR").expect("cargo sets OUT_DIR");
-    if let Err(e) = kinform_codegen::Generator::new()
+    let generated = kinform_codegen::Generator::new()
         .crd_dir("crds")
         .out_dir(out_dir)
-        .generate()
-    {
-        // A build script reports through its exit status; the error names file and schema path.
-        eprintln!("kinform-gen: {e}");
-        std::process::exit(1);
+        .generate_report();
+    match generated {
+        // What was left out (a document that is not a CRD, an unserved version) is shown by
+        // cargo as a warning.
+        Ok(report) => {
+            for warning in report.warnings {
+                println!("cargo:warning={warning}");
+            }
+        }
+        // A build script fails through its exit status; the error names file and schema path.
+        Err(e) => {
+            eprintln!("kinform-gen: {e}");
+            std::process::exit(1);
+        }
     }
 }

@@ -176,7 +176,7 @@ fn string_map(items: &[(&str, &str)]) -> Option<BTreeMap<String, String>> {
 /// Fails when the schema is not a `JSONSchemaProps`, which a derived schema can only be when a
 /// field type's hand-written `JsonSchema` impl writes a keyword with a value of the wrong type.
 /// A disabled schema (`spec: None`, `status` `None` or [`preserve_unknown_object`]) cannot
-/// fail: it is made of [`object_schema`]'s fixed keywords (strings, a string list, objects),
+/// fail: it is made of `object_schema`'s fixed keywords (strings, a string list, objects),
 /// the description (a string) and the CEL rules (strings and a boolean, each in the field of
 /// that type in `ValidationRule`).
 pub fn custom_resource_definition(
