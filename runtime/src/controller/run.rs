@@ -15,8 +15,8 @@ use super::action::{Action, Request};
 use super::builder::ControllerBuilder;
 use super::metrics::{Outcome, ReconcileStats, Recorder};
 use super::shard::{
-    Gate, MemberEnd, OwnedLabeller, ShardHandle, Shared, gate, lease_name, run_member, run_sharder,
-    write_labels,
+    Gate, MemberEnd, OwnedLabeller, ShardHandle, Shared, gate, lease_name, observe_members,
+    run_member, run_sharder, write_labels,
 };
 use super::watch::Watch;
 use crate::informer::{InformerFactory, InformerScope};
@@ -199,6 +199,17 @@ impl<K: Resource> Controller<K> {
                 gone.cancel();
                 end
             }));
+            let observer = sharding.shared.clone();
+            let stop = stop_sharder.clone();
+            tokio::spawn(async move {
+                observe_members(
+                    observer.lease_api(),
+                    &observer.members,
+                    observer.config.timing.retry_period,
+                    stop,
+                )
+                .await;
+            });
             sharder_task = Some(tokio::spawn(compete_for_sharder::<K>(
                 shared,
                 sharding.scope.clone(),

@@ -162,7 +162,9 @@ pub(crate) struct Change {
     pub(crate) left: Vec<String>,
 }
 
-/// The sharder's view of the member Leases.
+/// One replica's view of the member Leases. Every replica keeps one up to date (see
+/// [`observe_members`]), so that a replica that becomes the sharder already knows which
+/// Leases stopped changing, instead of granting each of them a fresh lease duration.
 #[derive(Debug)]
 pub(crate) struct MemberTable {
     prefix: String,
@@ -184,32 +186,32 @@ impl MemberTable {
         &self.live
     }
 
-    /// Reads the Leases and recomputes the live members. On a failed read the previous
-    /// observations stay, so members expire only by time, never because of one lost list.
-    pub(crate) async fn refresh(&mut self, api: &Api<Lease>) -> Change {
-        match api.list(&ListParams::default()).await {
-            Ok(list) => {
-                let now = Instant::now();
-                let mut seen = BTreeMap::new();
-                for lease in list.items {
-                    let Some(name) = lease.metadata.name.clone() else {
-                        continue;
-                    };
-                    if !name.starts_with(&self.prefix) {
-                        continue;
-                    }
-                    let record =
-                        LeaderElectionRecord::from_lease_spec(&lease.spec.unwrap_or_default());
-                    let at = match self.leases.get(&name) {
-                        Some(o) if o.record == record => o.at,
-                        _ => now,
-                    };
-                    seen.insert(name, Observed { record, at });
-                }
-                self.leases = seen;
+    /// Records the Leases just listed (those of other controllers are ignored) and
+    /// recomputes the live members.
+    pub(crate) fn observe(&mut self, leases: Vec<Lease>) -> Change {
+        let now = Instant::now();
+        let mut seen = BTreeMap::new();
+        for lease in leases {
+            let Some(name) = lease.metadata.name.clone() else {
+                continue;
+            };
+            if !name.starts_with(&self.prefix) {
+                continue;
             }
-            Err(error) => tracing::warn!(%error, "cannot list the member leases"),
+            let record = LeaderElectionRecord::from_lease_spec(&lease.spec.unwrap_or_default());
+            let at = match self.leases.get(&name) {
+                Some(o) if o.record == record => o.at,
+                _ => now,
+            };
+            seen.insert(name, Observed { record, at });
         }
+        self.leases = seen;
+        self.recompute(now)
+    }
+
+    /// Recomputes the live members now (leases expire by time alone, so this is also what
+    /// happens when a list fails: the previous observations stay).
+    pub(crate) fn expire(&mut self) -> Change {
         self.recompute(Instant::now())
     }
 
@@ -240,6 +242,44 @@ impl MemberTable {
         };
         self.live = live;
         change
+    }
+}
+
+/// Lists the member Leases every `period` into `table` until `stop` fires.
+pub(crate) async fn observe_members(
+    api: Api<Lease>,
+    table: &parking_lot::Mutex<MemberTable>,
+    period: Duration,
+    stop: CancellationToken,
+) {
+    loop {
+        refresh(&api, table).await;
+        tokio::select! {
+            _ = stop.cancelled() => return,
+            _ = tokio::time::sleep(period) => {}
+        }
+    }
+}
+
+/// Lists the member Leases once into `table`; returns the live members. On a failed list
+/// the previous observations stay, so members expire only by time, never because of one
+/// lost list.
+pub(crate) async fn refresh(
+    api: &Api<Lease>,
+    table: &parking_lot::Mutex<MemberTable>,
+) -> Vec<String> {
+    match api.list(&ListParams::default()).await {
+        Ok(list) => {
+            let mut t = table.lock();
+            t.observe(list.items);
+            t.live().to_vec()
+        }
+        Err(error) => {
+            tracing::warn!(%error, "cannot list the member leases");
+            let mut t = table.lock();
+            t.expire();
+            t.live().to_vec()
+        }
     }
 }
 

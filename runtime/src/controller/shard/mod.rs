@@ -86,7 +86,7 @@ use serde_json::{Value, json};
 pub use plan::ShardLabels;
 pub use ring::owner_of;
 
-pub(crate) use membership::{MemberEnd, lease_name, run_member};
+pub(crate) use membership::{MemberEnd, lease_name, observe_members, run_member};
 pub(crate) use plan::{Gate, gate};
 pub(crate) use sharder::{OwnedLabeller, owned_labeller, run_sharder};
 
@@ -181,6 +181,8 @@ pub(crate) struct Shared {
     pub(crate) released: Mutex<HashSet<String>>,
     /// Fired to stop renewing without releasing (a crash, as far as the others can tell).
     pub(crate) abandon: CancellationToken,
+    /// This replica's view of the member Leases.
+    pub(crate) members: Mutex<membership::MemberTable>,
     counters: Counters,
     hooks: Option<Hooks>,
 }
@@ -200,6 +202,7 @@ impl Shared {
         });
         Self {
             labels: ShardLabels::for_controller(&controller),
+            members: Mutex::new(membership::MemberTable::new(&controller)),
             controller,
             config,
             client,

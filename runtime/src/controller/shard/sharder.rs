@@ -20,7 +20,7 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::membership::{Change, MemberTable, lease_name};
+use super::membership::{Change, lease_name, refresh};
 use super::plan::{Step, plan};
 use super::{Shared, write_labels};
 use crate::controller::owner_key;
@@ -146,7 +146,7 @@ pub(crate) async fn run_sharder<K: Resource>(
         RecorderConfig::new("kinform.io/sharder", shared.identity()),
     );
     let lease_api = shared.lease_api();
-    let mut table = MemberTable::new(&shared.controller);
+    let mut reported: Vec<String> = Vec::new();
     let mut draining: HashMap<String, Draining> = HashMap::new();
     // Objects written from a given resourceVersion: not written again from the same one.
     let mut written: HashMap<String, String> = HashMap::new();
@@ -154,12 +154,25 @@ pub(crate) async fn run_sharder<K: Resource>(
     loop {
         let synced = informer.has_synced() && owned.iter().all(|o| o.has_synced(&factory));
         if synced {
-            let change = table.refresh(&lease_api).await;
+            let live = refresh(&lease_api, &shared.members).await;
+            let change = Change {
+                joined: live
+                    .iter()
+                    .filter(|m| !reported.contains(m))
+                    .cloned()
+                    .collect(),
+                left: reported
+                    .iter()
+                    .filter(|m| !live.contains(m))
+                    .cloned()
+                    .collect(),
+            };
             report(&shared, &events, &change);
+            reported.clone_from(&live);
             pass::<K>(
                 &shared,
                 &informer.lister().list_all(),
-                table.live(),
+                &live,
                 &mut draining,
                 &mut written,
             )
