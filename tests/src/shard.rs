@@ -7,10 +7,11 @@ use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 
+use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kinform::client::{Patch, PatchParams};
+use kinform::client::{Patch, PatchParams, PostParams};
 use kinform::controller::shard::{ShardHandle, ShardingConfig};
-use kinform::controller::{Action, Controller, ReconcileStats, Request};
+use kinform::controller::{Action, Controller, ReconcileStats, Request, controller_reference};
 use kinform::informer::InformerFactory;
 use kinform::leader::LeaderElectionConfig;
 use kinform::testing::TestApiServer;
@@ -187,22 +188,39 @@ impl Replica {
 /// of its own identity (user `identity`). The reconcile copies `spec.value` into the
 /// `observed` annotation (and `observed-by` names the replica), under the witness.
 pub fn start_replica(server: &TestApiServer, identity: &str, witness: &Arc<Witness>) -> Replica {
+    start_replica_with(server, identity, witness, false)
+}
+
+/// [`start_replica`], and with `owns_configmaps` the controller also owns ConfigMaps: the
+/// reconcile creates `cm-<widget>` controlled by the Widget.
+pub fn start_replica_with(
+    server: &TestApiServer,
+    identity: &str,
+    witness: &Arc<Witness>,
+    owns_configmaps: bool,
+) -> Replica {
     let client = server
         .client_for(identity, &["system:authenticated"])
         .expect("a client of the test server");
     let factory = crate::controller::factory(client.clone());
-    let controller = Controller::<Widget>::builder(&factory)
-        .workers(4)
+    let mut builder = Controller::<Widget>::builder(&factory).workers(4);
+    if owns_configmaps {
+        builder = builder.owns::<ConfigMap>();
+    }
+    let controller = builder
         .sharded(ShardingConfig::new("default", identity).timing(test_timing()))
         .expect("valid sharding config")
         .build();
+    let configmaps: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
     let shard = controller.shard().expect("sharded");
     let stop = CancellationToken::new();
     let (me, w, handle) = (identity.to_owned(), witness.clone(), shard.clone());
+    let configmaps = owns_configmaps.then_some(configmaps);
     let api: Api<Widget> = Api::namespaced(client, "default");
     let task = tokio::spawn(controller.run(
         move |req: Request<Widget>| {
             let (me, w, api, handle) = (me.clone(), w.clone(), api.clone(), handle.clone());
+            let configmaps = configmaps.clone();
             async move {
                 let _entered = w.enter(&req.key, &me);
                 let Some(obj) = req.object else {
@@ -227,6 +245,23 @@ pub fn start_replica(server: &TestApiServer, identity: &str, witness: &Arc<Witne
                         && !e.is_not_found()
                     {
                         tracing::warn!(error = %e, "reconcile write failed");
+                        return Ok(Action::requeue_after(Duration::from_millis(50)));
+                    }
+                }
+                if let Some(cms) = configmaps {
+                    let cm = ConfigMap {
+                        metadata: ObjectMeta {
+                            name: Some(format!("cm-{}", obj.name())),
+                            namespace: Some("default".to_owned()),
+                            owner_references: Some(vec![controller_reference(&*obj)]),
+                            ..ObjectMeta::default()
+                        },
+                        ..ConfigMap::default()
+                    };
+                    if let Err(e) = cms.create(&PostParams::default(), &cm).await
+                        && !e.is_already_exists()
+                    {
+                        tracing::warn!(error = %e, "cannot create the owned ConfigMap");
                         return Ok(Action::requeue_after(Duration::from_millis(50)));
                     }
                 }

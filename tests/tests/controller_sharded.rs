@@ -17,10 +17,13 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use futures_util::{StreamExt, stream};
+use k8s_openapi::api::core::v1::ConfigMap;
 use kinform::client::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kinform::testing::TestApiServer;
 use kinform::{Api, HasMetadata, Resource};
-use kinform_tests::shard::{Replica, Widget, Witness, register_widgets, start_replica, widget};
+use kinform_tests::shard::{
+    Replica, Widget, Witness, register_widgets, start_replica, start_replica_with, widget,
+};
 use serde_json::json;
 use tokio::time::Instant;
 
@@ -385,4 +388,83 @@ async fn three_replicas_share_widgets_and_hand_them_over_without_overlap() {
         r.shutdown().await;
     }
     let _ = Widget::api_resource();
+}
+
+/// Whether every Widget has its ConfigMap and each ConfigMap carries its owner's shard label.
+async fn configmaps_follow(widgets: &Api<Widget>, cms: &Api<ConfigMap>, n: usize) -> bool {
+    let owners = owners(widgets).await;
+    let Ok(list) = cms.list(&ListParams::default()).await else {
+        return false;
+    };
+    let labelled: BTreeMap<String, String> = list
+        .items
+        .iter()
+        .filter_map(|cm| {
+            let widget = cm.name().strip_prefix("cm-")?.to_owned();
+            Some((widget, cm.labels().get(SHARD).cloned().unwrap_or_default()))
+        })
+        .collect();
+    owners.len() == n
+        && owners
+            .iter()
+            .all(|(w, o)| !o.is_empty() && labelled.get(w) == Some(o))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn owned_objects_follow_their_owners_shard() {
+    const WIDGETS: usize = 60;
+    let server = TestApiServer::start().await.expect("server starts");
+    register_widgets(&server);
+    let admin = server.client().expect("client");
+    let api: Api<Widget> = Api::namespaced(admin.clone(), "default");
+    let cms: Api<ConfigMap> = Api::namespaced(admin, "default");
+    let witness = Witness::new();
+    let mut replicas: Vec<Replica> = ["r0", "r1"]
+        .iter()
+        .map(|id| start_replica_with(&server, id, &witness, true))
+        .collect();
+    for i in 0..WIDGETS {
+        api.create(&PostParams::default(), &widget(&name(i), 0))
+            .await
+            .expect("create a widget");
+    }
+    let follow = async |what: &str| {
+        let started = Instant::now();
+        while !configmaps_follow(&api, &cms, WIDGETS).await {
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "{what}: the ConfigMaps do not follow their Widgets"
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    };
+    follow("two replicas").await;
+    // Each replica caches only the ConfigMaps of its shard.
+    let scoped = |r: &Replica| {
+        r.factory
+            .informer_in::<ConfigMap>(r.factory.scope().labels(format!("{SHARD}={}", r.identity)))
+            .lister()
+            .list_all()
+            .len()
+    };
+    let counts = counts(&owners(&api).await);
+    for r in &replicas {
+        assert_eq!(scoped(r), counts[&r.identity], "{}", r.identity);
+    }
+    // A third replica joins: the moved Widgets' ConfigMaps move with them.
+    replicas.push(start_replica_with(&server, "r2", &witness, true));
+    let started = Instant::now();
+    while !owners(&api).await.values().any(|o| o == "r2") {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "nothing moved to r2"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    follow("after a join").await;
+    let violations = witness.violations.lock().clone();
+    assert!(violations.is_empty(), "violations: {violations:#?}");
+    for r in replicas {
+        r.shutdown().await;
+    }
 }
