@@ -261,7 +261,6 @@ fn shard_label(foo: &Foo) -> Option<BTreeMap<String, String>> {
 
 /// The Deployment of a Foo (`newDeployment`): nginx pods labelled `app=nginx,controller=<foo>`,
 /// owned by the Foo.
-
 pub fn new_deployment(foo: &Foo, name: &str, replicas: Option<i32>) -> Deployment {
     let labels = BTreeMap::from([
         ("app".to_owned(), "nginx".to_owned()),
