@@ -5,12 +5,12 @@
 //! Leader election (client-go's `tools/leaderelection`, our [`crate::leader`]) keeps every
 //! replica but one idle, so one process's memory and reconcile rate are the ceiling. Here:
 //!
-//! - **Membership** ([`membership`]): each replica keeps a `coordination.k8s.io/v1` Lease of
+//! - **Membership** (module `membership`): each replica keeps a `coordination.k8s.io/v1` Lease of
 //!   its own, `<controller>-shard-<identity>`, renewed every `retry_period` like the leader
 //!   elector's; a replica whose renewals fail for `renew_deadline` stops reconciling. The
 //!   live Leases — judged on the observer's own clock, as client-go judges a leader's
 //!   lease — are the members.
-//! - **Assignment** ([`ring`]): rendezvous hashing of the object key over the members
+//! - **Assignment** (module `ring`, [`owner_of`]): rendezvous hashing of the object key over the members
 //!   (balance and movement are documented there). One replica, elected through an ordinary
 //!   Lease `<controller>-sharder` with the leader elector, is the **sharder**: it watches all
 //!   objects of the controlled type and writes the shard label `shard.kinform.io/<controller>
@@ -21,14 +21,14 @@
 //!   identity>`, so its cache memory and watch traffic fall to about 1/N.
 //! - **Owned objects follow their owner**: the sharder copies an owner's shard label onto
 //!   every object whose controller reference names it (for each owned type).
-//! - **Handover** ([`plan`]): an object moving from a live A to B is first marked draining
+//! - **Handover** (module `plan`): an object moving from a live A to B is first marked draining
 //!   (`drain.shard.kinform.io/<controller>=B`); A's worker, holding the key alone, releases
 //!   it by writing `shard=B`, and only then is it in B's selection. Writes carry the
 //!   resourceVersion they were decided on. So no object is ever reconciled by two replicas at
 //!   once. A dead replica's objects move when its Lease expires; a replica that shuts down
 //!   gracefully drains its workqueue, then releases its Lease so they move at once.
 //! - **Metrics and events**: objects per shard, moves and handover latency through the
-//!   [`ControllerMetricsProvider`](super::ControllerMetricsProvider) hooks and
+//!   [`ControllerMetricsProvider`] hooks and
 //!   [`ShardHandle::stats`]; the sharder records an Event on a member's Lease when it joins
 //!   or leaves (reasons `ShardMemberJoined`, `ShardMemberLeft`).
 //!
