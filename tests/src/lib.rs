@@ -10,6 +10,7 @@
 //! - [`informer`]: fast-backoff factories, a recording handler and the informer contract's
 //!   history check;
 //! - [`controller`]: factories and a log of reconcile calls that tests wait on;
+//! - [`shard`]: a Widget CRD, a witness of concurrent reconciles and sharded replicas;
 //! - [`http`]: a raw HTTP client (no kinform code) for checking the test server against the
 //!   wire protocol itself;
 //! - [`kubectl`]: the real kubectl pointed at a test server;
@@ -28,6 +29,7 @@ pub mod informer;
 pub mod kubectl;
 pub mod mock;
 pub mod python;
+pub mod shard;
 
 /// Polls `cond` every 20 ms until it holds, for at most `limit`; the last answer of `cond`.
 pub async fn eventually(limit: Duration, mut cond: impl AsyncFnMut() -> bool) -> bool {

@@ -34,9 +34,11 @@ use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec};
 use k8s_openapi::api::core::v1::{Container, PodSpec, PodTemplateSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use kinform::client::{Patch, PatchParams, PostParams};
+use kinform::controller::shard::{ShardLabels, ShardingConfig};
 use kinform::controller::{Action, Controller, Request, controller_reference, is_controlled_by};
 use kinform::events::{EventRecorder, NewEvent};
 use kinform::informer::InformerFactory;
+use kinform::leader::ConfigError;
 use kinform::lister::Lister;
 use kinform::{Api, Client, HasMetadata};
 
@@ -95,12 +97,54 @@ impl FooController {
             .workers(workers)
             .owns::<Deployment>()
             .build();
-        let this = Arc::new(Self {
+        (Self::around(factory, recorder), controller)
+    }
+
+    /// [`new`](Self::new), as one replica of a sharded controller when `sharding` is given
+    /// (the Foos and their Deployments are shared among the replicas; see
+    /// `kinform::controller::shard`). The Deployment lister is the replica's sharded one —
+    /// the informer whose events reach the reconcile, so it is never behind them — and the
+    /// reconcile puts its Foo's shard label on the Deployments it creates, so they are in
+    /// that lister at once.
+    pub fn with_sharding(
+        factory: &InformerFactory,
+        workers: usize,
+        recorder: Option<EventRecorder>,
+        sharding: Option<ShardingConfig>,
+    ) -> Result<(Arc<Self>, Controller<Foo>), ConfigError> {
+        let mut builder = Controller::<Foo>::builder(factory)
+            .name(CONTROLLER_NAME)
+            .workers(workers)
+            .owns::<Deployment>();
+        let mut deployments = factory.lister::<Deployment>();
+        if let Some(config) = sharding {
+            let labels = ShardLabels::for_controller(CONTROLLER_NAME);
+            let own = labels.selector(&config.identity);
+            let mut scope = factory.scope();
+            scope.label_selector = Some(match scope.label_selector.take() {
+                Some(user) if !user.is_empty() => format!("{user},{own}"),
+                _ => own,
+            });
+            deployments = factory.informer_in::<Deployment>(scope).lister();
+            builder = builder.sharded(config)?;
+        }
+        let controller = builder.build();
+        Ok((
+            Arc::new(Self {
+                client: factory.client().clone(),
+                deployments,
+                recorder,
+            }),
+            controller,
+        ))
+    }
+
+    fn around(factory: &InformerFactory, recorder: Option<EventRecorder>) -> Arc<Self> {
+        Arc::new(Self {
             client: factory.client().clone(),
             deployments: factory.lister::<Deployment>(),
             recorder,
-        });
-        (this, controller)
+        })
     }
 
     fn event(&self, foo: &Foo, event: NewEvent) {
@@ -208,6 +252,13 @@ impl FooController {
     }
 }
 
+/// The Foo's shard label, when a sharded controller labelled it.
+fn shard_label(foo: &Foo) -> Option<BTreeMap<String, String>> {
+    let key = ShardLabels::for_controller(CONTROLLER_NAME).shard;
+    let value = foo.labels().get(&key)?.clone();
+    Some(BTreeMap::from([(key, value)]))
+}
+
 /// The Deployment of a Foo (`newDeployment`): nginx pods labelled `app=nginx,controller=<foo>`,
 /// owned by the Foo.
 pub fn new_deployment(foo: &Foo, name: &str, replicas: Option<i32>) -> Deployment {
@@ -220,6 +271,8 @@ pub fn new_deployment(foo: &Foo, name: &str, replicas: Option<i32>) -> Deploymen
             name: Some(name.to_owned()),
             namespace: foo.namespace().map(str::to_owned),
             owner_references: Some(vec![controller_reference(foo)]),
+            // A sharded replica's Deployments carry their Foo's shard label from the start.
+            labels: shard_label(foo),
             ..ObjectMeta::default()
         },
         spec: Some(DeploymentSpec {

@@ -49,6 +49,11 @@ struct Args {
     /// Identity in the Lease and events (default: $POD_NAME or $HOSTNAME).
     #[arg(long)]
     identity: Option<String>,
+    /// Run as one replica of a sharded controller (every replica reconciles its share of the
+    /// Foos) instead of under leader election. The embedded demo then runs two replicas that
+    /// share the Foos, and one of them leaves.
+    #[arg(long)]
+    shards: bool,
 }
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -86,20 +91,25 @@ async fn main() -> Result<(), BoxError> {
         None => Config::incluster().ok(),
     };
     match real {
-        Some(config) => run_for_real(Client::new(config)?, options).await,
+        Some(config) => run_for_real(Client::new(config)?, options, args.shards).await,
+        None if args.shards => embedded_sharded(options).await,
         None => embedded(options).await,
     }
 }
 
 /// Against a cluster: run until SIGINT/SIGTERM.
-async fn run_for_real(client: Client, options: Options) -> Result<(), BoxError> {
+async fn run_for_real(client: Client, options: Options, shards: bool) -> Result<(), BoxError> {
     let cancel = CancellationToken::new();
     let signal = cancel.clone();
     tokio::spawn(async move {
         shutdown_signal().await;
         signal.cancel();
     });
-    let report = runner::run(client, options, cancel).await?;
+    let report = if shards {
+        runner::run_sharded(client, options, cancel).await?
+    } else {
+        runner::run(client, options, cancel).await?
+    };
     tracing::info!(?report, "sample-controller stopped");
     Ok(())
 }
@@ -190,6 +200,130 @@ async fn embedded(options: Options) -> Result<(), BoxError> {
     println!(
         "simulator (kube-controller-manager stand-in): {} status steps",
         sim_stats.reconciles
+    );
+    observer.shutdown().await;
+    server.shutdown().await;
+    Ok(())
+}
+
+/// The shard label of the Foo controller.
+const SHARD_LABEL: &str = "shard.kinform.io/sample-controller";
+
+/// The embedded demo with `--shards`: two replicas share the Foos; one leaves.
+async fn embedded_sharded(options: Options) -> Result<(), BoxError> {
+    let started = Instant::now();
+    let server = TestApiServer::start().await?;
+    server.register_crd_yaml(FOO_CRD_YAML)?;
+    println!(
+        "embedded TestApiServer at {} with the Foo CRD installed; two sharded replicas",
+        server.url()
+    );
+    let client = Client::new(Config::new(server.url().parse()?))?;
+    let ns = "default";
+    let cancel = CancellationToken::new();
+    let sim_factory = InformerFactory::new(client.clone());
+    let sim = tokio::spawn(simulator::run(
+        sim_factory.clone(),
+        Duration::from_millis(300),
+        cancel.clone().cancelled_owned(),
+    ));
+    // Short Leases so the demo is quick: 4 s, renewed every 500 ms.
+    let timing = kinform::leader::LeaderElectionConfig {
+        lease_duration: Duration::from_secs(4),
+        renew_deadline: Duration::from_secs(3),
+        retry_period: Duration::from_millis(500),
+        release_on_cancel: true,
+    };
+    let mut replicas = Vec::new();
+    for id in ["replica-a", "replica-b"] {
+        let mut o = options.clone();
+        o.identity = id.to_owned();
+        o.election = timing.clone();
+        let stop = CancellationToken::new();
+        let c = Client::new(Config::new(server.url().parse()?))?;
+        replicas.push((
+            id,
+            stop.clone(),
+            tokio::spawn(runner::run_sharded(c, o, stop)),
+        ));
+    }
+    let observer = Observer::start(client.clone()).await?;
+    let foos = client.samplecontroller_v1alpha1().foos(ns);
+    let names = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot"];
+    println!("\n== creating six Foos");
+    for (i, name) in names.iter().enumerate() {
+        let replicas = i64::try_from(i % 3 + 1).unwrap_or(1);
+        foos.create(
+            &PostParams::default(),
+            &foo(ns, name, &format!("{name}-nginx"), replicas),
+        )
+        .await?;
+    }
+    let owners = |s: &Snapshot| -> Vec<(String, String)> {
+        s.foos
+            .iter()
+            .map(|f| {
+                let owner = f.labels().get(SHARD_LABEL).cloned().unwrap_or_default();
+                (f.name().to_owned(), owner)
+            })
+            .collect()
+    };
+    let last = wait(
+        &observer,
+        "all Foos converge, shared by the two replicas",
+        |s| {
+            s.converged()
+                && s.foos.len() == names.len()
+                && s.foos.iter().all(|f| f.labels().contains_key(SHARD_LABEL))
+        },
+    )
+    .await?;
+    for (foo, owner) in owners(&last) {
+        println!("  {foo:<8} reconciled by {owner}");
+    }
+
+    println!("\n== replica-b leaves (drains, releases its Lease); its Foos move to replica-a");
+    let (_, stop_b, task_b) = replicas.pop().ok_or("two replicas")?;
+    stop_b.cancel();
+    let report_b = task_b.await??;
+    println!(
+        "  replica-b stopped after {} reconciles",
+        report_b.stats.reconciles
+    );
+    foos.patch(
+        "bravo",
+        &PatchParams::default(),
+        &Patch::Merge(serde_json::json!({"spec": {"replicas": 4}})),
+    )
+    .await?;
+    let last = wait(
+        &observer,
+        "every Foo is replica-a's and bravo reaches 4",
+        |s| {
+            s.converged()
+                && s.foos
+                    .iter()
+                    .all(|f| f.labels().get(SHARD_LABEL).map(String::as_str) == Some("replica-a"))
+                && s.deployment(ns, "bravo-nginx")
+                    .and_then(|d| d.spec.as_ref()?.replicas)
+                    == Some(4)
+        },
+    )
+    .await?;
+    for (foo, owner) in owners(&last) {
+        println!("  {foo:<8} reconciled by {owner}");
+    }
+    let (_, stop_a, task_a) = replicas.pop().ok_or("two replicas")?;
+    stop_a.cancel();
+    let report_a = task_a.await??;
+    cancel.cancel();
+    sim.await?;
+    sim_factory.shutdown().await;
+    println!(
+        "\n== done after {:.2}s: replica-a {} reconciles, replica-b {} reconciles",
+        started.elapsed().as_secs_f64(),
+        report_a.stats.reconciles,
+        report_b.stats.reconciles
     );
     observer.shutdown().await;
     server.shutdown().await;

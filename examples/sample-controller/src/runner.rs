@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use k8s_openapi::api::coordination::v1::Lease;
 use kinform::controller::ReconcileStats;
+use kinform::controller::shard::ShardingConfig;
 use kinform::events::{EventRecorder, RecorderConfig};
 use kinform::informer::InformerFactory;
 use kinform::leader::{
@@ -151,5 +152,46 @@ pub async fn run(
         stats,
         terms,
         outcome: Some(outcome),
+    })
+}
+
+/// Runs one replica of the sharded Foo controller until `cancel` (`--shards`): no leader
+/// election of the whole controller; the replica keeps its member Lease in
+/// `options.lease_namespace`, reconciles the Foos (and Deployments) labelled for
+/// `options.identity`, and on cancel drains and releases its Lease so the other replicas
+/// take its Foos at once. `options.election` is the Lease timing.
+pub async fn run_sharded(
+    client: Client,
+    options: Options,
+    cancel: CancellationToken,
+) -> Result<Report, ConfigError> {
+    let recorder = EventRecorder::new(
+        client.clone(),
+        RecorderConfig::new(
+            format!("samplecontroller.k8s.io/{CONTROLLER_NAME}"),
+            options.identity.clone(),
+        ),
+    );
+    let factory = InformerFactory::new(client);
+    let sharding = ShardingConfig::new(&options.lease_namespace, &options.identity)
+        .timing(options.election.clone());
+    let (foos, controller) = FooController::with_sharding(
+        &factory,
+        options.workers,
+        Some(recorder.clone()),
+        Some(sharding),
+    )?;
+    let stats = controller
+        .run(
+            move |req| foos.clone().reconcile(req),
+            cancel.cancelled_owned(),
+        )
+        .await;
+    factory.shutdown().await;
+    let _ = tokio::time::timeout(Duration::from_secs(5), recorder.shutdown()).await;
+    Ok(Report {
+        stats,
+        terms: 1,
+        outcome: None,
     })
 }

@@ -9,14 +9,24 @@ use std::sync::Arc;
 
 use super::metrics::{ControllerMetricsProvider, Recorder};
 use super::run::Controller;
+use super::shard::{OwnedLabeller, ShardingConfig, Shared, owned_labeller};
 use super::watch::{EnqueueMapped, EnqueueSelf, Mapper, Registered, Watch, owner_mapper};
-use crate::informer::InformerFactory;
+use crate::informer::{InformerFactory, InformerScope};
+use crate::leader::ConfigError;
 use crate::workqueue::{
     MetricsProvider, QueueConfig, RateLimiter, RateLimitingQueue, default_controller_rate_limiter,
 };
 use kinform_core::resource::{Resource, object_key};
 
-type WatchFn = Box<dyn FnOnce(&InformerFactory, &RateLimitingQueue<String>) -> Box<dyn Watch>>;
+/// Registers one watch; `scope` is the sharded scope for types that follow their owner's
+/// shard (`None` when not sharded).
+type WatchFn = Box<
+    dyn FnOnce(
+        &InformerFactory,
+        &RateLimitingQueue<String>,
+        Option<&InformerScope>,
+    ) -> Box<dyn Watch>,
+>;
 
 /// Configures a [`Controller`] of `K`; [`build`](Self::build) registers the handlers.
 #[must_use]
@@ -27,6 +37,8 @@ pub struct ControllerBuilder<K> {
     limiter: Option<Box<dyn RateLimiter<String>>>,
     metrics: Option<Arc<dyn ControllerMetricsProvider>>,
     watches: Vec<WatchFn>,
+    sharding: Option<ShardingConfig>,
+    owned: Vec<Arc<dyn OwnedLabeller>>,
     _kind: PhantomData<fn() -> K>,
 }
 
@@ -49,6 +61,8 @@ impl<K: Resource> ControllerBuilder<K> {
             limiter: None,
             metrics: None,
             watches: Vec::new(),
+            sharding: None,
+            owned: Vec::new(),
             _kind: PhantomData,
         }
     }
@@ -86,8 +100,23 @@ impl<K: Resource> ControllerBuilder<K> {
     /// Reconciles the owner of every `C` whose controller reference (`ownerReferences` entry
     /// with `controller: true`) names a `K` (sample-controller's `handleObject`): a change to
     /// an owned Deployment reconciles its Foo. Resyncs of `C` are not forwarded.
-    pub fn owns<C: Resource>(self) -> Self {
-        self.watch_with::<C>(owner_mapper::<K, C>(), true)
+    ///
+    /// In a [sharded](Self::sharded) controller the owned objects follow their owner's shard:
+    /// the sharder labels them with it and this replica watches only those of its shard.
+    pub fn owns<C: Resource>(mut self) -> Self {
+        self.owned.push(owned_labeller::<K, C>());
+        self.watch_with::<C>(owner_mapper::<K, C>(), true, true)
+    }
+
+    /// Runs this controller as one replica of several that share the objects of `K` (see
+    /// [`shard`](super::shard)): it keeps a member Lease, competes to be the sharder, and
+    /// caches and reconciles only the objects labelled for it. Fails if the timing or
+    /// identity is invalid (as [`ShardingConfig::validate`]). The controller's
+    /// [`name`](Self::name) names its Leases and labels: set it before.
+    pub fn sharded(mut self, config: ShardingConfig) -> Result<Self, ConfigError> {
+        config.validate()?;
+        self.sharding = Some(config);
+        Ok(self)
     }
 
     /// Reconciles the keys of `K` that `mapper` returns for every change of a `C` (for an
@@ -98,12 +127,21 @@ impl<K: Resource> ControllerBuilder<K> {
         I: IntoIterator<Item = String>,
     {
         let mapper: Mapper<C> = Arc::new(move |c: &C| mapper(c).into_iter().collect());
-        self.watch_with::<C>(mapper, false)
+        self.watch_with::<C>(mapper, false, false)
     }
 
-    fn watch_with<C: Resource>(mut self, mapper: Mapper<C>, skip_resync: bool) -> Self {
-        self.watches.push(Box::new(move |factory, queue| {
-            let registration = factory.informer::<C>().add_event_handler(EnqueueMapped {
+    fn watch_with<C: Resource>(
+        mut self,
+        mapper: Mapper<C>,
+        skip_resync: bool,
+        follows_owner: bool,
+    ) -> Self {
+        self.watches.push(Box::new(move |factory, queue, sharded| {
+            let informer = match sharded {
+                Some(scope) if follows_owner => factory.informer_in::<C>(scope.clone()),
+                _ => factory.informer::<C>(),
+            };
+            let registration = informer.add_event_handler(EnqueueMapped {
                 queue: queue.clone(),
                 mapper,
                 skip_resync,
@@ -132,7 +170,27 @@ impl<K: Resource> ControllerBuilder<K> {
             Some(limiter) => RateLimitingQueue::with_config(limiter, config),
             None => RateLimitingQueue::with_config(default_controller_rate_limiter(), config),
         };
-        let primary = self.factory.informer::<K>();
+        let shared = self.sharding.map(|config| {
+            Arc::new(Shared::new(
+                self.name.clone(),
+                config,
+                self.factory.client().clone(),
+                self.metrics.clone(),
+            ))
+        });
+        let sharded_scope = shared.as_ref().map(|shared| {
+            let mut scope = self.factory.scope();
+            let own = shared.labels.selector(shared.identity());
+            scope.label_selector = Some(match scope.label_selector.take() {
+                Some(user) if !user.is_empty() => format!("{user},{own}"),
+                _ => own,
+            });
+            scope
+        });
+        let primary = match &sharded_scope {
+            Some(scope) => self.factory.informer_in::<K>(scope.clone()),
+            None => self.factory.informer::<K>(),
+        };
         let mut watches: Vec<Box<dyn Watch>> = vec![Box::new(Registered {
             what: K::api_resource().to_string(),
             registration: primary.add_event_handler(EnqueueSelf {
@@ -140,9 +198,10 @@ impl<K: Resource> ControllerBuilder<K> {
             }),
         })];
         for watch in self.watches {
-            watches.push(watch(&self.factory, &queue));
+            watches.push(watch(&self.factory, &queue, sharded_scope.as_ref()));
         }
         let recorder = Recorder::new(&self.name, self.metrics.as_deref());
+        let factory_scope = self.factory.scope();
         Controller::assemble(
             self.name,
             self.workers,
@@ -151,6 +210,11 @@ impl<K: Resource> ControllerBuilder<K> {
             primary.lister(),
             watches,
             recorder,
+            shared.map(|shared| super::run::Sharding {
+                shared,
+                scope: factory_scope,
+                owned: self.owned,
+            }),
         )
     }
 }

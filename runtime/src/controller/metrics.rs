@@ -15,10 +15,22 @@
 //! | [`new_reconcile_panics_metric`](ControllerMetricsProvider::new_reconcile_panics_metric) | `controller_runtime_reconcile_panics_total{controller}` | a reconcile panicked |
 //! | [`new_reconcile_time_metric`](ControllerMetricsProvider::new_reconcile_time_metric) | `controller_runtime_reconcile_time_seconds{controller}` | after every reconcile: its duration |
 //! | [`new_active_workers_metric`](ControllerMetricsProvider::new_active_workers_metric) | `controller_runtime_active_workers{controller}` | +1 when a worker takes a key, -1 when it is done |
+//!
+//! A [sharded](super::shard) controller adds three, kinform's own (controller-runtime has no
+//! sharding); they have default no-op implementations, so providers written before sharding
+//! keep compiling. They are updated by the replica that is the elected sharder:
+//!
+//! | hook | Prometheus name | updated when |
+//! | --- | --- | --- |
+//! | [`new_shard_objects_metric`](ControllerMetricsProvider::new_shard_objects_metric) | `kinform_shard_objects{controller,shard}` | after every assignment pass: objects labelled for the member |
+//! | [`new_shard_moves_metric`](ControllerMetricsProvider::new_shard_moves_metric) | `kinform_shard_moves_total{controller}` | an object changed owner (handed over, or taken from an expired member) |
+//! | [`new_shard_handover_time_metric`](ControllerMetricsProvider::new_shard_handover_time_metric) | `kinform_shard_handover_seconds{controller}` | a handover completed: seconds from the drain mark to the new owner's label |
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::workqueue::{CounterMetric, GaugeMetric, HistogramMetric, MetricsProvider};
+use crate::workqueue::{
+    CounterMetric, GaugeMetric, HistogramMetric, MetricsProvider, SettableGaugeMetric,
+};
 
 /// How a reconcile ended (the `result` label of `controller_runtime_reconcile_total`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -63,6 +75,41 @@ pub trait ControllerMetricsProvider: MetricsProvider {
     fn new_reconcile_time_metric(&self, controller: &str) -> Box<dyn HistogramMetric>;
     /// `controller_runtime_active_workers`: workers currently reconciling.
     fn new_active_workers_metric(&self, controller: &str) -> Box<dyn GaugeMetric>;
+    /// `kinform_shard_objects`: objects labelled for member `shard` (sharded controllers).
+    fn new_shard_objects_metric(
+        &self,
+        controller: &str,
+        shard: &str,
+    ) -> Box<dyn SettableGaugeMetric> {
+        let _ = (controller, shard);
+        Box::new(Noop)
+    }
+    /// `kinform_shard_moves_total`: objects that changed owner (sharded controllers).
+    fn new_shard_moves_metric(&self, controller: &str) -> Box<dyn CounterMetric> {
+        let _ = controller;
+        Box::new(Noop)
+    }
+    /// `kinform_shard_handover_seconds`: from an object's drain mark to its new owner's
+    /// label (sharded controllers).
+    fn new_shard_handover_time_metric(&self, controller: &str) -> Box<dyn HistogramMetric> {
+        let _ = controller;
+        Box::new(Noop)
+    }
+}
+
+/// The metric of a provider that does not implement a hook.
+struct Noop;
+
+impl SettableGaugeMetric for Noop {
+    fn set(&self, _: f64) {}
+}
+
+impl CounterMetric for Noop {
+    fn inc(&self) {}
+}
+
+impl HistogramMetric for Noop {
+    fn observe(&self, _: f64) {}
 }
 
 /// A snapshot of a controller's counters since it was built.

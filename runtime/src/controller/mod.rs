@@ -22,6 +22,9 @@
 //!   informer has synced (`cache.WaitForCacheSync`), starts the workers, and on the shutdown
 //!   future (e.g. [`shutdown_signal`]) drains: the queue refuses new keys, in-flight and
 //!   already-queued keys finish (`ShutDownWithDrain`).
+//! - **Sharding.** [`sharded`](ControllerBuilder::sharded) makes N replicas share the
+//!   objects, each reconciling only its part, coordinated through Leases and labels alone
+//!   ([`shard`]).
 //! - **Metrics.** The queue's workqueue metrics, plus reconcile totals by result, errors,
 //!   panics, durations and active workers with controller-runtime's names
 //!   ([`ControllerMetricsProvider`], Prometheus implementation behind the `prometheus`
@@ -89,6 +92,7 @@ mod owner;
 #[cfg(feature = "prometheus")]
 mod prometheus;
 mod run;
+pub mod shard;
 mod watch;
 
 pub use action::{Action, Request};

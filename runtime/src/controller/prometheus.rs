@@ -5,7 +5,9 @@
 //! `controller_runtime_reconcile_errors_total{controller}`,
 //! `controller_runtime_reconcile_panics_total{controller}`,
 //! `controller_runtime_reconcile_time_seconds{controller}` and
-//! `controller_runtime_active_workers{controller}`. The queue metrics are the workqueue's
+//! `controller_runtime_active_workers{controller}`. Sharded controllers add kinform's
+//! `kinform_shard_objects{controller,shard}`, `kinform_shard_moves_total{controller}` and
+//! `kinform_shard_handover_seconds{controller}` (see [`super::shard`]). The queue metrics are the workqueue's
 //! [`PrometheusMetricsProvider`], registered in the same registry.
 
 use prometheus::{CounterVec, GaugeVec, HistogramOpts, HistogramVec, Opts, Registry};
@@ -28,6 +30,9 @@ pub struct PrometheusControllerMetrics {
     panics: CounterVec,
     time: HistogramVec,
     active: GaugeVec,
+    shard_objects: GaugeVec,
+    shard_moves: CounterVec,
+    shard_handover: HistogramVec,
 }
 
 const LABEL: &str = "controller";
@@ -72,12 +77,34 @@ impl PrometheusControllerMetrics {
                 ),
                 &[LABEL],
             )?,
+            shard_objects: GaugeVec::new(
+                Opts::new(
+                    "kinform_shard_objects",
+                    "Number of objects assigned to each shard member per sharded controller",
+                ),
+                &[LABEL, "shard"],
+            )?,
+            shard_moves: counter(
+                "kinform_shard_moves_total",
+                "Total number of objects that changed shard per sharded controller",
+            )?,
+            shard_handover: HistogramVec::new(
+                HistogramOpts::new(
+                    "kinform_shard_handover_seconds",
+                    "Time from an object's drain mark to its new owner's label",
+                )
+                .buckets(prometheus::DEFAULT_BUCKETS.to_vec()),
+                &[LABEL],
+            )?,
         };
         registry.register(Box::new(this.total.clone()))?;
         registry.register(Box::new(this.errors.clone()))?;
         registry.register(Box::new(this.panics.clone()))?;
         registry.register(Box::new(this.time.clone()))?;
         registry.register(Box::new(this.active.clone()))?;
+        registry.register(Box::new(this.shard_objects.clone()))?;
+        registry.register(Box::new(this.shard_moves.clone()))?;
+        registry.register(Box::new(this.shard_handover.clone()))?;
         Ok(this)
     }
 }
@@ -98,6 +125,12 @@ impl GaugeMetric for Gauge {
     }
     fn dec(&self) {
         self.0.dec();
+    }
+}
+
+impl SettableGaugeMetric for Gauge {
+    fn set(&self, value: f64) {
+        self.0.set(value);
     }
 }
 
@@ -156,5 +189,22 @@ impl ControllerMetricsProvider for PrometheusControllerMetrics {
     }
     fn new_active_workers_metric(&self, controller: &str) -> Box<dyn GaugeMetric> {
         Box::new(Gauge(self.active.with_label_values(&[controller])))
+    }
+    fn new_shard_objects_metric(
+        &self,
+        controller: &str,
+        shard: &str,
+    ) -> Box<dyn SettableGaugeMetric> {
+        Box::new(Gauge(
+            self.shard_objects.with_label_values(&[controller, shard]),
+        ))
+    }
+    fn new_shard_moves_metric(&self, controller: &str) -> Box<dyn CounterMetric> {
+        Box::new(Counter(self.shard_moves.with_label_values(&[controller])))
+    }
+    fn new_shard_handover_time_metric(&self, controller: &str) -> Box<dyn HistogramMetric> {
+        Box::new(Histogram(
+            self.shard_handover.with_label_values(&[controller]),
+        ))
     }
 }

@@ -7,13 +7,20 @@ use std::sync::Arc;
 
 use futures_util::FutureExt;
 use futures_util::future::join_all;
+use serde_json::json;
 use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
 
 use super::action::{Action, Request};
 use super::builder::ControllerBuilder;
 use super::metrics::{Outcome, ReconcileStats, Recorder};
+use super::shard::{
+    Gate, MemberEnd, OwnedLabeller, ShardHandle, Shared, gate, lease_name, observe_members,
+    run_member, run_sharder, write_labels,
+};
 use super::watch::Watch;
-use crate::informer::InformerFactory;
+use crate::informer::{InformerFactory, InformerScope};
+use crate::leader::{LeaderCallbacks, LeaderElector, LeaseLock};
 use crate::lister::Lister;
 use crate::workqueue::RateLimitingQueue;
 use kinform_core::resource::Resource;
@@ -29,6 +36,15 @@ pub struct Controller<K> {
     lister: Lister<K>,
     watches: Vec<Box<dyn Watch>>,
     recorder: Arc<Recorder>,
+    sharding: Option<Sharding>,
+}
+
+/// The parts of a sharded controller ([`ControllerBuilder::sharded`]).
+pub(crate) struct Sharding {
+    pub(crate) shared: Arc<Shared>,
+    /// The factory's own scope: the sharder watches every object in it.
+    pub(crate) scope: InformerScope,
+    pub(crate) owned: Vec<Arc<dyn OwnedLabeller>>,
 }
 
 impl<K> fmt::Debug for Controller<K> {
@@ -72,6 +88,7 @@ impl<K: Resource> Controller<K> {
         ControllerBuilder::new(factory)
     }
 
+    #[allow(clippy::too_many_arguments)] // one private constructor the builder fills field by field
     pub(crate) fn assemble(
         name: String,
         workers: usize,
@@ -80,6 +97,7 @@ impl<K: Resource> Controller<K> {
         lister: Lister<K>,
         watches: Vec<Box<dyn Watch>>,
         recorder: Recorder,
+        sharding: Option<Sharding>,
     ) -> Self {
         Self {
             name,
@@ -89,7 +107,15 @@ impl<K: Resource> Controller<K> {
             lister,
             watches,
             recorder: Arc::new(recorder),
+            sharding,
         }
+    }
+
+    /// The handle on this replica's sharding, when [sharded](ControllerBuilder::sharded).
+    pub fn shard(&self) -> Option<ShardHandle> {
+        self.sharding
+            .as_ref()
+            .map(|s| ShardHandle(s.shared.clone()))
     }
 
     /// The controller's name.
@@ -146,10 +172,61 @@ impl<K: Resource> Controller<K> {
         let reconcile = Arc::new(reconcile);
         let mut shutdown = std::pin::pin!(shutdown);
         tracing::info!(controller = %self.name, "starting controller");
+        let shard = self.sharding.as_ref().map(|s| s.shared.clone());
+        // A sharded replica: its member Lease first, then the sharder election.
+        let joined = CancellationToken::new();
+        let leave = CancellationToken::new();
+        let member_gone = CancellationToken::new();
+        let stop_sharder = CancellationToken::new();
+        let mut member_task = None;
+        let mut sharder_task = None;
+        if let Some(sharding) = &self.sharding {
+            let shared = sharding.shared.clone();
+            let lock = LeaseLock::new(
+                shared.lease_api(),
+                lease_name(&shared.controller, shared.identity()),
+                shared.identity(),
+            );
+            let (timing, joined, leave, abandon, gone) = (
+                shared.config.timing.clone(),
+                joined.clone(),
+                leave.clone(),
+                shared.abandon.clone(),
+                member_gone.clone(),
+            );
+            member_task = Some(tokio::spawn(async move {
+                let end = run_member(lock, timing, joined, leave, abandon).await;
+                gone.cancel();
+                end
+            }));
+            let observer = sharding.shared.clone();
+            let stop = stop_sharder.clone();
+            tokio::spawn(async move {
+                observe_members(
+                    observer.lease_api(),
+                    &observer.members,
+                    observer.config.timing.retry_period,
+                    stop,
+                )
+                .await;
+            });
+            sharder_task = Some(tokio::spawn(compete_for_sharder::<K>(
+                shared,
+                sharding.scope.clone(),
+                sharding.owned.clone(),
+                stop_sharder.clone(),
+            )));
+        } else {
+            joined.cancel();
+        }
         self.factory.start();
         let synced = tokio::select! {
-            _ = join_all(self.watches.iter().map(|w| w.wait_for_sync())) => true,
+            _ = async {
+                join_all(self.watches.iter().map(|w| w.wait_for_sync())).await;
+                joined.cancelled().await;
+            } => true,
             _ = &mut shutdown => false,
+            _ = member_gone.cancelled() => false,
         };
         let mut workers = Vec::new();
         if synced {
@@ -161,9 +238,15 @@ impl<K: Resource> Controller<K> {
                     self.lister.clone(),
                     reconcile.clone(),
                     self.recorder.clone(),
+                    shard.clone(),
                 )));
             }
-            shutdown.await;
+            tokio::select! {
+                _ = &mut shutdown => {}
+                _ = member_gone.cancelled() => {
+                    tracing::warn!(controller = %self.name, "shard membership ended; stopping this replica");
+                }
+            }
         }
         tracing::info!(controller = %self.name, in_flight = self.queue.processing_len(), "shutting down: draining the workqueue");
         self.queue.shutdown_with_drain().await;
@@ -172,6 +255,21 @@ impl<K: Resource> Controller<K> {
         }
         for w in &self.watches {
             w.remove();
+        }
+        stop_sharder.cancel();
+        if let Some(task) = sharder_task {
+            let _ = task.await;
+        }
+        // Only now, with nothing in flight, let the others take this replica's objects.
+        leave.cancel();
+        if let Some(task) = member_task
+            && let Ok(end) = task.await
+        {
+            tracing::info!(controller = %self.name, ?end, "shard membership ended");
+            debug_assert!(matches!(
+                end,
+                MemberEnd::Left | MemberEnd::Abandoned | MemberEnd::Lost
+            ));
         }
         let stats = self.recorder.counters.snapshot();
         tracing::info!(controller = %self.name, ?stats, "controller stopped");
@@ -186,6 +284,7 @@ async fn worker<K, F, Fut, E>(
     lister: Lister<K>,
     reconcile: Arc<F>,
     recorder: Arc<Recorder>,
+    shard: Option<Arc<Shared>>,
 ) where
     K: Resource,
     F: Fn(Request<K>) -> Fut + Send + Sync + 'static,
@@ -198,6 +297,12 @@ async fn worker<K, F, Fut, E>(
             retries: queue.num_requeues(&key),
             key: key.clone(),
         };
+        if let Some(shared) = &shard
+            && !admit(shared, &queue, &key, request.object.as_deref()).await
+        {
+            queue.done(&key);
+            continue;
+        }
         recorder.started();
         let started = Instant::now();
         let f = reconcile.clone();
@@ -236,6 +341,94 @@ async fn worker<K, F, Fut, E>(
         };
         recorder.finished(outcome, seconds);
         queue.done(&key);
+    }
+}
+
+/// The sharding gate of one popped key (see [`gate`]): whether to reconcile it. A key to
+/// hand over is released here, by the worker that holds it, so no reconcile of it is in
+/// flight on this replica.
+async fn admit<K: Resource>(
+    shared: &Shared,
+    queue: &RateLimitingQueue<String>,
+    key: &str,
+    object: Option<&K>,
+) -> bool {
+    let labels = &shared.labels;
+    let label = |k: &str| object.and_then(|o| o.labels().get(k)).map(String::as_str);
+    let released = shared.released.lock().contains(key);
+    match gate(
+        shared.identity(),
+        object.is_some(),
+        label(&labels.shard),
+        label(&labels.drain),
+        released,
+    ) {
+        Gate::Reconcile => {
+            if object.is_some() && released {
+                shared.released.lock().remove(key);
+            }
+            true
+        }
+        Gate::Skip => {
+            queue.forget(&key.to_owned());
+            false
+        }
+        Gate::Release { to } => {
+            let Some(obj) = object else { return false };
+            match write_labels(
+                shared,
+                obj,
+                json!({ &labels.shard: to, &labels.drain: null }),
+            )
+            .await
+            {
+                Ok(()) => {
+                    shared.released.lock().insert(key.to_owned());
+                    shared.count_release();
+                    tracing::debug!(%key, %to, "handed the object over");
+                    queue.forget(&key.to_owned());
+                }
+                Err(error) if error.is_conflict() || error.is_not_found() => {
+                    // Decided on a stale cache: the newer version is on its way.
+                    queue.forget(&key.to_owned());
+                }
+                Err(error) => {
+                    tracing::warn!(%key, %error, "cannot hand the object over; retrying");
+                    queue.add_rate_limited(key.to_owned());
+                }
+            }
+            false
+        }
+    }
+}
+
+/// Competes to be the sharder (a new election after each loss) until `stop` fires.
+async fn compete_for_sharder<K: Resource>(
+    shared: Arc<Shared>,
+    scope: InformerScope,
+    owned: Vec<Arc<dyn OwnedLabeller>>,
+    stop: CancellationToken,
+) {
+    while !stop.is_cancelled() {
+        let lock = LeaseLock::new(
+            shared.lease_api(),
+            format!("{}-sharder", shared.controller),
+            shared.identity(),
+        );
+        let (s, sc, o) = (shared.clone(), scope.clone(), owned.clone());
+        let callbacks = LeaderCallbacks::new(move |leading| {
+            run_sharder::<K>(s.clone(), sc.clone(), o.clone(), leading)
+        });
+        let config = shared.config.timing.clone().release_on_cancel(true);
+        match LeaderElector::new(lock, config, callbacks) {
+            Ok(elector) => {
+                elector.run(stop.clone()).await;
+            }
+            Err(error) => {
+                tracing::error!(%error, "cannot run the sharder election");
+                return;
+            }
+        }
     }
 }
 

@@ -311,6 +311,11 @@ impl InformerFactory {
         &self.inner.options.client
     }
 
+    /// The factory's namespace and selectors (those of [`informer`](Self::informer)).
+    pub fn scope(&self) -> InformerScope {
+        self.inner.options.scope.clone()
+    }
+
     /// The shared informer of `K` in the factory's namespace and selectors.
     pub fn informer<K: Resource>(&self) -> Arc<SharedIndexInformer<K>> {
         self.informer_in::<K>(self.inner.options.scope.clone())

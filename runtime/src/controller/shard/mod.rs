@@ -1,0 +1,342 @@
+//! Sharding: N replicas of one controller, each reconciling only its part of the objects,
+//! with Kubernetes objects as the only coordination (no other store, no consensus of our
+//! own). Enable it with [`ControllerBuilder::sharded`](super::ControllerBuilder::sharded).
+//!
+//! Leader election (client-go's `tools/leaderelection`, our [`crate::leader`]) keeps every
+//! replica but one idle, so one process's memory and reconcile rate are the ceiling. Here:
+//!
+//! - **Membership** (module `membership`): each replica keeps a `coordination.k8s.io/v1` Lease of
+//!   its own, `<controller>-shard-<identity>`, renewed every `retry_period` like the leader
+//!   elector's; a replica whose renewals fail for `renew_deadline` stops reconciling. The
+//!   live Leases — judged on the observer's own clock, as client-go judges a leader's
+//!   lease — are the members.
+//! - **Assignment** (module `ring`, [`owner_of`]): rendezvous hashing of the object key over the members
+//!   (balance and movement are documented there). One replica, elected through an ordinary
+//!   Lease `<controller>-sharder` with the leader elector, is the **sharder**: it watches all
+//!   objects of the controlled type and writes the shard label `shard.kinform.io/<controller>
+//!   =<member>` on each (when it is created and when members change). The sharder's cache
+//!   therefore holds every object; the other replicas' do not.
+//! - **Scoped informers**: each replica's informer of the controlled type, and of the types
+//!   it [`owns`](super::ControllerBuilder::owns), selects `shard.kinform.io/<controller>=<its
+//!   identity>`, so its cache memory and watch traffic fall to about 1/N.
+//! - **Owned objects follow their owner**: the sharder copies an owner's shard label onto
+//!   every object whose controller reference names it (for each owned type).
+//! - **Handover** (module `plan`): an object moving from a live A to B is first marked draining
+//!   (`drain.shard.kinform.io/<controller>=B`); A's worker, holding the key alone, releases
+//!   it by writing `shard=B`, and only then is it in B's selection. Writes carry the
+//!   resourceVersion they were decided on. So no object is ever reconciled by two replicas at
+//!   once. A dead replica's objects move when its Lease expires; a replica that shuts down
+//!   gracefully drains its workqueue, then releases its Lease so they move at once.
+//! - **Metrics and events**: objects per shard, moves and handover latency through the
+//!   [`ControllerMetricsProvider`] hooks and
+//!   [`ShardHandle::stats`]; the sharder records an Event on a member's Lease when it joins
+//!   or leaves (reasons `ShardMemberJoined`, `ShardMemberLeft`).
+//!
+//! **Identity.** Each replica needs an identity unique to the running process (a pod name;
+//! a StatefulSet pod restarted under the same name should add a suffix, as a restarted
+//! process must not find objects still labelled for its previous incarnation while they
+//! are being moved away). It must be a valid label value (at most 63 characters of
+//! `[a-zA-Z0-9-_.]`, alphanumeric at both ends), as must the controller's name be a valid
+//! label-key name.
+//!
+//! **RBAC** a replica needs, nothing else installed on the cluster:
+//!
+//! ```yaml
+//! rules:
+//! - apiGroups: ["coordination.k8s.io"]   # its member Lease, the sharder Lease, the member list
+//!   resources: ["leases"]
+//!   verbs: ["get", "list", "create", "update"]
+//! - apiGroups: ["<group of K>"]          # the sharder's full watch, and label writes
+//!   resources: ["<plural of K>"]
+//!   verbs: ["get", "list", "watch", "patch"]
+//! - apiGroups: ["<group of each owned type>"]
+//!   resources: ["<plural>"]
+//!   verbs: ["get", "list", "watch", "patch"]
+//! - apiGroups: ["events.k8s.io"]         # membership events
+//!   resources: ["events"]
+//!   verbs: ["create", "patch"]
+//! ```
+//!
+//! Not done (yet): a replica whose membership was lost does not rejoin (its
+//! [`Controller::run`](super::Controller::run) returns; restart the process); objects
+//! created by a reconcile are labelled by the sharder after the fact (a reconcile may set the
+//! label itself with [`ShardHandle::identity`]).
+
+mod membership;
+mod plan;
+mod ring;
+mod sharder;
+
+use std::collections::{BTreeMap, HashSet};
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use k8s_openapi::api::coordination::v1::Lease;
+use parking_lot::Mutex;
+use tokio_util::sync::CancellationToken;
+
+use super::ControllerMetricsProvider;
+use crate::leader::{ConfigError, LeaderElectionConfig};
+use crate::workqueue::{CounterMetric, HistogramMetric, SettableGaugeMetric};
+use kinform_client::{Api, Client, Patch, PatchParams};
+use kinform_core::resource::Resource;
+use serde_json::{Value, json};
+
+pub use plan::ShardLabels;
+pub use ring::owner_of;
+
+pub(crate) use membership::{MemberEnd, lease_name, observe_members, run_member};
+pub(crate) use plan::{Gate, gate};
+pub(crate) use sharder::{OwnedLabeller, owned_labeller, run_sharder};
+
+/// How a sharded controller finds its peers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[must_use]
+pub struct ShardingConfig {
+    /// The namespace of the member Leases and the sharder Lease (e.g. the controller's own
+    /// namespace).
+    pub lease_namespace: String,
+    /// This replica's identity, unique per running process (see the [module docs](self)).
+    pub identity: String,
+    /// Lease timing, validated as the leader elector validates it: a member stops
+    /// reconciling after `renew_deadline` without a renewal, and its objects move
+    /// `lease_duration` after the sharder last saw its Lease change. The sharder runs an
+    /// assignment pass at least every `retry_period`.
+    pub timing: LeaderElectionConfig,
+}
+
+impl ShardingConfig {
+    /// A replica `identity` with Leases in `lease_namespace` and the leader elector's
+    /// default timing (15 s / 10 s / 2 s).
+    pub fn new(lease_namespace: impl Into<String>, identity: impl Into<String>) -> Self {
+        Self {
+            lease_namespace: lease_namespace.into(),
+            identity: identity.into(),
+            timing: LeaderElectionConfig::default(),
+        }
+    }
+
+    /// Other Lease timing.
+    pub fn timing(mut self, timing: LeaderElectionConfig) -> Self {
+        self.timing = timing;
+        self
+    }
+
+    /// Checks the timing (as [`LeaderElectionConfig::validate`]) and the identity.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        self.timing.validate()?;
+        if self.identity.is_empty() {
+            return Err(ConfigError::EmptyIdentity);
+        }
+        Ok(())
+    }
+}
+
+/// Counters of one replica's sharding, always kept.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ShardStats {
+    /// Objects this replica handed over (released to another member).
+    pub released: u64,
+    /// As the sharder: objects that changed owner (handovers completed plus objects taken
+    /// from expired members).
+    pub moves: u64,
+    /// As the sharder: handovers completed (drain mark seen resolved).
+    pub handovers: u64,
+    /// As the sharder: the longest handover seen, in milliseconds.
+    pub max_handover_ms: u64,
+    /// As the sharder: the members after the last assignment pass.
+    pub members: Vec<String>,
+    /// As the sharder: objects labelled for each member after the last assignment pass.
+    pub objects_per_shard: BTreeMap<String, usize>,
+    /// Whether this replica is the sharder now.
+    pub is_sharder: bool,
+}
+
+#[derive(Default)]
+struct Counters {
+    released: AtomicU64,
+    moves: AtomicU64,
+    handovers: AtomicU64,
+    max_handover_ms: AtomicU64,
+    view: Mutex<(Vec<String>, BTreeMap<String, usize>)>,
+    is_sharder: std::sync::atomic::AtomicBool,
+}
+
+/// The metric objects of the sharder's hooks.
+struct Hooks {
+    provider: Arc<dyn ControllerMetricsProvider>,
+    moves: Box<dyn CounterMetric>,
+    handover: Box<dyn HistogramMetric>,
+    objects: Mutex<BTreeMap<String, Box<dyn SettableGaugeMetric>>>,
+}
+
+/// What one sharded replica shares between its controller, its membership and its sharder.
+pub(crate) struct Shared {
+    pub(crate) controller: String,
+    pub(crate) config: ShardingConfig,
+    pub(crate) labels: ShardLabels,
+    pub(crate) client: Client,
+    /// Keys this replica released and has not seen come back.
+    pub(crate) released: Mutex<HashSet<String>>,
+    /// Fired to stop renewing without releasing (a crash, as far as the others can tell).
+    pub(crate) abandon: CancellationToken,
+    /// This replica's view of the member Leases.
+    pub(crate) members: Mutex<membership::MemberTable>,
+    counters: Counters,
+    hooks: Option<Hooks>,
+}
+
+impl Shared {
+    pub(crate) fn new(
+        controller: String,
+        config: ShardingConfig,
+        client: Client,
+        provider: Option<Arc<dyn ControllerMetricsProvider>>,
+    ) -> Self {
+        let hooks = provider.map(|p| Hooks {
+            moves: p.new_shard_moves_metric(&controller),
+            handover: p.new_shard_handover_time_metric(&controller),
+            objects: Mutex::new(BTreeMap::new()),
+            provider: p,
+        });
+        Self {
+            labels: ShardLabels::for_controller(&controller),
+            members: Mutex::new(membership::MemberTable::new(&controller)),
+            controller,
+            config,
+            client,
+            released: Mutex::new(HashSet::new()),
+            abandon: CancellationToken::new(),
+            counters: Counters::default(),
+            hooks,
+        }
+    }
+
+    pub(crate) fn identity(&self) -> &str {
+        &self.config.identity
+    }
+
+    pub(crate) fn lease_api(&self) -> Api<Lease> {
+        Api::namespaced(self.client.clone(), &self.config.lease_namespace)
+    }
+
+    pub(crate) fn count_release(&self) {
+        self.counters.released.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn count_move(&self) {
+        self.counters.moves.fetch_add(1, Ordering::Relaxed);
+        if let Some(h) = &self.hooks {
+            h.moves.inc();
+        }
+    }
+
+    pub(crate) fn count_handover(&self, seconds: f64) {
+        self.counters.handovers.fetch_add(1, Ordering::Relaxed);
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let ms = (seconds * 1000.0) as u64;
+        self.counters
+            .max_handover_ms
+            .fetch_max(ms, Ordering::Relaxed);
+        if let Some(h) = &self.hooks {
+            h.handover.observe(seconds);
+        }
+    }
+
+    pub(crate) fn set_sharder(&self, on: bool) {
+        self.counters.is_sharder.store(on, Ordering::Relaxed);
+    }
+
+    pub(crate) fn set_view(&self, members: &[String], counts: BTreeMap<String, usize>) {
+        if let Some(h) = &self.hooks {
+            let mut gauges = h.objects.lock();
+            for (member, gauge) in gauges.iter() {
+                if !counts.contains_key(member) {
+                    gauge.set(0.0);
+                }
+            }
+            for (member, n) in &counts {
+                #[allow(clippy::cast_precision_loss)]
+                let value = *n as f64;
+                gauges
+                    .entry(member.clone())
+                    .or_insert_with(|| {
+                        h.provider
+                            .new_shard_objects_metric(&self.controller, member)
+                    })
+                    .set(value);
+            }
+        }
+        *self.counters.view.lock() = (members.to_vec(), counts);
+    }
+
+    fn stats(&self) -> ShardStats {
+        let c = &self.counters;
+        let (members, objects_per_shard) = c.view.lock().clone();
+        ShardStats {
+            released: c.released.load(Ordering::Relaxed),
+            moves: c.moves.load(Ordering::Relaxed),
+            handovers: c.handovers.load(Ordering::Relaxed),
+            max_handover_ms: c.max_handover_ms.load(Ordering::Relaxed),
+            members,
+            objects_per_shard,
+            is_sharder: c.is_sharder.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// Writes `labels` (a JSON map; `null` removes a label) on `obj`, at its resourceVersion.
+pub(crate) async fn write_labels<T: Resource>(
+    shared: &Shared,
+    obj: &T,
+    labels: Value,
+) -> Result<(), kinform_client::Error> {
+    let api = match obj.namespace() {
+        Some(ns) => Api::<T>::namespaced(shared.client.clone(), ns),
+        None => Api::<T>::all(shared.client.clone()),
+    };
+    let patch = json!({"metadata": {"resourceVersion": obj.resource_version(), "labels": labels}});
+    api.patch(obj.name(), &PatchParams::default(), &Patch::Merge(patch))
+        .await
+        .map(|_| ())
+}
+
+/// A handle on a sharded controller's replica, usable while it runs
+/// ([`Controller::shard`](super::Controller::shard)).
+#[derive(Clone)]
+pub struct ShardHandle(pub(crate) Arc<Shared>);
+
+impl fmt::Debug for ShardHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ShardHandle")
+            .field("controller", &self.0.controller)
+            .field("identity", &self.0.identity())
+            .finish_non_exhaustive()
+    }
+}
+
+impl ShardHandle {
+    /// This replica's identity (the value of its shard label).
+    pub fn identity(&self) -> &str {
+        self.0.identity()
+    }
+
+    /// The label keys.
+    pub fn labels(&self) -> &ShardLabels {
+        &self.0.labels
+    }
+
+    /// The counters now.
+    pub fn stats(&self) -> ShardStats {
+        self.0.stats()
+    }
+
+    /// Stops renewing this replica's Lease without releasing it, as a crash would: the
+    /// replica stops reconciling (its [`Controller::run`](super::Controller::run) drains and
+    /// returns) and the others take its objects once the Lease expires. For tests and for
+    /// fencing a replica that knows it is unhealthy.
+    pub fn abandon(&self) {
+        self.0.abandon.cancel();
+    }
+}

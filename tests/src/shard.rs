@@ -1,0 +1,280 @@
+//! Helpers of the sharding tests: a `Widget` custom resource, a witness that catches two
+//! replicas reconciling one object at once, and replicas of a sharded controller, each with
+//! its own client identity, run in one process.
+
+use std::collections::{BTreeMap, HashMap};
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kinform::client::{Patch, PatchParams, PostParams};
+use kinform::controller::shard::{ShardHandle, ShardingConfig};
+use kinform::controller::{Action, Controller, ReconcileStats, Request, controller_reference};
+use kinform::informer::InformerFactory;
+use kinform::leader::LeaderElectionConfig;
+use kinform::testing::TestApiServer;
+use kinform::{Api, HasMetadata, Resource, Scope};
+use parking_lot::Mutex;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+/// `shard.example.com/v1` `Widget`: a `spec.value` that the controller copies into the
+/// `observed` annotation.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Widget {
+    /// Standard metadata.
+    pub metadata: ObjectMeta,
+    /// The spec.
+    #[serde(default)]
+    pub spec: WidgetSpec,
+}
+
+/// A Widget's spec.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct WidgetSpec {
+    /// The value to observe.
+    #[serde(default)]
+    pub value: i64,
+}
+
+impl HasMetadata for Widget {
+    fn metadata(&self) -> &ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(&mut self) -> &mut ObjectMeta {
+        &mut self.metadata
+    }
+}
+
+impl Resource for Widget {
+    const GROUP: &'static str = "shard.example.com";
+    const VERSION: &'static str = "v1";
+    const API_VERSION: &'static str = "shard.example.com/v1";
+    const KIND: &'static str = "Widget";
+    const PLURAL: &'static str = "widgets";
+    const SCOPE: Scope = Scope::Namespaced;
+}
+
+/// Registers the Widget CRD on `server`.
+pub fn register_widgets(server: &TestApiServer) {
+    server
+        .register_crd(json!({
+            "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "widgets.shard.example.com"},
+            "spec": {
+                "group": "shard.example.com", "scope": "Namespaced",
+                "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
+                "versions": [{"name": "v1", "served": true, "storage": true,
+                    "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                        "spec": {"type": "object", "properties": {"value": {"type": "integer"}}}}}}}]
+            }
+        }))
+        .expect("the Widget CRD registers");
+}
+
+/// The Widget `default/name` with `spec.value = value`.
+pub fn widget(name: &str, value: i64) -> Widget {
+    Widget {
+        metadata: ObjectMeta {
+            name: Some(name.to_owned()),
+            namespace: Some("default".to_owned()),
+            ..ObjectMeta::default()
+        },
+        spec: WidgetSpec { value },
+    }
+}
+
+/// Records which replica reconciles which key right now, and every overlap.
+#[derive(Default)]
+pub struct Witness {
+    in_flight: Mutex<HashMap<String, String>>,
+    /// Every violation seen: two replicas at once, or a reconcile of an object not labelled
+    /// for the replica.
+    pub violations: Mutex<Vec<String>>,
+    /// Reconciles per replica.
+    pub reconciles: Mutex<BTreeMap<String, u64>>,
+}
+
+/// Held while one reconcile runs.
+pub struct Entered<'a> {
+    witness: &'a Witness,
+    key: String,
+    owned: bool,
+}
+
+impl Drop for Entered<'_> {
+    fn drop(&mut self) {
+        if self.owned {
+            self.witness.in_flight.lock().remove(&self.key);
+        }
+    }
+}
+
+impl Witness {
+    /// A shared, empty witness.
+    pub fn new() -> Arc<Self> {
+        Arc::new(Self::default())
+    }
+
+    /// Marks `key` as being reconciled by `replica` until the guard drops.
+    pub fn enter(&self, key: &str, replica: &str) -> Entered<'_> {
+        *self
+            .reconciles
+            .lock()
+            .entry(replica.to_owned())
+            .or_default() += 1;
+        let mut in_flight = self.in_flight.lock();
+        let owned = match in_flight.get(key) {
+            Some(other) => {
+                self.violations
+                    .lock()
+                    .push(format!("{key}: reconciled by {replica} while {other} was"));
+                false
+            }
+            None => {
+                in_flight.insert(key.to_owned(), replica.to_owned());
+                true
+            }
+        };
+        Entered {
+            witness: self,
+            key: key.to_owned(),
+            owned,
+        }
+    }
+}
+
+/// Lease timing sized for tests: 4 s leases, 3 s renew deadline, 500 ms retry period (a
+/// renew deadline shorter than a few seconds loses members to CPU starvation when the
+/// server and every replica share two cores in a debug build).
+pub fn test_timing() -> LeaderElectionConfig {
+    LeaderElectionConfig {
+        lease_duration: Duration::from_secs(4),
+        renew_deadline: Duration::from_secs(3),
+        retry_period: Duration::from_millis(500),
+        release_on_cancel: false,
+    }
+}
+
+/// One running replica.
+pub struct Replica {
+    /// Its identity.
+    pub identity: String,
+    /// Its sharding handle.
+    pub shard: ShardHandle,
+    /// Its informer factory (scoped caches).
+    pub factory: InformerFactory,
+    /// Cancels it gracefully.
+    pub stop: CancellationToken,
+    /// Its run, returning the final counters.
+    pub task: JoinHandle<ReconcileStats>,
+}
+
+impl Replica {
+    /// Stops it gracefully and waits.
+    pub async fn shutdown(self) -> ReconcileStats {
+        self.stop.cancel();
+        let stats = self.task.await.expect("the replica's run does not panic");
+        self.factory.shutdown().await;
+        stats
+    }
+}
+
+/// Starts replica `identity` of the sharded Widget controller on `server`, with a client
+/// of its own identity (user `identity`). The reconcile copies `spec.value` into the
+/// `observed` annotation (and `observed-by` names the replica), under the witness.
+pub fn start_replica(server: &TestApiServer, identity: &str, witness: &Arc<Witness>) -> Replica {
+    start_replica_with(server, identity, witness, false)
+}
+
+/// [`start_replica`], and with `owns_configmaps` the controller also owns ConfigMaps: the
+/// reconcile creates `cm-<widget>` controlled by the Widget.
+pub fn start_replica_with(
+    server: &TestApiServer,
+    identity: &str,
+    witness: &Arc<Witness>,
+    owns_configmaps: bool,
+) -> Replica {
+    let client = server
+        .client_for(identity, &["system:authenticated"])
+        .expect("a client of the test server");
+    let factory = crate::controller::factory(client.clone());
+    let mut builder = Controller::<Widget>::builder(&factory).workers(4);
+    if owns_configmaps {
+        builder = builder.owns::<ConfigMap>();
+    }
+    let controller = builder
+        .sharded(ShardingConfig::new("default", identity).timing(test_timing()))
+        .expect("valid sharding config")
+        .build();
+    let configmaps: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let shard = controller.shard().expect("sharded");
+    let stop = CancellationToken::new();
+    let (me, w, handle) = (identity.to_owned(), witness.clone(), shard.clone());
+    let configmaps = owns_configmaps.then_some(configmaps);
+    let api: Api<Widget> = Api::namespaced(client, "default");
+    let task = tokio::spawn(controller.run(
+        move |req: Request<Widget>| {
+            let (me, w, api, handle) = (me.clone(), w.clone(), api.clone(), handle.clone());
+            let configmaps = configmaps.clone();
+            async move {
+                let _entered = w.enter(&req.key, &me);
+                let Some(obj) = req.object else {
+                    return Ok::<_, Infallible>(Action::done());
+                };
+                let label = obj.labels().get(&handle.labels().shard);
+                if label.map(String::as_str) != Some(me.as_str()) {
+                    w.violations.lock().push(format!(
+                        "{}: {me} reconciled it labelled {label:?}",
+                        req.key
+                    ));
+                }
+                let want = obj.spec.value.to_string();
+                if obj.annotations().get("observed") != Some(&want) {
+                    // Widen the window in which a second replica would overlap.
+                    tokio::time::sleep(Duration::from_millis(2)).await;
+                    let patch =
+                        json!({"metadata": {"annotations": {"observed": want, "observed-by": me}}});
+                    if let Err(e) = api
+                        .patch(obj.name(), &PatchParams::default(), &Patch::Merge(patch))
+                        .await
+                        && !e.is_not_found()
+                    {
+                        tracing::warn!(error = %e, "reconcile write failed");
+                        return Ok(Action::requeue_after(Duration::from_millis(50)));
+                    }
+                }
+                if let Some(cms) = configmaps {
+                    let cm = ConfigMap {
+                        metadata: ObjectMeta {
+                            name: Some(format!("cm-{}", obj.name())),
+                            namespace: Some("default".to_owned()),
+                            owner_references: Some(vec![controller_reference(&*obj)]),
+                            ..ObjectMeta::default()
+                        },
+                        ..ConfigMap::default()
+                    };
+                    if let Err(e) = cms.create(&PostParams::default(), &cm).await
+                        && !e.is_already_exists()
+                    {
+                        tracing::warn!(error = %e, "cannot create the owned ConfigMap");
+                        return Ok(Action::requeue_after(Duration::from_millis(50)));
+                    }
+                }
+                Ok(Action::done())
+            }
+        },
+        stop.clone().cancelled_owned(),
+    ));
+    Replica {
+        identity: identity.to_owned(),
+        shard,
+        factory,
+        stop,
+        task,
+    }
+}
