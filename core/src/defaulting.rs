@@ -266,7 +266,11 @@ mod tests {
             "a null map value is pruned"
         );
         assert_eq!(v["spec"]["maybe"], json!({"a": null}), "nullable: kept");
-        assert_eq!(v["spec"]["names"], json!(["d", "x"]), "a null item defaults");
+        assert_eq!(
+            v["spec"]["names"],
+            json!(["d", "x"]),
+            "a null item defaults"
+        );
         // A null list item without a default is left for validation to reject.
         assert_eq!(v["spec"]["raw"], json!([null, "y"]));
     }

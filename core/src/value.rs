@@ -214,7 +214,9 @@ mod tests {
             let t: Timestamp = serde_json::from_value(json!(s)).unwrap();
             assert_eq!(serde_json::to_value(&t).unwrap(), json!(s));
         }
-        let a = Timestamp::from("2024-01-01T02:00:00+02:00").parse().unwrap();
+        let a = Timestamp::from("2024-01-01T02:00:00+02:00")
+            .parse()
+            .unwrap();
         let b = Timestamp::from("2024-01-01T00:00:00Z").parse().unwrap();
         assert_eq!(a, b);
         assert!(Timestamp::from("yesterday").parse().is_err());

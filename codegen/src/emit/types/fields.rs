@@ -80,8 +80,7 @@ pub(crate) fn plan_field(owner: &str, f: &Field, p: &Paths, fns: &mut DefaultFns
     } else {
         (FieldPlan::new(inner, serde, false), f.ty.clone())
     };
-    if let Some(name) = elements::reader(owner, &f.json_name, &read, false, &plan.ty, p, fns)
-    {
+    if let Some(name) = elements::reader(owner, &f.json_name, &read, false, &plan.ty, p, fns) {
         plan.serde.push(quote!(deserialize_with = #name));
     }
     plan
