@@ -153,7 +153,7 @@ const MAX_DEPTH: usize = 14;
 impl Gen<'_> {
     /// One in `n`.
     fn one_in(&mut self, n: u32) -> bool {
-        self.rng.next_u32() % n == 0
+        self.rng.next_u32().is_multiple_of(n)
     }
 
     fn pick<'v>(&mut self, values: &'v [Value]) -> Option<&'v Value> {
