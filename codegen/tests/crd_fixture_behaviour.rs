@@ -1,8 +1,10 @@
 //! The emitted code of the fixtures, compiled (with `-D warnings`, `missing_docs`, and the
-//! runtime under a custom path) and exercised: enum catch-all, defaults (of properties, list
-//! items and map values), `null`s (defaulted, pruned or kept as the API server does),
-//! flattened remainders, unions, embedded resources, apiVersion/kind on serialize, the
-//! Resource impl.
+//! runtime under a custom path) and exercised: enum catch-all, decoding that keeps what the
+//! document says (no default filled in, nullable `null`s kept, quantities, timestamps and
+//! numbers as sent), the explicit `apply_schema_defaults` against apiextensions' rules (of
+//! properties, nested objects, list items and map values; `null`s defaulted, pruned or kept
+//! as the API server does), flattened remainders, unions, embedded resources,
+//! apiVersion/kind on serialize, the Resource impl.
 //!
 //! A temporary crate (tests/support/temp_crate.rs): its target dir is shared with the other
 //! slow tests, so dependencies are built once.
@@ -48,11 +50,12 @@ mod behaviour {
         let spec = w.spec.as_ref().unwrap();
         assert_eq!(spec.size, widget::WidgetSpecSize::Other("Huge".into()));
         assert_eq!(spec.size.as_str(), "Huge");
-        assert_eq!(spec.mode, widget::WidgetSpecMode::Fast);
-        assert_eq!(spec.replicas, 1);
-        assert!(spec.enabled);
-        assert_eq!(spec.settings.level, 3);
-        assert_eq!(spec.tags, Some(vec!["a".to_string(), "b".to_string()]));
+        // Decoding fills in no default.
+        assert_eq!(spec.mode, None);
+        assert_eq!(spec.replicas, None);
+        assert_eq!(spec.enabled, None);
+        assert_eq!(spec.settings, None);
+        assert_eq!(spec.tags, None);
         assert_eq!(spec.options.as_ref().unwrap().extra_fields["unknown"], json!({"deep": [1, 2]}));
         assert!(matches!(spec.value, Some(widget::WidgetSpecValue::Array(_))));
         assert_eq!(spec.template.as_ref().unwrap().metadata.as_ref().unwrap().name.as_deref(), Some("p"));
@@ -62,11 +65,12 @@ mod behaviour {
         assert_eq!(out["apiVersion"], "example.com/v1");
         assert_eq!(out["kind"], "Widget");
         assert_eq!(out["spec"]["size"], "Huge");
-        assert_eq!(out["spec"]["mode"], "Fast");
+        assert!(out["spec"].get("mode").is_none());
         assert_eq!(out["spec"]["options"]["unknown"], json!({"deep": [1, 2]}));
         assert_eq!(out["spec"]["template"]["spec"], json!({"x": 1}));
         assert_eq!(out["spec"]["port"], "http");
-        assert_eq!(out["spec"]["memory"], "1");
+        // A quantity written as a number stays a number.
+        assert_eq!(out["spec"]["memory"], json!(1));
         assert_eq!(out["spec"]["initContainers"], json!(["a"]));
         assert_eq!(out["spec"]["hugepages-2Mi"], "2Mi");
         assert_eq!(out["spec"]["type"], "t");
@@ -77,7 +81,18 @@ mod behaviour {
         assert_eq!(Widget::API_VERSION, "example.com/v1");
         assert_eq!(Widget::PLURAL, "widgets");
         assert_eq!(Widget::SCOPE, Scope::Namespaced);
-        assert_eq!(widget::WidgetSpec::default().replicas, 1);
+        assert_eq!(widget::WidgetSpec::default().replicas, None);
+
+        // The explicit defaulting gives the server's view.
+        let mut d = w.clone();
+        d.apply_schema_defaults().unwrap();
+        let spec = d.spec.as_ref().unwrap();
+        assert_eq!(spec.mode, Some(widget::WidgetSpecMode::Fast));
+        assert_eq!(spec.replicas, Some(1));
+        assert_eq!(spec.enabled, Some(true));
+        assert_eq!(spec.settings.as_ref().unwrap().level, Some(3));
+        assert_eq!(spec.tags, Some(vec!["a".to_string(), "b".to_string()]));
+        assert_eq!(spec.size, widget::WidgetSpecSize::Other("Huge".into()));
         assert_eq!(widget::WidgetSpecMode::from("Slow"), widget::WidgetSpecMode::Slow);
     }
 
@@ -108,13 +123,34 @@ mod behaviour {
 
     #[test]
     fn new_sets_name_and_spec_and_defaults() {
-        let w = Widget::new("w1", widget::WidgetSpec::default());
+        let mut w = Widget::new("w1", widget::WidgetSpec::default());
         assert_eq!(w.name(), "w1");
-        assert_eq!(w.spec.as_ref().unwrap().replicas, 1);
+        assert_eq!(w.spec.as_ref().unwrap().replicas, None);
+        w.apply_schema_defaults().unwrap();
+        assert_eq!(w.spec.as_ref().unwrap().replicas, Some(1));
         assert_eq!(w.status, None);
         let out = serde_json::to_value(&w).unwrap();
         assert_eq!(out["metadata"]["name"], "w1");
         assert_eq!(out["kind"], "Widget");
+    }
+
+    #[test]
+    fn values_keep_their_exact_form_and_metadata_is_not_invented() {
+        let input = json!({
+            "apiVersion": "example.com/v1", "kind": "Widget",
+            "spec": {"size": "Small", "memory": 2, "ratio": 3, "expires": "2024-01-01T02:00:00.123456+02:00",
+                     "count": 7}
+        });
+        let w: Widget = serde_json::from_value(input.clone()).unwrap();
+        let spec = w.spec.as_ref().unwrap();
+        assert_eq!(spec.memory.as_ref().unwrap().to_f64(), Some(2.0));
+        let expires = spec.expires.as_ref().unwrap().parse().unwrap();
+        assert_eq!(expires.to_string(), "2024-01-01T00:00:00.123456Z");
+        assert_eq!(serde_json::to_value(&w).unwrap(), input);
+        let fraction = json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"},
+            "spec": {"size": "Small", "ratio": 3.5, "memory": "1500m", "expires": "2024-01-01T00:00:00.5Z"}});
+        let w: Widget = serde_json::from_value(fraction.clone()).unwrap();
+        assert_eq!(serde_json::to_value(&w).unwrap(), fraction);
     }
 
     #[test]
@@ -159,22 +195,25 @@ mod behaviour {
 "#;
 
 /// Structural defaulting of list items and map values (apiextensions-apiserver
-/// `schema/defaulting`): a `null` item or value whose schema is not nullable takes the schema
-/// default, which is itself defaulted; a nullable one stays `null`; the result serializes back
-/// as the server would store it and reads again unchanged.
+/// `schema/defaulting`) through the explicit `apply_schema_defaults`: a `null` item or value
+/// whose schema is not nullable takes the schema default, which is itself defaulted; a
+/// nullable one stays `null`. Decoding alone keeps every `null` as sent.
 const DIAL_DEFAULTS: &str = r#"
 #[cfg(test)]
 mod dial_defaults {
     use kinform::k8s_openapi::serde_json::{self, json, Value};
     use crate::dials::example_com::v1::{Dial, dial};
 
-    /// Reads a Dial with this spec, returns its spec as serialized (after checking that the
+    /// Reads a Dial with this spec (checking that it writes back exactly as read), applies
+    /// the schema defaults, returns its spec as serialized (after checking that the
     /// serialized form reads back to the same value).
     fn through(spec: Value) -> Value {
-        let d: Dial = serde_json::from_value(json!({
+        let input = json!({
             "apiVersion": "example.com/v1", "kind": "Dial", "metadata": {"name": "d"}, "spec": spec
-        }))
-        .unwrap();
+        });
+        let mut d: Dial = serde_json::from_value(input.clone()).unwrap();
+        assert_eq!(serde_json::to_value(&d).unwrap(), input, "decoding changed the document");
+        d.apply_schema_defaults().unwrap();
         let out = serde_json::to_value(&d).unwrap();
         let again: Dial = serde_json::from_value(out.clone()).unwrap();
         assert_eq!(again, d);
@@ -236,8 +275,10 @@ mod dial_defaults {
         let spec = through(json!({"modes": []}));
         assert_eq!(spec, json!({"modes": []}));
         let d: dial::DialSpec = serde_json::from_value(json!({"modes": [null]})).unwrap();
-        assert_eq!(d.modes, vec![dial::DialSpecModes::Fast]);
+        assert_eq!(d.modes, vec![None], "decoding keeps the null");
         assert_eq!(d.aliases, None);
+        let spec = through(json!({"modes": [null]}));
+        assert_eq!(spec["modes"], json!(["Fast"]));
     }
 
     #[test]
@@ -248,12 +289,17 @@ mod dial_defaults {
             "notes": [null], "matrix": [[1.5]], "aliases": ["x"], "labels": {"team": "t", "k": "v"}
         });
         assert_eq!(through(spec.clone()), spec);
+        // Numbers keep their integer-ness.
+        let spec = through(json!({"modes": [], "matrix": [[1, 2.5]]}));
+        assert_eq!(spec["matrix"], json!([[1, 2.5]]));
     }
 
     #[test]
-    fn union_branches_default_their_items() {
+    fn union_branches_keep_their_items() {
+        // A `default` inside `oneOf` is not part of the structural schema (apiextensions
+        // rejects it there), so the server's defaulting never reads it: the `null` stays.
         let spec = through(json!({"modes": [], "choice": [null, "c"]}));
-        assert_eq!(spec["choice"], json!(["picked", "c"]));
+        assert_eq!(spec["choice"], json!([null, "c"]));
         let spec = through(json!({"modes": [], "choice": "s"}));
         assert_eq!(spec["choice"], json!("s"));
     }
@@ -268,25 +314,31 @@ mod dial_defaults {
 "#;
 
 /// `null` properties and map values (apiextensions-apiserver `PruneNonNullableNullsWithoutDefaults`
-/// then `Default`): a non-nullable `null` with a default takes it, a non-nullable `null` map
-/// value without one is removed, a nullable `null` stays; serialization is unchanged.
+/// then `Default`, through `apply_schema_defaults`): a non-nullable `null` with a default
+/// takes it, a non-nullable `null` map value without one is removed, a nullable `null` stays.
+/// Decoding alone fills in nothing (a `null` the schema does not allow reads as absent).
 const KNOB_NULLS: &str = r#"
 #[cfg(test)]
 mod knob_nulls {
     use kinform::k8s_openapi::serde_json::{self, json, Value};
     use crate::knobs::example_com::v1::{Knob, knob};
 
-    /// Reads a Knob with this spec, returns its spec as serialized (after checking that the
-    /// serialized form reads back to the same value).
+    /// Reads a Knob with this spec, applies the schema defaults, returns its spec as
+    /// serialized (after checking that the serialized form reads back to the same value).
     fn through(spec: Value) -> Value {
-        let k: Knob = serde_json::from_value(json!({
-            "apiVersion": "example.com/v1", "kind": "Knob", "metadata": {"name": "k"}, "spec": spec
-        }))
-        .unwrap();
+        let mut k = read(spec);
+        k.apply_schema_defaults().unwrap();
         let out = serde_json::to_value(&k).unwrap();
         let again: Knob = serde_json::from_value(out.clone()).unwrap();
         assert_eq!(again, k);
         out["spec"].clone()
+    }
+
+    fn read(spec: Value) -> Knob {
+        serde_json::from_value(json!({
+            "apiVersion": "example.com/v1", "kind": "Knob", "metadata": {"name": "k"}, "spec": spec
+        }))
+        .unwrap()
     }
 
     #[test]
@@ -305,15 +357,19 @@ mod knob_nulls {
         assert_eq!(through(nulls), want);
         assert_eq!(through(absent), want);
         let spec: knob::KnobSpec = serde_json::from_value(json!({"level": null})).unwrap();
-        assert_eq!(spec.level, 5);
-        assert_eq!(spec.mode, knob::KnobSpecMode::Slow);
+        assert_eq!(spec.level, None, "decoding fills in nothing");
+        let mut k = read(json!({"level": null}));
+        k.apply_schema_defaults().unwrap();
+        let spec = k.spec.as_ref().unwrap();
+        assert_eq!(spec.level, Some(5));
+        assert_eq!(spec.mode, Some(knob::KnobSpecMode::Slow));
         assert_eq!(spec.tags, Some(vec!["x".to_owned()]));
-        assert_eq!(spec.dial.turns, 3);
-        let spec: knob::KnobSpec =
-            serde_json::from_value(json!({"dial": {"turns": null}, "target": {"port": null}}))
-                .unwrap();
-        assert_eq!(spec.dial.turns, 3);
-        assert_eq!(spec.target.as_ref().unwrap().port, 80);
+        assert_eq!(spec.dial.as_ref().unwrap().turns, Some(3));
+        let mut k = read(json!({"dial": {"turns": null}, "target": {"port": null}}));
+        k.apply_schema_defaults().unwrap();
+        let spec = k.spec.as_ref().unwrap();
+        assert_eq!(spec.dial.as_ref().unwrap().turns, Some(3));
+        assert_eq!(spec.target.as_ref().unwrap().port, Some(80));
         assert_eq!(spec.target.as_ref().unwrap().host, None);
     }
 
@@ -382,6 +438,9 @@ mod knob_nulls {
             "params": {"known": "k", "p": "q"}, "raw": {"known": "k", "r": {"s": 1}}
         });
         assert_eq!(through(spec.clone()), spec);
+        // Decoding alone writes back what it read, defaults left out.
+        let sparse = json!({"level": 1, "comment": null});
+        assert_eq!(serde_json::to_value(read(sparse.clone())).unwrap()["spec"], sparse);
     }
 }
 "#;

@@ -117,7 +117,7 @@ fn widget_schema_constructs() {
     assert_eq!(ty("replicas"), TypeRef::I32);
     assert_eq!(ty("bytesTotal"), TypeRef::I64);
     assert_eq!(ty("count"), TypeRef::I64);
-    assert_eq!(ty("ratio"), TypeRef::F64);
+    assert_eq!(ty("ratio"), TypeRef::Number);
     assert_eq!(ty("enabled"), TypeRef::Bool);
     assert_eq!(ty("port"), TypeRef::IntOrString);
     assert_eq!(ty("memory"), TypeRef::Quantity);
@@ -259,7 +259,7 @@ fn item_and_value_defaults_are_kept_in_the_model() {
     assert_eq!(
         ty("matrix"),
         list(defaulted(
-            list(defaulted(TypeRef::F64, "0.5")),
+            list(defaulted(TypeRef::Number, "0.5")),
             "[null,2.0]"
         ))
     );

@@ -3,7 +3,9 @@
 //! The vocabulary every other kinform crate speaks, with no I/O: what a Kubernetes resource
 //! is ([`Resource`], [`HasMetadata`], [`ApiResource`]), label and field selectors, the
 //! `namespace/name` cache keys ([`ObjectKey`]), the parameters of list and watch requests,
-//! decoded list pages and watch events, object transforms, and (feature `derive`) the CRD
+//! decoded list pages and watch events, object transforms, the structural defaulting of custom
+//! resources (`defaulting`: the explicit operation; decoding never defaults), the value types
+//! that keep what was sent (`value`: quantities, timestamps), and (feature `derive`) the CRD
 //! building that `#[derive(CustomResource)]` types call at run time.
 //!
 //! It is the bottom layer of the map in the repository's `ARCHITECTURE.md`: it depends on
@@ -13,11 +15,13 @@
 
 #[cfg(feature = "derive")]
 pub mod crd;
+pub mod defaulting;
 pub mod key;
 pub mod params;
 pub mod resource;
 pub mod selector;
 pub mod transform;
+pub mod value;
 pub mod watch_event;
 
 pub use key::ObjectKey;

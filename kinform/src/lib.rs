@@ -11,7 +11,7 @@
 //! the API server to a reconcile are mapped in the repository's `ARCHITECTURE.md`:
 //!
 //! - [`kinform_core`]: the vocabulary ([`resource`], [`selector`], keys, list/watch
-//!   parameters, watch events, transforms, [`crd`] building);
+//!   parameters, watch events, transforms, [`defaulting`], exact [`value`]s, [`crd`] building);
 //! - [`kinform_client`] as [`client`]: config, transport, `Api<K>`, discovery, connect, and
 //!   the list/watch decoding pipeline;
 //! - [`kinform_runtime`]: [`reflector`], [`fifo`], [`store`], [`informer`], [`lister`],
@@ -66,7 +66,7 @@
 pub use kinform_client as client;
 #[cfg(feature = "derive")]
 pub use kinform_core::crd;
-pub use kinform_core::{resource, selector};
+pub use kinform_core::{defaulting, resource, selector, value};
 pub use kinform_runtime::{
     controller, events, fifo, informer, leader, lister, reflector, store, workqueue,
 };

@@ -233,6 +233,7 @@ pub fn expand(
         }
     };
 
+    let defaults_doc = "Fills in the schema's defaults as the API server does before it stores the object (apiextensions-apiserver's structural defaulting over the schema of [`Self::crd`], with `kinform::defaulting`, the rules the test server applies). Decoding never defaults; this gives the server's view offline. A type without a schema has no defaults.\n\n# Errors\n\nWhen the CRD cannot be built (see [`Self::try_crd`]) or a schema default does not fit its Rust type.";
     let out = quote! {
         #[doc = #root_doc]
         #[derive(Clone, Debug, #schema_derive #(#derives),*)]
@@ -279,6 +280,31 @@ pub fn expand(
             pub fn crd_yaml() -> ::std::string::String {
                 #rt::crd::to_yaml(&Self::crd())
             }
+
+            #[doc = #defaults_doc]
+            pub fn apply_schema_defaults(&mut self) -> ::core::result::Result<(), #k8s::serde_json::Error> {
+                static SCHEMA: ::std::sync::OnceLock<
+                    ::core::result::Result<#k8s::serde_json::Value, ::std::string::String>,
+                > = ::std::sync::OnceLock::new();
+                let schema = SCHEMA.get_or_init(|| {
+                    let crd = #root::try_crd().map_err(|e| ::std::string::ToString::to_string(&e))?;
+                    let crd = #k8s::serde_json::to_value(&crd).map_err(|e| ::std::string::ToString::to_string(&e))?;
+                    ::core::result::Result::Ok(
+                        crd.pointer("/spec/versions/0/schema/openAPIV3Schema")
+                            .map(#rt::defaulting::defaulting_schema)
+                            .unwrap_or_default(),
+                    )
+                });
+                match schema {
+                    ::core::result::Result::Ok(schema) => {
+                        *self = #rt::defaulting::default_typed(self, schema)?;
+                        ::core::result::Result::Ok(())
+                    }
+                    ::core::result::Result::Err(e) => ::core::result::Result::Err(
+                        <#k8s::serde_json::Error as #serde::de::Error>::custom(e),
+                    ),
+                }
+            }
         }
 
         impl #serde::Serialize for #root {
@@ -290,7 +316,10 @@ pub fn expand(
                 let mut map = serializer.serialize_map(::core::option::Option::None)?;
                 map.serialize_entry("apiVersion", #api_version)?;
                 map.serialize_entry("kind", #kind)?;
-                map.serialize_entry("metadata", &self.metadata)?;
+                // No `metadata: {}` invented for an object read without metadata.
+                if self.metadata != ::core::default::Default::default() {
+                    map.serialize_entry("metadata", &self.metadata)?;
+                }
                 map.serialize_entry("spec", &self.spec)?;
                 #status_ser
                 map.end()

@@ -37,7 +37,7 @@
 //! | `schema = "disabled"` | same key; **differs** | kube-derive leaves `openAPIV3Schema` empty for the user to fill; kinform writes a valid schema whose spec and status preserve unknown fields, so the CRD is accepted as it is and nothing needs `JsonSchema` |
 //! | `crates(k8s_openapi, serde, schemars, std)` | same | `std` rewrites every `::std` path of the expansion |
 //! | `crates(kube, kube_core)` | **differs**: `crates(kinform = "..")` | an error names the kinform key |
-//! | `crates(serde_json)` | **differs**: an error | the expansion never names serde_json (the runtime builds the CRD) |
+//! | `crates(serde_json)` | **differs**: an error | the expansion names serde_json only through k8s-openapi's re-export (the runtime builds the CRD) |
 //! | `cel` (client-side CEL methods) | **none**: an error explains | kinform has no CEL evaluator; the API server evaluates the rules |
 //! | `group_resolver = path` | **none**: an error explains | kinform's `Resource::GROUP` is a constant, which listers, informers and the group accessors rely on |
 //! | `apiextensions = "v1beta1"` (removed from kube-derive) | **none**: an error explains | only apiextensions.k8s.io/v1 |
@@ -48,6 +48,12 @@
 //! and `factory.example_com().v1().foos()`. Where kube-derive's root derives `Deserialize`,
 //! kinform's root has hand-written `Serialize`/`Deserialize` that write and skip
 //! `apiVersion`/`kind`.
+//!
+//! Decoding a derived type writes back what it read, as for generated types: the root invents
+//! no `metadata` (empty metadata is not written) and no `status` (`None` is not written), and
+//! no schema default is filled in. `Foo::apply_schema_defaults()` is the explicit defaulting
+//! the API server does before it stores the object, over the schema of `Foo::crd()` with
+//! `kinform::defaulting` (the rules `TestApiServer` applies too).
 
 mod attrs;
 mod expand;

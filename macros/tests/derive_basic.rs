@@ -527,3 +527,37 @@ mod overrides {
         let _client: fn(kinform::Client) -> LegacyThingClient = LegacyThingClient::new;
     }
 }
+
+/// A spec whose schema has defaults that decoding leaves alone.
+#[derive(CustomResource, Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[kinform(group = "example.com", version = "v1", kind = "Knob", namespaced)]
+pub struct KnobSpec {
+    /// Turns (schema default 3).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("default" = 3))]
+    pub turns: Option<i64>,
+    /// Mode (no default).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
+}
+
+#[test]
+fn decoding_invents_nothing_and_defaults_are_explicit() {
+    let input = json!({"apiVersion": "example.com/v1", "kind": "Knob", "spec": {}});
+    let mut k: Knob = serde_json::from_value(input.clone()).unwrap();
+    // No `metadata: {}` and no default on the way back.
+    assert_eq!(serde_json::to_value(&k).unwrap(), input);
+    assert_eq!(k.spec.turns, None);
+    k.apply_schema_defaults().unwrap();
+    assert_eq!(k.spec.turns, Some(3));
+    assert_eq!(k.spec.mode, None);
+    // A type without defaults in its schema is left as it is.
+    let mut w: Widget = serde_json::from_value(json!({
+        "apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"},
+        "spec": {"size": 1, "color": "Blue"}
+    }))
+    .unwrap();
+    let before = w.clone();
+    w.apply_schema_defaults().unwrap();
+    assert_eq!(w, before);
+}

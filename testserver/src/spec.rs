@@ -138,16 +138,6 @@ impl<'a> Schema<'a> {
             .map(|n| self.at(n))
     }
 
-    /// The declared properties.
-    pub fn properties(self) -> impl Iterator<Item = (&'a str, Self)> {
-        self.node
-            .get("properties")
-            .and_then(Value::as_object)
-            .into_iter()
-            .flatten()
-            .map(move |(k, v)| (k.as_str(), self.at(v)))
-    }
-
     /// The schema of a list's items.
     pub fn items(self) -> Option<Self> {
         self.node.get("items").map(|n| self.at(n))

@@ -1,13 +1,35 @@
 //! The type emitter: [`TypeModule`]s (CRD versions) -> Rust structs and enums with serde.
 //!
 //! What kopium does, without its losses: exact JSON names through serde renames, `Option` for
-//! non-required fields (skipped when `None`), schema defaults applied on deserialize, string
-//! enums with an `Other(String)` catch-all (an informer must not fail on a value a newer server
-//! adds), k8s-openapi's `IntOrString`/`Quantity`/`Time`/`ByteString`, maps as `BTreeMap`,
-//! preserved unknown fields kept in a flattened map, `nullable` properties as
-//! `Option<Option<T>>` (missing, `null` and a value each survive a round trip), and a root
-//! type that serializes `apiVersion`/`kind`, implements the runtime's `HasMetadata` and
-//! `Resource`, and has `Foo::new(name, spec)` as kube-rs' derive gives.
+//! non-required fields (skipped when `None`), string enums with an `Other(String)` catch-all
+//! (an informer must not fail on a value a newer server adds), maps as `BTreeMap`, preserved
+//! unknown fields kept in a flattened map, `nullable` properties as `Option<Option<T>>`
+//! (missing, `null` and a value each survive a round trip), and a root type that serializes
+//! `apiVersion`/`kind`, implements the runtime's `HasMetadata` and `Resource`, and has
+//! `Foo::new(name, spec)` as kube-rs' derive gives.
+//!
+//! **Decoding never defaults and never rewrites a value**: for a document valid against the
+//! schema, decode then encode gives the same JSON value. A property with a schema `default`
+//! is an `Option` (documented with its default) that stays `None` when the document leaves it
+//! out, and no `status` or `metadata` is invented. Defaulting is the API server's job; a
+//! client that defaults on decode writes values nobody chose (a server-side apply claims
+//! fields it does not own, a GitOps tool shows diffs nobody made, a controller cannot tell
+//! "unset" from "set to the default"), and client-go's typed clients do not default either.
+//! The root type's `apply_schema_defaults` is the explicit operation: it runs
+//! `kinform_core::defaulting` (the same code `TestApiServer` applies to what it stores) over
+//! the part of the schema the module embeds (`TypeModule::defaults`).
+//!
+//! Each format maps to a type that writes back what it read:
+//!
+//! | schema | Rust type | why |
+//! |---|---|---|
+//! | `integer` (`int32`/`int64`) | `i32`/`i64` | exact |
+//! | `number` | `serde_json::Number` | `f64` writes `3` as `3.0` |
+//! | `x-kubernetes-int-or-string` | k8s-openapi `IntOrString` | exact (`Int` or `String`) |
+//! | int-or-string with the quantity pattern | `kinform::value::Quantity` | k8s-openapi's `Quantity` writes `2` as `"2"` |
+//! | `format: date-time` | `kinform::value::Timestamp` | k8s-openapi's `Time` drops fractions and offsets |
+//! | `format: byte` | k8s-openapi `ByteString` | base64 of the bytes |
+//! | preserved unknown fields, schemaless | `serde_json::Value` | exact |
 //!
 //! All paths go through the configurable runtime crate (`::kinform` by default) and its
 //! `k8s_openapi` re-export (serde and serde_json through k8s-openapi's re-exports), so generated
@@ -95,9 +117,8 @@ pub(crate) fn type_tokens(ty: &TypeRef, p: &Paths) -> TokenStream {
     rust_type(ty, p, false)
 }
 
-/// The Rust type of a [`TypeRef`]; with `shadow`, each defaulted list item or map value, and
-/// each pruned map value, is an `Option` (what serde reads before the defaults apply and the
-/// `null` values go, see [`elements`]).
+/// The Rust type of a [`TypeRef`]; with `shadow`, each pruned map value is an `Option` (what
+/// serde reads before the `null` values go, see [`elements`]).
 fn rust_type(ty: &TypeRef, p: &Paths, shadow: bool) -> TokenStream {
     let k8s = &p.k8s;
     match ty {
@@ -105,10 +126,19 @@ fn rust_type(ty: &TypeRef, p: &Paths, shadow: bool) -> TokenStream {
         TypeRef::Bool => quote!(bool),
         TypeRef::I32 => quote!(i32),
         TypeRef::I64 => quote!(i64),
-        TypeRef::F64 => quote!(f64),
+        TypeRef::Number => {
+            let json = &p.json;
+            quote!(#json::Number)
+        }
         TypeRef::IntOrString => quote!(#k8s::apimachinery::pkg::util::intstr::IntOrString),
-        TypeRef::Quantity => quote!(#k8s::apimachinery::pkg::api::resource::Quantity),
-        TypeRef::DateTime => quote!(#k8s::apimachinery::pkg::apis::meta::v1::Time),
+        TypeRef::Quantity => {
+            let rt = &p.rt;
+            quote!(#rt::value::Quantity)
+        }
+        TypeRef::DateTime => {
+            let rt = &p.rt;
+            quote!(#rt::value::Timestamp)
+        }
         TypeRef::Bytes => quote!(#k8s::ByteString),
         TypeRef::Json => {
             let json = &p.json;
@@ -123,11 +153,11 @@ fn rust_type(ty: &TypeRef, p: &Paths, shadow: bool) -> TokenStream {
             let inner = rust_type(inner, p, shadow);
             quote!(::std::collections::BTreeMap<String, #inner>)
         }
-        TypeRef::Nullable(inner) => {
+        TypeRef::Nullable(inner) | TypeRef::Defaulted { ty: inner, .. } => {
             let inner = rust_type(inner, p, shadow);
             quote!(Option<#inner>)
         }
-        TypeRef::Defaulted { ty, .. } | TypeRef::Pruned(ty) => {
+        TypeRef::Pruned(ty) => {
             let inner = rust_type(ty, p, shadow);
             if shadow {
                 quote!(Option<#inner>)
@@ -229,9 +259,10 @@ fn types_with_default(module: &TypeModule) -> BTreeSet<String> {
             let ok = match ty {
                 TypeDef::Enum(_) => true,
                 TypeDef::Union(u) => u.variants.iter().any(|v| ref_has_default(&v.ty, &yes)),
-                TypeDef::Struct(s) => s.fields.iter().all(|f| {
-                    f.is_optional() || ref_has_default(&f.ty, &yes) || defaults::is_literal(f)
-                }),
+                TypeDef::Struct(s) => s
+                    .fields
+                    .iter()
+                    .all(|f| f.is_optional() || ref_has_default(&f.ty, &yes)),
             };
             if ok {
                 yes.insert(ty.name().to_owned());
@@ -245,7 +276,7 @@ fn types_with_default(module: &TypeModule) -> BTreeSet<String> {
 
 pub(crate) fn ref_has_default(ty: &TypeRef, named: &BTreeSet<String>) -> bool {
     match ty {
-        TypeRef::DateTime => false,
+        TypeRef::DateTime | TypeRef::Quantity | TypeRef::Number => false,
         TypeRef::Named(n) => named.contains(n),
         _ => true,
     }
@@ -282,8 +313,7 @@ fn emit_struct(
     struct_decl(s, docs, &body, p, true)
 }
 
-/// A struct's declaration with its derives and its `Default`, as plain and root structs
-/// share it; `derive_serialize` is off for a root type, whose `Serialize` is written out.
+/// A struct's declaration with its derives, as plain and root structs share it; `derive_serialize` is off for a root type, whose `Serialize` is written out.
 pub(crate) fn struct_decl(
     s: &StructType,
     docs: TokenStream,
@@ -297,7 +327,6 @@ pub(crate) fn struct_decl(
     let fields::StructBody {
         decls,
         derive_default,
-        default_impl,
         ..
     } = body;
     let serialize = derive_serialize.then(|| quote!(#serde::Serialize,));
@@ -316,7 +345,6 @@ pub(crate) fn struct_decl(
         pub struct #name {
             #decls
         }
-        #default_impl
     }
 }
 

@@ -33,6 +33,11 @@ pub struct TypeModule {
     pub root: String,
     /// All types of the module, root first, then in schema order (deterministic).
     pub types: Vec<TypeDef>,
+    /// What structural defaulting reads of the schema (`properties`, `items`,
+    /// `additionalProperties`, `nullable`, `default`, along the paths that lead to a
+    /// `default`), embedded in the root type for its explicit `apply_schema_defaults`;
+    /// `Value::Null` when the schema has no default.
+    pub defaults: Value,
 }
 
 impl TypeModule {
@@ -127,17 +132,18 @@ pub struct Field {
     pub required: bool,
     /// `nullable: true`.
     pub nullable: bool,
-    /// Schema `default`, applied when the property is missing on deserialize, or `null` and
-    /// not nullable (structural defaulting).
+    /// Schema `default`: documented on the field and filled in only by the explicit
+    /// defaulting (`apply_schema_defaults`, as the API server does), never on deserialize.
     pub default: Option<Value>,
     /// Documentation.
     pub docs: Option<String>,
 }
 
 impl Field {
-    /// Whether the Rust field is an `Option` (not required, or nullable).
+    /// Whether the Rust field is an `Option`: not required, nullable, or with a default (a
+    /// document may leave a defaulted property out; the API server fills it in).
     pub fn is_optional(&self) -> bool {
-        !self.required || self.nullable
+        !self.required || self.nullable || self.default.is_some()
     }
 }
 
@@ -196,13 +202,15 @@ pub enum TypeRef {
     I32,
     /// `integer` with `format: int64` or no format.
     I64,
-    /// `number`.
-    F64,
+    /// `number` (`serde_json::Number`: `3` stays an integer, `3.5` a float).
+    Number,
     /// `x-kubernetes-int-or-string` (k8s-openapi `IntOrString`).
     IntOrString,
-    /// int-or-string with the Kubernetes quantity pattern (k8s-openapi `Quantity`).
+    /// int-or-string with the Kubernetes quantity pattern (kinform-core `value::Quantity`: a
+    /// number stays a number, a string a string).
     Quantity,
-    /// `format: date-time` (k8s-openapi `Time`).
+    /// `format: date-time` (kinform-core `value::Timestamp`: the text as sent, with its
+    /// fraction and offset, parsed on demand).
     DateTime,
     /// `format: byte` (k8s-openapi `ByteString`, base64 on the wire).
     Bytes,
@@ -217,8 +225,8 @@ pub enum TypeRef {
     /// A nullable list item or map value (`Option<_>`, serialized as `null`).
     Nullable(Box<TypeRef>),
     /// A list item or map value whose (non-nullable) schema has a `default`: the API server
-    /// replaces a `null` there with the default (structural defaulting), and so does the
-    /// generated deserializer. The Rust type is the inner type's.
+    /// replaces a `null` there with the default (structural defaulting). Decoding keeps the
+    /// `null` (`Option<_>`, `None` written as `null`) for the explicit defaulting to fill.
     Defaulted {
         /// Type of the item or value.
         ty: Box<TypeRef>,
@@ -227,10 +235,11 @@ pub enum TypeRef {
     },
     /// A map value whose schema is neither nullable nor defaulted: the API server removes an
     /// entry whose value is `null` before defaulting (apiextensions-apiserver
-    /// `PruneNonNullableNullsWithoutDefaults`), and so does the generated deserializer. Only
-    /// ever the value of a [`TypeRef::Map`] or of a [`Remainder`] typed by
-    /// `additionalProperties` (a `null` list item is not pruned: the server rejects it). The
-    /// Rust type is the inner type's.
+    /// `PruneNonNullableNullsWithoutDefaults`); the generated deserializer drops it too (a
+    /// `null` there is not valid against the schema, and the Rust value type cannot hold
+    /// it). Only ever the value of a [`TypeRef::Map`] or of a [`Remainder`] typed by
+    /// `additionalProperties` (a `null` list item is not pruned: the server rejects it, and
+    /// decoding fails with an error). The Rust type is the inner type's.
     Pruned(Box<TypeRef>),
     /// A type of the same module, by Rust name.
     Named(String),

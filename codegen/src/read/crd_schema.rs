@@ -64,7 +64,50 @@ pub fn convert_schema(schema: &Value, id: &ResourceIdent<'_>) -> Result<TypeModu
         scope: id.scope,
         root,
         types: conv.types,
+        defaults: defaults_schema(schema, 0).unwrap_or(Value::Null),
     })
+}
+
+/// What structural defaulting reads of `schema` (`properties`, `items`,
+/// `additionalProperties`, `nullable`, `default`), along the paths that lead to a `default`:
+/// the same selection as `kinform_core::defaulting::defaulting_schema` (which this crate cannot
+/// import: as a build dependency it would pull k8s-openapi without a version), so the
+/// embedded schema defaults exactly as the whole one. `None` when nothing below has a default.
+fn defaults_schema(s: &Value, depth: usize) -> Option<Value> {
+    if depth > MAX_DEPTH {
+        return None;
+    }
+    let s = match s.get("allOf").and_then(Value::as_array).map(Vec::as_slice) {
+        Some([only]) if s.get("properties").is_none() => only,
+        _ => s,
+    };
+    let mut out = Map::new();
+    if let Some(Value::Object(props)) = s.get("properties") {
+        let kept: Map<String, Value> = props
+            .iter()
+            .filter_map(|(k, p)| Some((k.clone(), defaults_schema(p, depth + 1)?)))
+            .collect();
+        if !kept.is_empty() {
+            out.insert("properties".to_owned(), Value::Object(kept));
+        }
+    }
+    for key in ["items", "additionalProperties"] {
+        if let Some(sub) = s.get(key).filter(|v| v.is_object())
+            && let Some(sub) = defaults_schema(sub, depth + 1)
+        {
+            out.insert(key.to_owned(), sub);
+        }
+    }
+    if let Some(d) = s.get("default").filter(|d| !d.is_null()) {
+        out.insert("default".to_owned(), d.clone());
+    }
+    if out.is_empty() {
+        return None;
+    }
+    if s.get("nullable") == Some(&Value::Bool(true)) {
+        out.insert("nullable".to_owned(), Value::Bool(true));
+    }
+    Some(Value::Object(out))
 }
 
 struct Converter {
@@ -297,7 +340,7 @@ impl Converter {
                     ty: TypeRef::ObjectMeta,
                     required: root,
                     nullable: false,
-                    default: root.then(|| Value::Object(Map::new())),
+                    default: None,
                     docs,
                 });
                 continue;
@@ -415,7 +458,7 @@ impl Converter {
                 Some("int32") => TypeRef::I32,
                 _ => TypeRef::I64,
             }),
-            Some("number") => Ok(TypeRef::F64),
+            Some("number") => Ok(TypeRef::Number),
             Some("boolean") => Ok(TypeRef::Bool),
             Some("array") => match node.map.get("items") {
                 None | Some(Value::Null) => Ok(TypeRef::List(Box::new(TypeRef::Json))),

@@ -117,7 +117,7 @@ pub async fn run(out: &mut (dyn Write + Send)) -> Result<Report, Error> {
     ] {
         let spec = BackupScheduleSpec {
             schedule: "0 2 * * *".to_owned(),
-            storage_class: class,
+            storage_class: Some(class),
             target: BackupScheduleSpecTarget {
                 database: database.to_owned(),
                 ..Default::default()
@@ -127,13 +127,14 @@ pub async fn run(out: &mut (dyn Write + Send)) -> Result<Report, Error> {
         let created = schedules
             .create(&PostParams::default(), &BackupSchedule::new(name, spec))
             .await?;
+        // The server filled in the schema defaults the object left out.
         let spec = created.spec.as_ref().ok_or("created without a spec")?;
         writeln!(
             out,
             "created {} (storageClass {}, retentionDays {} by default, resourceVersion {})",
             created.key(),
-            spec.storage_class,
-            spec.retention_days,
+            spec.storage_class.as_ref().ok_or("no storageClass")?,
+            spec.retention_days.ok_or("no retentionDays default")?,
             created.resource_version()
         )?;
         report.created.push(created.name().to_owned());

@@ -45,11 +45,15 @@ async fn the_example_runs_and_sees_every_change() {
 fn generated_types_carry_the_crd() {
     assert_eq!(BackupSchedule::API_VERSION, "ops.example.com/v1");
     assert_eq!(BackupSchedule::PLURAL, "backupschedules");
-    let spec = backup_schedule::BackupScheduleSpec::default();
-    assert_eq!(spec.retention_days, 7);
-    assert_eq!(spec.parallelism, 1);
+    // Decoding fills in no default; `apply_schema_defaults` gives the server's view.
+    let mut schedule = BackupSchedule::new("b", backup_schedule::BackupScheduleSpec::default());
+    assert_eq!(schedule.spec.as_ref().unwrap().retention_days, None);
+    schedule.apply_schema_defaults().unwrap();
+    let spec = schedule.spec.as_ref().unwrap();
+    assert_eq!(spec.retention_days, Some(7));
+    assert_eq!(spec.parallelism, Some(1));
     assert_eq!(
         spec.storage_class,
-        backup_schedule::BackupScheduleSpecStorageClass::Standard
+        Some(backup_schedule::BackupScheduleSpecStorageClass::Standard)
     );
 }

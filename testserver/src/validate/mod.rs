@@ -23,7 +23,8 @@
 //!    (Ignore). Any other value is 422 `CreateOptions.meta.k8s.io "" is invalid`, as is a
 //!    `fieldManager` longer than 128 bytes or with a non-printable character
 //!    (`ValidateFieldManager`).
-//! 3. **Defaulting** of custom resources (`defaults`, apiextensions' `structuraldefaulting`):
+//! 3. **Defaulting** of custom resources (`defaults`, apiextensions' `structuraldefaulting`, with
+//!    the rules of `kinform_core::defaulting`, which generated types share):
 //!    `null`s of non-nullable fields without a default are removed, then every `default` of a
 //!    property missing (or `null` and non-nullable) inside an object that is present is
 //!    filled in. This runs on every write and, as the real server also defaults what it reads
@@ -264,8 +265,7 @@ pub(crate) fn decode(
         Source::Custom(node) => {
             let s = Schema::standalone(&node);
             let mut unknown = prune::prune(value, s).map_err(cannot_handle)?;
-            defaults::prune_nulls(value, s);
-            defaults::apply(value, s);
+            defaults::default(value, s);
             // Defaults are pruned too (the CRD's defaults are pruned when it is accepted).
             unknown.extend(prune::prune(value, s).unwrap_or_default());
             unknown.sort();
@@ -297,8 +297,7 @@ pub(crate) fn validate(
         Source::Builtin(s) => schema::validate(s, value, None, schema::Mode::Builtin),
         Source::Custom(node) => {
             let s = Schema::standalone(&node);
-            defaults::prune_nulls(value, s);
-            defaults::apply(value, s);
+            defaults::default(value, s);
             schema::validate(s, value, old, schema::Mode::Custom)
         }
         Source::None => Vec::new(),
@@ -367,8 +366,7 @@ pub(crate) fn redefault_stored(inner: &mut Inner, crd: &Value) {
         let Some(schema) = schema else { continue };
         let s = Schema::standalone(schema);
         let before = v.clone();
-        defaults::prune_nulls(&mut v, s);
-        defaults::apply(&mut v, s);
+        defaults::default(&mut v, s);
         let _ = prune::prune(&mut v, s);
         if v != before {
             inner.insert_silently(&storage, Obj::new(&v, &info));

@@ -1,113 +1,26 @@
-//! Schema defaults applied on deserialize, as the API server's defaulting does
-//! (apiextensions-apiserver `structuraldefaulting`): a missing property takes its `default`.
+//! The helper functions of one module's deserializers: a few shared ones (emitted at most once
+//! per module) and the per-field readers of values whose `null` map values are dropped (see
+//! [`super::elements`]).
 //!
-//! Scalars (strings, integers, numbers, booleans, enum values, int-or-string, quantities)
-//! become Rust literals in a `default = "fn"` function, and the field is not an `Option`.
-//! `{}` on a struct/map and `[]` on a list use the type's `Default`. Anything else (an object
-//! literal, a non-empty list) is parsed from its JSON at run time into an `Option` field, so a
-//! default that does not fit the type leaves `None` instead of panicking.
+//! Nothing here fills in a schema default: decoding keeps what the document says, and the
+//! defaults are applied only by the root type's explicit `apply_schema_defaults` (the rules
+//! of `kinform_core::defaulting`, shared with the test server).
 
 use std::collections::BTreeSet;
 
-use proc_macro2::{Literal, TokenStream};
+use proc_macro2::TokenStream;
 use quote::quote;
-use serde_json::Value;
 
-use crate::model::types::{Field, TypeRef};
 use crate::naming::ident;
 
-use super::{FnNames, Paths, fn_base, ref_has_default};
-
-/// How a field's default is applied.
-pub(crate) enum DefaultKind {
-    /// No default.
-    None,
-    /// `#[serde(default)]` with the type's `Default` (`{}` or `[]`).
-    TypeDefault,
-    /// A function returning this Rust expression.
-    Literal(TokenStream),
-    /// An `Option` defaulting to this JSON parsed at run time.
-    Parsed(String),
-}
-
-/// Whether the field's default is a Rust literal (its type need not implement `Default`).
-pub(crate) fn is_literal(f: &Field) -> bool {
-    !f.nullable
-        && f.default
-            .as_ref()
-            .is_some_and(|d| literal(&f.ty, d, &TokenStream::new()).is_some())
-}
-
-pub(crate) fn classify(f: &Field, has_default: &BTreeSet<String>, p: &Paths) -> DefaultKind {
-    let Some(default) = &f.default else {
-        return DefaultKind::None;
-    };
-    if f.nullable {
-        return DefaultKind::Parsed(default.to_string());
-    }
-    if let Some(expr) = literal(&f.ty, default, &p.k8s) {
-        return DefaultKind::Literal(expr);
-    }
-    let empty_container = match (&f.ty, default) {
-        (TypeRef::List(_), Value::Array(a)) => a.is_empty(),
-        (TypeRef::Map(_) | TypeRef::ObjectMeta, Value::Object(o)) => o.is_empty(),
-        (TypeRef::Named(_), Value::Object(o)) => o.is_empty(),
-        _ => false,
-    };
-    if empty_container && ref_has_default(&f.ty, has_default) {
-        DefaultKind::TypeDefault
-    } else {
-        DefaultKind::Parsed(default.to_string())
-    }
-}
-
-/// The Rust expression of a scalar default; `k8s` is the k8s-openapi path.
-pub(crate) fn literal(ty: &TypeRef, v: &Value, k8s: &TokenStream) -> Option<TokenStream> {
-    match (ty, v) {
-        (TypeRef::String, Value::String(s)) => Some(quote!(String::from(#s))),
-        (TypeRef::Bool, Value::Bool(b)) => Some(quote!(#b)),
-        (TypeRef::I32, Value::Number(n)) => {
-            let n = i32::try_from(n.as_i64()?).ok()?;
-            let lit = Literal::i32_suffixed(n);
-            Some(quote!(#lit))
-        }
-        (TypeRef::I64, Value::Number(n)) => {
-            let lit = Literal::i64_suffixed(n.as_i64()?);
-            Some(quote!(#lit))
-        }
-        (TypeRef::F64, Value::Number(n)) => {
-            let f = n.as_f64().filter(|f| f.is_finite())?;
-            let lit = Literal::f64_suffixed(f);
-            Some(quote!(#lit))
-        }
-        (TypeRef::IntOrString, Value::Number(n)) => {
-            let n = i32::try_from(n.as_i64()?).ok()?;
-            Some(quote!(#k8s::apimachinery::pkg::util::intstr::IntOrString::Int(#n)))
-        }
-        (TypeRef::IntOrString, Value::String(s)) => Some(
-            quote!(#k8s::apimachinery::pkg::util::intstr::IntOrString::String(String::from(#s))),
-        ),
-        (TypeRef::Quantity, Value::String(s)) => {
-            Some(quote!(#k8s::apimachinery::pkg::api::resource::Quantity(String::from(#s))))
-        }
-        (TypeRef::Quantity, Value::Number(n)) => {
-            let s = n.to_string();
-            Some(quote!(#k8s::apimachinery::pkg::api::resource::Quantity(String::from(#s))))
-        }
-        (TypeRef::Named(name), Value::String(s)) => {
-            let name = ident(name);
-            Some(quote!(#name::from(#s)))
-        }
-        _ => None,
-    }
-}
+use super::{FnNames, Paths, fn_base};
 
 /// A deserialize function emitted at most once per module and shared by its fields.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Shared {
     /// A nullable property that is present: `null` is `Some(None)`.
     Nullable,
-    /// A property whose schema default is the type's `Default` (`{}`, `[]`): `null` takes it.
+    /// The root's `metadata`: `null` reads as empty metadata (the API server's `ObjectMeta`).
     OrDefault,
     /// A map of plain values: an entry whose value is `null` is dropped.
     Map,
@@ -143,7 +56,7 @@ impl Shared {
                 quote!(<Option<T> as #serde::Deserialize<'de>>::deserialize(deserializer).map(Some)),
             ),
             Shared::OrDefault => (
-                " Deserializes a property whose schema default is empty: `null` takes it.",
+                " Deserializes `metadata`: `null` is empty metadata.",
                 quote!(T),
                 quote! {
                     <Option<T> as #serde::Deserialize<'de>>::deserialize(deserializer)
@@ -186,7 +99,7 @@ impl Shared {
     }
 }
 
-/// The default functions of one module.
+/// The helper functions of one module.
 pub(crate) struct DefaultFns {
     names: FnNames,
     items: TokenStream,
@@ -214,34 +127,8 @@ impl DefaultFns {
         shared.name()
     }
 
-    /// Adds `fn {name}() -> {ty} { {expr} }` and returns its name.
-    pub(crate) fn add(
-        &mut self,
-        owner: &str,
-        f: &Field,
-        ty: TokenStream,
-        expr: TokenStream,
-    ) -> String {
-        let name = self
-            .names
-            .alloc(&format!("default_{}", fn_base(owner, &f.json_name)));
-        let id = ident(&name);
-        let doc = format!(
-            " Schema default of `{owner}.{}`.",
-            f.rust_name.trim_start_matches("r#")
-        );
-        self.items.extend(quote! {
-            #[doc = #doc]
-            fn #id() -> #ty {
-                #expr
-            }
-        });
-        name
-    }
-
     /// Adds `fn {name}<'de, D>(deserializer: D) -> Result<{ty}, D::Error> { {body} }` (the
-    /// reader of a value holding defaulted or pruned items, or of a property whose `null`
-    /// takes its default) documented by `doc`, and returns its name.
+    /// reader of a value holding pruned map values) documented by `doc`, and returns its name.
     pub(crate) fn add_deserializer(
         &mut self,
         owner: &str,

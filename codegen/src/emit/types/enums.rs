@@ -143,9 +143,8 @@ pub(crate) fn emit_union(
         let id = ident(&v.rust_name);
         let ty = type_tokens(&v.ty, p);
         let doc = format!(" The value is a JSON {}.", v.rust_name.to_lowercase());
-        // A branch holding defaulted items reads through its own deserializer.
-        let place = format!("{}.{}", u.name, v.rust_name);
-        let with = elements::reader(&u.name, &v.rust_name, &v.ty, false, &ty, &place, p, fns)
+        // A branch holding pruned map values reads through its own deserializer.
+        let with = elements::reader(&u.name, &v.rust_name, &v.ty, false, &ty, p, fns)
             .map(|f| quote!(#[serde(deserialize_with = #f)]));
         variants.extend(quote!(#[doc = #doc] #with #id(#ty),));
     }

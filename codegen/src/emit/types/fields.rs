@@ -1,23 +1,24 @@
 //! How each property of a struct is declared and (de)serialized, and the parts plain and root
-//! structs share: field declarations, the flattened remainder, `Default` (derived, or written
-//! out when a field has a schema default).
+//! structs share: field declarations, the flattened remainder, `Default` (derived when every
+//! field's type has one).
 //!
-//! A property is an `Option` skipped when `None` unless it is required or has a default the
-//! Rust type can hold; a nullable property is an `Option<Option<T>>` (see [`plan_nullable`]);
-//! a property holding list items or map values with schema defaults reads through a generated
-//! deserializer (see [`super::elements`]).
+//! A property is an `Option` skipped when `None` unless it is required without a default (a
+//! schema default is documented, never filled in on decode); a nullable property that may be
+//! missing is an `Option<Option<T>>` (see [`plan_nullable`]); a property holding map values
+//! whose `null` the schema does not allow reads through a generated deserializer (see
+//! [`super::elements`]).
 
 use std::collections::BTreeSet;
 
-use proc_macro2::{Ident, Literal, TokenStream};
+use proc_macro2::{Ident, TokenStream};
 use quote::quote;
 
 use crate::emit::format::doc_attrs;
 use crate::model::types::{Field, Remainder, StructType, TypeRef};
 use crate::naming::ident;
 
-use super::defaults::Shared;
-use super::{Paths, defaults, elements, rust_type, type_tokens};
+use super::defaults::{DefaultFns, Shared};
+use super::{Paths, elements, type_tokens};
 
 /// How a field is declared and (de)serialized.
 pub(crate) struct FieldPlan {
@@ -30,11 +31,6 @@ pub(crate) struct FieldPlan {
     /// Whether it is an `Option<Option<_>>`: a nullable property that may be missing
     /// (`None`), `null` (`Some(None)`) or set, each written back as read.
     pub double_option: bool,
-    /// The expression of the field in a hand-written `Default` impl, when not
-    /// `Default::default()`.
-    pub default_expr: Option<TokenStream>,
-    /// The schema default's function (`default_expr` calls it), if any.
-    pub default_fn: Option<String>,
 }
 
 impl FieldPlan {
@@ -44,171 +40,69 @@ impl FieldPlan {
             serde,
             optional,
             double_option: false,
-            default_expr: None,
-            default_fn: None,
         }
     }
 }
 
-pub(crate) fn plan_field(
-    owner: &str,
-    f: &Field,
-    p: &Paths,
-    has_default: &BTreeSet<String>,
-    fns: &mut defaults::DefaultFns,
-) -> FieldPlan {
+/// Whether `f` is the root's `metadata` (always there in Rust, for `HasMetadata`).
+pub(crate) fn is_root_metadata(f: &Field) -> bool {
+    f.ty == TypeRef::ObjectMeta && f.required
+}
+
+/// How `f` is declared: a schema default changes nothing but the docs and makes the field an
+/// `Option` (a document may leave it out; decoding never fills it in).
+pub(crate) fn plan_field(owner: &str, f: &Field, p: &Paths, fns: &mut DefaultFns) -> FieldPlan {
     let inner = type_tokens(&f.ty, p);
     let mut serde = Vec::new();
     let json_name = &f.json_name;
     if f.rust_name.trim_start_matches("r#") != json_name.as_str() {
         serde.push(quote!(rename = #json_name));
     }
-    if f.nullable && !f.required {
+    if is_root_metadata(f) {
+        // Empty when missing or `null`; the root's `Serialize` leaves empty metadata out.
+        let read = fns.shared(Shared::OrDefault);
+        serde.push(quote!(default, deserialize_with = #read));
+        return FieldPlan::new(inner, serde, false);
+    }
+    if f.nullable && (!f.required || f.default.is_some()) {
         return plan_nullable(owner, f, inner, serde, p, fns);
     }
-    let kind = defaults::classify(f, has_default, p);
-    let mut plan = match &kind {
-        defaults::DefaultKind::None if f.is_optional() => {
-            serde.push(quote!(default, skip_serializing_if = "Option::is_none"));
-            FieldPlan::new(quote!(Option<#inner>), serde, true)
-        }
-        defaults::DefaultKind::None => FieldPlan::new(inner, serde, false),
-        defaults::DefaultKind::TypeDefault => {
-            serde.push(quote!(default));
-            FieldPlan::new(inner, serde, false)
-        }
-        defaults::DefaultKind::Literal(expr) => {
-            let name = fns.add(owner, f, inner.clone(), expr.clone());
-            let call = ident(&name);
-            serde.push(quote!(default = #name));
-            let mut plan = FieldPlan::new(inner, serde, false);
-            plan.default_expr = Some(quote!(#call()));
-            plan.default_fn = Some(name);
-            plan
-        }
-        defaults::DefaultKind::Parsed(json) => {
-            let json_path = &p.json;
-            let lit = Literal::string(json);
-            let name = fns.add(
-                owner,
-                f,
-                quote!(Option<#inner>),
-                quote!(#json_path::from_str(#lit).ok()),
-            );
-            let call = ident(&name);
-            serde.push(quote!(default = #name, skip_serializing_if = "Option::is_none"));
-            let mut plan = FieldPlan::new(quote!(Option<#inner>), serde, true);
-            plan.default_expr = Some(quote!(#call()));
-            plan.default_fn = Some(name);
-            plan
-        }
+    let (mut plan, read) = if f.nullable {
+        // Required and nullable: `null` or a value, always written.
+        serde.push(quote!(default));
+        let read = TypeRef::Nullable(Box::new(f.ty.clone()));
+        (FieldPlan::new(quote!(Option<#inner>), serde, false), read)
+    } else if f.is_optional() {
+        // `null` is `None` (the server prunes a `null` the schema does not allow).
+        serde.push(quote!(default, skip_serializing_if = "Option::is_none"));
+        let read = TypeRef::Nullable(Box::new(f.ty.clone()));
+        (FieldPlan::new(quote!(Option<#inner>), serde, true), read)
+    } else {
+        (FieldPlan::new(inner, serde, false), f.ty.clone())
     };
-    let reader = match &kind {
-        defaults::DefaultKind::None => {
-            // `null` is `None` (an optional property: pruned, as the server does) or an error
-            // (a required one: the server prunes it, then rejects the missing property).
-            let read = if plan.optional {
-                TypeRef::Nullable(Box::new(f.ty.clone()))
-            } else {
-                f.ty.clone()
-            };
-            let place = place(owner, f);
-            elements::reader(owner, &f.json_name, &read, false, &plan.ty, &place, p, fns)
-        }
-        defaults::DefaultKind::TypeDefault if !elements::needs_reader(&f.ty) => {
-            Some(fns.shared(Shared::OrDefault).to_owned())
-        }
-        _ => Some(null_default_reader(owner, f, &plan, p, fns)),
-    };
-    if let Some(name) = reader {
+    if let Some(name) = elements::reader(owner, &f.json_name, &read, false, &plan.ty, p, fns) {
         plan.serde.push(quote!(deserialize_with = #name));
     }
     plan
 }
 
-/// The reader of a (non-nullable) property with a schema default: `null` takes the default,
-/// as the API server's structural defaulting does (`isNonNullableNull`); a value is read as
-/// usual (with the defaults and pruning of its items).
-fn null_default_reader(
-    owner: &str,
-    f: &Field,
-    plan: &FieldPlan,
-    p: &Paths,
-    fns: &mut defaults::DefaultFns,
-) -> String {
-    let serde = &p.serde;
-    let shadow = rust_type(&f.ty, p, true);
-    // The default function (`Some` for an `Option` field: a default parsed at run time).
-    let (default, some) = match &plan.default_fn {
-        Some(name) => {
-            let name = ident(name);
-            (quote!(#name), plan.optional)
-        }
-        None => (quote!(Default::default), false),
-    };
-    let read = quote!(<Option<#shadow> as #serde::Deserialize<'de>>::deserialize(deserializer)?);
-    let body = if !elements::needs_reader(&f.ty) {
-        if some {
-            quote!(Ok(#read.or_else(#default)))
-        } else {
-            quote!(Ok(#read.unwrap_or_else(#default)))
-        }
-    } else {
-        let item = elements::convert(&f.ty, quote!(item), &place(owner, f), p);
-        let item = if some { quote!(#item.map(Some)) } else { item };
-        quote! {
-            match #read {
-                Some(item) => #item,
-                None => Ok(#default()),
-            }
-        }
-    };
-    let doc = format!(
-        " Reads `{owner}.{}`: `null` takes the schema default.",
-        f.json_name
-    );
-    fns.add_deserializer(owner, &f.json_name, &plan.ty, &doc, body)
-}
-
-/// The schema place of a field in messages: `Owner.field`.
-fn place(owner: &str, f: &Field) -> String {
-    format!("{owner}.{}", f.json_name)
-}
-
-/// A nullable, non-required property: `Option<Option<T>>`, so an explicit `null` survives a
-/// round trip (`Some(None)` serializes as `null`; a missing property stays missing). serde's
-/// `Option` deserializer maps `null` to `None` before the outer `Option` sees it, so the field
-/// deserializes through [`super::NULLABLE_FN`] (or, when it holds defaulted items, its own
-/// deserializer), which wraps whatever was there in `Some`.
+/// A nullable property that may be missing: `Option<Option<T>>`, so an explicit `null`
+/// survives a round trip (`Some(None)` serializes as `null`; a missing property stays
+/// missing). serde's `Option` deserializer maps `null` to `None` before the outer `Option`
+/// sees it, so the field deserializes through [`super::NULLABLE_FN`] (or, when it holds pruned
+/// map values, its own deserializer), which wraps whatever was there in `Some`.
 fn plan_nullable(
     owner: &str,
     f: &Field,
     inner: TokenStream,
     mut serde: Vec<TokenStream>,
     p: &Paths,
-    fns: &mut defaults::DefaultFns,
+    fns: &mut DefaultFns,
 ) -> FieldPlan {
     let ty = quote!(Option<Option<#inner>>);
-    let default_expr = f.default.as_ref().map(|default| {
-        // `null` or a value of the type; a default that does not fit leaves the field missing.
-        let json_path = &p.json;
-        let lit = Literal::string(&default.to_string());
-        let name = fns.add(
-            owner,
-            f,
-            ty.clone(),
-            quote!(#json_path::from_str::<Option<#inner>>(#lit).ok()),
-        );
-        let call = ident(&name);
-        serde.push(quote!(default = #name));
-        quote!(#call())
-    });
-    if default_expr.is_none() {
-        serde.push(quote!(default));
-    }
+    serde.push(quote!(default));
     let read = TypeRef::Nullable(Box::new(f.ty.clone()));
-    let place = place(owner, f);
-    let deserializer = elements::reader(owner, &f.json_name, &read, true, &ty, &place, p, fns)
+    let deserializer = elements::reader(owner, &f.json_name, &read, true, &ty, p, fns)
         .unwrap_or_else(|| fns.shared(Shared::Nullable).to_owned());
     serde.push(quote!(
         deserialize_with = #deserializer,
@@ -219,8 +113,6 @@ fn plan_nullable(
         serde,
         optional: true,
         double_option: true,
-        default_expr,
-        default_fn: None,
     }
 }
 
@@ -258,10 +150,9 @@ pub(crate) struct StructBody<'a> {
     pub fields: Vec<PlannedField<'a>>,
     /// Every field declaration (the remainder last).
     pub decls: TokenStream,
-    /// `Default,` when `Default` is derived.
+    /// `Default,` when `Default` is derived (every field's type has one; schema defaults play
+    /// no part: `Default` is the empty value, `apply_schema_defaults` the server's).
     pub derive_default: TokenStream,
-    /// The hand-written `impl Default` (fields with schema defaults), if any.
-    pub default_impl: TokenStream,
 }
 
 /// Plans and declares the fields of `s`; `remainder_doc` documents its flattened remainder.
@@ -270,14 +161,12 @@ pub(crate) fn struct_body<'a>(
     remainder_doc: &str,
     p: &Paths,
     has_default: &BTreeSet<String>,
-    fns: &mut defaults::DefaultFns,
+    fns: &mut DefaultFns,
 ) -> StructBody<'a> {
     let mut decls = TokenStream::new();
-    let mut default_fields = TokenStream::new();
-    let mut manual_default = false;
     let mut fields = Vec::with_capacity(s.fields.len());
     for f in &s.fields {
-        let plan = plan_field(&s.name, f, p, has_default, fns);
+        let plan = plan_field(&s.name, f, p, fns);
         let fname = ident(&f.rust_name);
         let fdocs = field_docs(f);
         let ty = &plan.ty;
@@ -292,13 +181,6 @@ pub(crate) fn struct_body<'a>(
             #serde_attr
             pub #fname: #ty,
         });
-        match &plan.default_expr {
-            Some(expr) => {
-                manual_default = true;
-                default_fields.extend(quote!(#fname: #expr,));
-            }
-            None => default_fields.extend(quote!(#fname: Default::default(),)),
-        }
         fields.push(PlannedField {
             field: f,
             ident: fname,
@@ -306,25 +188,10 @@ pub(crate) fn struct_body<'a>(
         });
     }
     if let Some(rem) = &s.remainder {
-        let fname = ident(&rem.rust_name);
         decls.extend(remainder_decl(&s.name, rem, remainder_doc, p, fns));
-        default_fields.extend(quote!(#fname: Default::default(),));
     }
-    let name = ident(&s.name);
-    let can_default = has_default.contains(&s.name);
-    let derive_default = if can_default && !manual_default {
+    let derive_default = if has_default.contains(&s.name) {
         quote!(Default,)
-    } else {
-        quote!()
-    };
-    let default_impl = if can_default && manual_default {
-        quote! {
-            impl Default for #name {
-                fn default() -> Self {
-                    Self { #default_fields }
-                }
-            }
-        }
     } else {
         quote!()
     };
@@ -332,24 +199,23 @@ pub(crate) fn struct_body<'a>(
         fields,
         decls,
         derive_default,
-        default_impl,
     }
 }
 
-/// The flattened map of undeclared properties (values with a schema default take it when
-/// `null`, as declared maps' values do).
+/// The flattened map of undeclared properties (typed by `additionalProperties`: its `null`
+/// values read as declared maps' values do).
 fn remainder_decl(
     owner: &str,
     rem: &Remainder,
     doc: &str,
     p: &Paths,
-    fns: &mut defaults::DefaultFns,
+    fns: &mut DefaultFns,
 ) -> TokenStream {
     let fname = ident(&rem.rust_name);
     let vty = type_tokens(&rem.value, p);
     let ty = quote!(::std::collections::BTreeMap<String, #vty>);
     let map = TypeRef::Map(Box::new(rem.value.clone()));
-    let serde = match elements::reader(owner, &rem.rust_name, &map, false, &ty, owner, p, fns) {
+    let serde = match elements::reader(owner, &rem.rust_name, &map, false, &ty, p, fns) {
         Some(name) => quote!(#[serde(flatten, deserialize_with = #name)]),
         None => quote!(#[serde(flatten)]),
     };

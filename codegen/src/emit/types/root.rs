@@ -12,7 +12,7 @@ use crate::model::types::{Field, StructType, TypeModule};
 use crate::naming::ident;
 
 use super::defaults::DefaultFns;
-use super::fields::{FieldPlan, PlannedField, struct_body};
+use super::fields::{FieldPlan, PlannedField, is_root_metadata, struct_body};
 use super::{Paths, ref_has_default, struct_decl, type_docs, type_tokens};
 
 pub(crate) fn emit_root(
@@ -54,7 +54,14 @@ pub(crate) fn emit_root(
         }
         ctor.field(f, plan, fname, p, has_default);
         let json = Literal::string(&f.json_name);
-        ser.extend(if plan.optional {
+        ser.extend(if is_root_metadata(f) {
+            // No `metadata: {}` invented for a document without metadata.
+            quote! {
+                if self.#fname != Default::default() {
+                    map.serialize_entry(#json, &self.#fname)?;
+                }
+            }
+        } else if plan.optional {
             quote! {
                 if let Some(value) = &self.#fname {
                     map.serialize_entry(#json, value)?;
@@ -76,6 +83,7 @@ pub(crate) fn emit_root(
     }
     let metadata = metadata_field.unwrap_or_else(|| ident("metadata"));
     let constructor = ctor.emit(s, &metadata, k8s);
+    let defaulting = apply_schema_defaults(&name, module, p);
     let decl = struct_decl(s, docs, &body, p, false);
     let api_version = if module.group.is_empty() {
         module.version.clone()
@@ -99,6 +107,7 @@ pub(crate) fn emit_root(
     quote! {
         #decl
         #constructor
+        #defaulting
 
         impl #serde::Serialize for #name {
             fn serialize<S>(&self, serializer: S) -> Result<S::Ok, S::Error>
@@ -115,6 +124,40 @@ pub(crate) fn emit_root(
         }
 
         #resource_impls
+    }
+}
+
+/// `Foo::apply_schema_defaults`: the explicit defaulting of the API server, over the part of
+/// the schema the module embeds (see `TypeModule::defaults`), with the rules of
+/// `kinform_core::defaulting` that the test server applies too.
+fn apply_schema_defaults(name: &proc_macro2::Ident, module: &TypeModule, p: &Paths) -> TokenStream {
+    let (rt, json) = (&p.rt, &p.json);
+    let doc = "Fills in the schema's defaults as the API server does before it stores the \
+        object (apiextensions-apiserver's structural defaulting: `null`s the schema does not \
+        allow are removed, then every missing property of a present object, and every `null` \
+        list item or map value, takes its `default`, nested ones included). Decoding never \
+        defaults; this gives the server's view offline.\n\n\
+        # Errors\n\n\
+        When a schema default does not fit its Rust type.";
+    let body = if module.defaults.is_null() {
+        quote!(Ok(()))
+    } else {
+        let text = Literal::string(&module.defaults.to_string());
+        quote! {
+            static SCHEMA: ::std::sync::OnceLock<#json::Value> = ::std::sync::OnceLock::new();
+            let schema = SCHEMA.get_or_init(|| #json::from_str(#text).unwrap_or_default());
+            *self = #rt::defaulting::default_typed(self, schema)?;
+            Ok(())
+        }
+    };
+    let doc = crate::emit::format::doc_attrs(doc);
+    quote! {
+        impl #name {
+            #doc
+            pub fn apply_schema_defaults(&mut self) -> Result<(), #json::Error> {
+                #body
+            }
+        }
     }
 }
 
@@ -181,7 +224,7 @@ pub fn resource_impls(
 
 /// `Foo::new(name, spec, ..)`, as kube-rs' `CustomResource` derive gives: the name, the `spec`
 /// (when the schema has one) and every required field without a default are parameters;
-/// everything else starts empty or at its schema default.
+/// everything else starts empty (`apply_schema_defaults` fills in the schema defaults).
 #[derive(Default)]
 struct Constructor {
     params: Vec<TokenStream>,
@@ -217,9 +260,7 @@ impl Constructor {
             });
             return;
         }
-        if let Some(expr) = &plan.default_expr {
-            self.inits.extend(quote!(#fname: #expr,));
-        } else if plan.optional || ref_has_default(&f.ty, has_default) {
+        if plan.optional || f.nullable || ref_has_default(&f.ty, has_default) {
             self.inits.extend(quote!(#fname: Default::default(),));
         } else {
             param(self);
