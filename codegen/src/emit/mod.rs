@@ -8,3 +8,4 @@ pub mod informer;
 pub mod modules;
 pub mod runtime;
 pub mod types;
+pub mod versions;
