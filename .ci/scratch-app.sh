@@ -51,7 +51,7 @@ async fn copy(
     let source: kinform::Api<ConfigMap> = kinform::Api::namespaced(from.clone(), "default");
     let cm: ConfigMap = source.get("settings").await?;
     // The generated clientset hands out the same type.
-    let _same: ConfigMap = from.core_v1().config_maps("default").get("settings").await?;
+    let _same: ConfigMap = from.core_v1().configmaps("default").get("settings").await?;
     let target: kube::Api<ConfigMap> = kube::Api::namespaced(to, "copy");
     let mut copy = cm.clone();
     copy.metadata.resource_version = None;
