@@ -63,7 +63,9 @@ fn deployment(name: &str, replicas: i32) -> Deployment {
 /// to v1_36 and required from v1_37 on, and this crate builds at every supported version.
 fn spec_replicas(d: &Deployment) -> Option<i32> {
     let v = serde_json::to_value(d).expect("serializes");
-    v["spec"]["replicas"].as_i64().and_then(|r| i32::try_from(r).ok())
+    v["spec"]["replicas"]
+        .as_i64()
+        .and_then(|r| i32::try_from(r).ok())
 }
 
 /// Polls `check` until it holds: informer caches converge asynchronously (a convergence wait
@@ -240,9 +242,7 @@ async fn apps_deployments_scale_status_and_informer() {
         .await
         .expect("synced");
     assert_eq!(
-        lister
-            .get("demo", "api")
-            .and_then(|d| spec_replicas(&d)),
+        lister.get("demo", "api").and_then(|d| spec_replicas(&d)),
         Some(3)
     );
     deployments

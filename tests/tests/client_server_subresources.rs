@@ -22,7 +22,9 @@ fn deployment(name: &str, replicas: i32) -> Deployment {
 
 fn spec_replicas(d: &Deployment) -> Option<i32> {
     let v = serde_json::to_value(d).unwrap();
-    v["spec"]["replicas"].as_i64().and_then(|r| i32::try_from(r).ok())
+    v["spec"]["replicas"]
+        .as_i64()
+        .and_then(|r| i32::try_from(r).ok())
 }
 
 fn set_spec_replicas(d: &mut Deployment, replicas: i32) {
