@@ -132,8 +132,10 @@ pub mod prelude {
     pub use super::certificates::CertificatesInformersExt;
     #[cfg(feature = "certificates")]
     pub use super::certificates::v1::CertificatesV1ClientExt;
-    #[cfg(feature = "certificates")]
-    pub use super::certificates::v1alpha1::CertificatesV1alpha1ClientExt;
+    ::kinform::k8s_openapi::k8s_if_le_1_36! {
+        #[cfg(feature = "certificates")]
+        pub use super::certificates::v1alpha1::CertificatesV1alpha1ClientExt;
+    }
     #[cfg(feature = "certificates")]
     pub use super::certificates::v1beta1::CertificatesV1beta1ClientExt;
     #[cfg(feature = "coordination")]
@@ -168,8 +170,10 @@ pub mod prelude {
     pub use super::networking::NetworkingInformersExt;
     #[cfg(feature = "networking")]
     pub use super::networking::v1::NetworkingV1ClientExt;
-    #[cfg(feature = "networking")]
-    pub use super::networking::v1beta1::NetworkingV1beta1ClientExt;
+    ::kinform::k8s_openapi::k8s_if_le_1_36! {
+        #[cfg(feature = "networking")]
+        pub use super::networking::v1beta1::NetworkingV1beta1ClientExt;
+    }
     #[cfg(feature = "node")]
     pub use super::node::NodeInformersExt;
     #[cfg(feature = "node")]
@@ -196,14 +200,18 @@ pub mod prelude {
     pub use super::scheduling::SchedulingInformersExt;
     #[cfg(feature = "scheduling")]
     pub use super::scheduling::v1::SchedulingV1ClientExt;
-    #[cfg(feature = "scheduling")]
-    pub use super::scheduling::v1alpha1::SchedulingV1alpha1ClientExt;
+    ::kinform::k8s_openapi::k8s_if_le_1_35! {
+        #[cfg(feature = "scheduling")]
+        pub use super::scheduling::v1alpha1::SchedulingV1alpha1ClientExt;
+    }
     #[cfg(feature = "storage")]
     pub use super::storage::StorageInformersExt;
     #[cfg(feature = "storage")]
     pub use super::storage::v1::StorageV1ClientExt;
-    #[cfg(feature = "storage")]
-    pub use super::storage::v1beta1::StorageV1beta1ClientExt;
+    ::kinform::k8s_openapi::k8s_if_le_1_36! {
+        #[cfg(feature = "storage")]
+        pub use super::storage::v1beta1::StorageV1beta1ClientExt;
+    }
     #[cfg(feature = "storagemigration")]
     pub use super::storagemigration::StoragemigrationInformersExt;
     #[cfg(feature = "storagemigration")]

@@ -59,6 +59,15 @@ fn deployment(name: &str, replicas: i32) -> Deployment {
     }))
 }
 
+/// `.spec.replicas` of a Deployment, through its JSON: `spec` is an `Option` in k8s-openapi up
+/// to v1_36 and required from v1_37 on, and this crate builds at every supported version.
+fn spec_replicas(d: &Deployment) -> Option<i32> {
+    let v = serde_json::to_value(d).expect("serializes");
+    v["spec"]["replicas"]
+        .as_i64()
+        .and_then(|r| i32::try_from(r).ok())
+}
+
 /// Polls `check` until it holds: informer caches converge asynchronously (a convergence wait
 /// of up to 5 s, as the runtime's informer tests do; nothing asserts on timing).
 async fn eventually(mut check: impl FnMut() -> bool) -> bool {
@@ -211,7 +220,7 @@ async fn apps_deployments_scale_status_and_informer() {
         .await
         .expect("replace scale");
     let d = deployments.get("api").await.expect("get");
-    assert_eq!(d.spec.as_ref().and_then(|s| s.replicas), Some(3));
+    assert_eq!(spec_replicas(&d), Some(3));
 
     // Status subresource.
     let mut d = deployments.get_status("api").await.expect("get status");
@@ -233,9 +242,7 @@ async fn apps_deployments_scale_status_and_informer() {
         .await
         .expect("synced");
     assert_eq!(
-        lister
-            .get("demo", "api")
-            .and_then(|d| d.spec.as_ref().and_then(|s| s.replicas)),
+        lister.get("demo", "api").and_then(|d| spec_replicas(&d)),
         Some(3)
     );
     deployments

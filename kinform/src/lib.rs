@@ -21,6 +21,9 @@
 //! The application picks the Kubernetes version: kinform's crates depend on k8s-openapi
 //! without a version feature, so add `k8s-openapi = { version = "0.29", features = ["v1_35"] }`
 //! (or the version your cluster runs) to the application's manifest, as with kube-rs.
+//! Supported: Kubernetes 1.35 (the oldest minor maintained upstream) to 1.37 (the newest
+//! k8s-openapi 0.29 offers), features `v1_35`, `v1_36` and `v1_37`; kinform and kube-rs in one
+//! binary share the same k8s-openapi types.
 //!
 //! Objects are decoded once and shared as [`Arc<K>`](std::sync::Arc) between the FIFO, the
 //! indexer, event handlers and listers. Keys are `namespace/name`, or `name` for

@@ -2,35 +2,35 @@
 //! and ordinary writes ignore status changes; `generation` follows spec changes only; the
 //! scale subresource of a Deployment and of a CRD that declares one.
 
-use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec, DeploymentStatus};
+use k8s_openapi::api::apps::v1::{Deployment, DeploymentStatus};
 use k8s_openapi::api::autoscaling::v1::Scale;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use kinform::client::{Patch, PatchParams, PostParams};
 use kinform::{Api, ApiResource, DynamicObject, Scope};
 use kinform_tests::env::env;
 use serde_json::json;
 
+// A Deployment's `spec` is an `Option` in k8s-openapi up to v1_36 and required from v1_37 on;
+// these tests build at every supported version, so they reach the spec through its JSON.
 fn deployment(name: &str, replicas: i32) -> Deployment {
-    Deployment {
-        metadata: ObjectMeta {
-            name: Some(name.into()),
-            ..ObjectMeta::default()
-        },
-        spec: Some(DeploymentSpec {
-            replicas: Some(replicas),
-            selector: LabelSelector {
-                match_labels: Some([("app".to_string(), name.to_string())].into()),
-                ..LabelSelector::default()
-            },
-            ..DeploymentSpec::default()
-        }),
-        ..Deployment::default()
-    }
+    serde_json::from_value(json!({
+        "metadata": {"name": name},
+        "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}}}
+    }))
+    .unwrap()
 }
 
 fn spec_replicas(d: &Deployment) -> Option<i32> {
-    d.spec.as_ref().and_then(|s| s.replicas)
+    let v = serde_json::to_value(d).unwrap();
+    v["spec"]["replicas"]
+        .as_i64()
+        .and_then(|r| i32::try_from(r).ok())
+}
+
+fn set_spec_replicas(d: &mut Deployment, replicas: i32) {
+    let mut v = serde_json::to_value(&*d).unwrap();
+    v["spec"]["replicas"] = json!(replicas);
+    *d = serde_json::from_value(v).unwrap();
 }
 
 fn status_replicas(d: &Deployment) -> Option<i32> {
@@ -49,7 +49,7 @@ async fn status_and_spec_writes_are_separate() {
 
     // PUT status: the status is taken, the spec change ignored, the generation kept.
     let mut obj = created.clone();
-    obj.spec.as_mut().unwrap().replicas = Some(5);
+    set_spec_replicas(&mut obj, 5);
     obj.status = Some(DeploymentStatus {
         replicas: Some(3),
         ..DeploymentStatus::default()
@@ -65,7 +65,7 @@ async fn status_and_spec_writes_are_separate() {
 
     // PUT object: the spec change is taken, the status change ignored, generation bumped.
     let mut obj = after_status.clone();
-    obj.spec.as_mut().unwrap().replicas = Some(2);
+    set_spec_replicas(&mut obj, 2);
     obj.status.as_mut().unwrap().replicas = Some(9);
     let after_spec = api
         .replace("web", &PostParams::default(), &obj)

@@ -436,7 +436,7 @@ pub fn group_version_clientset(gv: &super::modules::GroupVersionCtx<'_>) -> Toke
         let c = r.client_ident();
         let gvr = r.gvr();
         let module = r.module_ident();
-        methods.push(match r.res.scope {
+        methods.push(r.gated(match r.res.scope {
             Scope::Namespaced => {
                 let doc = format!("`{gvr}` in `namespace` (`\"\"`: all namespaces).");
                 let doc = doc_attrs(&doc);
@@ -459,7 +459,7 @@ pub fn group_version_clientset(gv: &super::modules::GroupVersionCtx<'_>) -> Toke
                     }
                 }
             }
-        });
+        }));
     }
     quote! {
         #set_doc

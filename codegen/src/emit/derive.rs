@@ -149,6 +149,8 @@ pub fn group_items(
                 })
                 .collect(),
             paths,
+            // Derived types are the user's own: in every Kubernetes version.
+            gate: None,
         })
         .collect();
     let mut prelude = Vec::new();
@@ -176,6 +178,7 @@ pub fn group_items(
         name: name.clone(),
         versions: gvs,
         paths,
+        gate: None,
     };
     let ext = g.informers_ext_ident();
     prelude.insert(0, quote::quote!(#ext));

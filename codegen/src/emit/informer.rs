@@ -88,13 +88,13 @@ pub fn group_version_informers(gv: &GroupVersionCtx<'_>) -> TokenStream {
             let inf = r.informer_ident();
             let doc = format!("The shared informer and lister of `{}`.", r.gvr());
             let doc = doc_attrs(&doc);
-            quote! {
+            r.gated(quote! {
                 #doc
                 #[inline]
                 pub fn #m(&self) -> #module::#inf<'a> {
                     #module::#inf::new(self.factory)
                 }
-            }
+            })
         });
     quote! {
         #doc
@@ -132,13 +132,13 @@ pub fn group_informers(g: &GroupCtx<'_>) -> TokenStream {
         let inf = v.informers_ident();
         let doc = format!("Shared informers of `{}`.", v.label());
         let doc = doc_attrs(&doc);
-        quote! {
+        v.gated(quote! {
             #doc
             #[inline]
             pub fn #m(&self) -> #m::#inf<'a> {
                 #m::#inf::new(self.factory)
             }
-        }
+        })
     });
     quote! {
         #doc

@@ -9,3 +9,4 @@ pub mod markdown;
 pub mod modules;
 pub mod runtime;
 pub mod types;
+pub mod versions;

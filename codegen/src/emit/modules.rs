@@ -24,7 +24,14 @@
 //! modules inline in one file for `include!(concat!(env!("OUT_DIR"), ...))` from a build
 //! script, as prost-build does (a `mod foo;` inside an included file would resolve relative to
 //! the includer, so a tree cannot be included). With `feature_per_group`, each group module
-//! and its prelude entries sit behind `#[cfg(feature = "<group module name>")]`. The root's
+//! and its prelude entries sit behind `#[cfg(feature = "<group module name>")]`.
+//!
+//! Kubernetes versions: a resource whose k8s-openapi type some supported Kubernetes version
+//! lacks ([`super::versions`]) is wrapped, with everything that names it (its module
+//! declaration, its clientset and informer accessors), in k8s-openapi's version macros; a group
+//! version (or a group) all of whose resources are gated is gated as a whole instead (its
+//! declaration, its accessor on the group's informers, its prelude entries), so an
+//! application on a version without it gets no empty clientset. The root's
 //! out-of-line module declarations carry `#[rustfmt::skip]`, so `cargo fmt` over a crate that
 //! commits the tree does not rewrite the generated files.
 
@@ -43,6 +50,7 @@ use super::format::{
 use super::imports::shorten;
 use super::runtime::RuntimePaths;
 use super::types::{TypesConfig, emit_type_module};
+use super::versions::{VersionGate, gated, unfold};
 use super::{client, informer};
 use crate::naming::{camel, client_module, group_names, ident, snake};
 
@@ -90,10 +98,31 @@ pub struct Module {
     pub doc: String,
     /// `#[cfg(feature = ...)]` on the module's declaration.
     pub feature: Option<String>,
+    /// The Kubernetes versions the module's declaration exists in.
+    pub gate: Option<DeclGate>,
     /// The module's own items.
     pub items: TokenStream,
     /// Child modules, in order.
     pub children: Vec<Module>,
+}
+
+/// A module declaration that exists only in some Kubernetes versions: the gate and the
+/// k8s-openapi crate path whose version macros apply it.
+#[derive(Clone, Debug)]
+pub struct DeclGate {
+    /// The versions.
+    pub gate: VersionGate,
+    /// k8s-openapi's path in emitted code.
+    pub k8s_openapi: TokenStream,
+}
+
+impl DeclGate {
+    fn new(gate: Option<VersionGate>, paths: &RuntimePaths) -> Option<Self> {
+        gate.map(|gate| Self {
+            gate,
+            k8s_openapi: paths.k8s_openapi().clone(),
+        })
+    }
 }
 
 /// Everything emitters need to know about one resource.
@@ -108,6 +137,8 @@ pub struct ResourceCtx<'a> {
     pub object: TokenStream,
     /// Crate paths.
     pub paths: &'a RuntimePaths,
+    /// The Kubernetes versions it exists in, when its group version is not gated so already.
+    pub gate: Option<VersionGate>,
     type_base: String,
 }
 
@@ -128,12 +159,17 @@ impl<'a> ResourceCtx<'a> {
             version,
             object,
             paths,
+            gate: None,
             type_base: type_base.to_owned(),
         }
     }
 }
 
 impl ResourceCtx<'_> {
+    /// `items` (code naming this resource outside its module) gated like the resource.
+    pub fn gated(&self, items: TokenStream) -> TokenStream {
+        gated(self.gate, self.paths.k8s_openapi(), items)
+    }
     /// `group/version/plural` (`version/plural` for core).
     pub fn gvr(&self) -> String {
         if self.group.is_empty() {
@@ -223,9 +259,15 @@ pub struct GroupVersionCtx<'a> {
     pub resources: Vec<ResourceCtx<'a>>,
     /// Crate paths.
     pub paths: &'a RuntimePaths,
+    /// The Kubernetes versions it exists in, when its group is not gated so already.
+    pub gate: Option<VersionGate>,
 }
 
 impl GroupVersionCtx<'_> {
+    /// `items` (code naming this group version outside its module) gated like it.
+    pub fn gated(&self, items: TokenStream) -> TokenStream {
+        gated(self.gate, self.paths.k8s_openapi(), items)
+    }
     /// `apps/v1`, `core/v1`.
     pub fn label(&self) -> String {
         if self.group.is_empty() {
@@ -277,9 +319,15 @@ pub struct GroupCtx<'a> {
     pub versions: Vec<GroupVersionCtx<'a>>,
     /// Crate paths.
     pub paths: &'a RuntimePaths,
+    /// The Kubernetes versions it exists in.
+    pub gate: Option<VersionGate>,
 }
 
 impl GroupCtx<'_> {
+    /// `items` (code naming this group outside its module) gated like it.
+    pub fn gated(&self, items: TokenStream) -> TokenStream {
+        gated(self.gate, self.paths.k8s_openapi(), items)
+    }
     /// `apps`, `core`.
     pub fn label(&self) -> String {
         if self.group.is_empty() {
@@ -331,11 +379,17 @@ pub fn build_tree(model: &ApiModel, types: &[TypeModule], opts: &EmitOptions) ->
     let mut groups: Vec<GroupCtx<'_>> = Vec::new();
     for (gname, group) in &model.groups {
         let name = names[gname].clone();
-        let versions = group
+        let mut versions: Vec<GroupVersionCtx<'_>> = group
             .versions
             .values()
             .map(|gv| {
                 let bases = type_bases(&gv.resources);
+                let gates: BTreeMap<&String, VersionGate> = gv
+                    .resources
+                    .iter()
+                    .map(|(plural, res)| (plural, VersionGate::of_resource(res)))
+                    .collect();
+                let gv_gate = VersionGate::hull(gates.values().copied());
                 GroupVersionCtx {
                     group: gname,
                     version: &gv.version,
@@ -353,18 +407,30 @@ pub fn build_tree(model: &ApiModel, types: &[TypeModule], opts: &EmitOptions) ->
                                 RootType::Generated(_) => short_object(&res.root),
                             },
                             paths,
+                            gate: gates[plural].within(gv_gate),
                             type_base: bases[plural].clone(),
                         })
                         .collect(),
                     paths,
+                    // Absolute for now; made relative to the group's gate below.
+                    gate: Some(gv_gate),
                 }
             })
             .collect();
+        let gv_gates: Vec<VersionGate> = versions
+            .iter()
+            .map(|v| v.gate.unwrap_or_default())
+            .collect();
+        let g_gate = VersionGate::hull(gv_gates.iter().copied());
+        for (v, gate) in versions.iter_mut().zip(gv_gates) {
+            v.gate = gate.within(g_gate);
+        }
         groups.push(GroupCtx {
             group: gname,
             name,
             versions,
             paths,
+            gate: g_gate.within(VersionGate::ALL),
         });
     }
     // Groups ordered by module name, so `core` sits among the others alphabetically.
@@ -386,18 +452,20 @@ pub fn build_tree(model: &ApiModel, types: &[TypeModule], opts: &EmitOptions) ->
             name: g.name.clone(),
             doc: format!("The `{}` API group.", g.label()),
             feature: feature.clone(),
+            gate: DeclGate::new(g.gate, paths),
             ..Module::default()
         };
         if g.has_informers() {
             gm.items.extend(informer::group_informers(g));
             let ext = g.informers_ext_ident();
-            prelude.push(quote!(#cfg pub use super::#gmod::#ext;));
+            prelude.push(g.gated(quote!(#cfg pub use super::#gmod::#ext;)));
         }
         for v in &g.versions {
             let vmod = v.version_ident();
             let mut vm = Module {
                 name: snake(v.version),
                 doc: format!("`{}`: clientset and shared informers.", v.label()),
+                gate: DeclGate::new(v.gate, paths),
                 ..Module::default()
             };
             let mut taken: BTreeSet<String> =
@@ -421,11 +489,12 @@ pub fn build_tree(model: &ApiModel, types: &[TypeModule], opts: &EmitOptions) ->
                 vm.items.extend(informer::group_version_informers(v));
             }
             let ext = v.client_ext_ident();
-            prelude.push(quote!(#cfg pub use super::#gmod::#vmod::#ext;));
+            prelude.push(g.gated(v.gated(quote!(#cfg pub use super::#gmod::#vmod::#ext;))));
             for r in &v.resources {
                 let mut rm = Module {
                     name: r.module_name(),
                     doc: resource_module_doc(r),
+                    gate: DeclGate::new(r.gate, paths),
                     ..Module::default()
                 };
                 rm.items.extend(object_import(r));
@@ -530,6 +599,9 @@ pub fn render(root: &Module, layout: &Layout) -> Result<Vec<GeneratedFile>, Form
         }
     }
     files.sort_by(|a, b| a.path.cmp(&b.path));
+    for f in &mut files {
+        f.contents = unfold(&f.contents);
+    }
     Ok(files)
 }
 
@@ -578,7 +650,15 @@ fn tree_child(
     } else {
         TokenStream::new()
     };
-    Ok(quote!(#attrs #skip pub mod #name;))
+    Ok(gate_declaration(m, quote!(#attrs #skip pub mod #name;)))
+}
+
+/// A module's declaration inside its version gate, if it has one.
+fn gate_declaration(m: &Module, decl: TokenStream) -> TokenStream {
+    match &m.gate {
+        Some(g) => g.gate.wrap(&g.k8s_openapi, decl),
+        None => decl,
+    }
 }
 
 /// `m` as an inline module. A top-level one (`top`) allows the lints that an unused part of
@@ -595,5 +675,8 @@ fn inline(m: &Module, top: bool) -> TokenStream {
     let name = ident(&m.name);
     let items = shorten(m.items.clone());
     let children = m.children.iter().map(|c| inline(c, false));
-    quote!(#attrs #allow pub mod #name { #items #(#children)* })
+    gate_declaration(
+        m,
+        quote!(#attrs #allow pub mod #name { #items #(#children)* }),
+    )
 }

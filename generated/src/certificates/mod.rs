@@ -16,10 +16,12 @@ impl<'a> CertificatesInformers<'a> {
     pub fn v1(&self) -> v1::CertificatesV1Informers<'a> {
         v1::CertificatesV1Informers::new(self.factory)
     }
-    /// Shared informers of `certificates.k8s.io/v1alpha1`.
-    #[inline]
-    pub fn v1alpha1(&self) -> v1alpha1::CertificatesV1alpha1Informers<'a> {
-        v1alpha1::CertificatesV1alpha1Informers::new(self.factory)
+    ::kinform::k8s_openapi::k8s_if_le_1_36! {
+        /// Shared informers of `certificates.k8s.io/v1alpha1`.
+        #[inline]
+        pub fn v1alpha1(&self) -> v1alpha1::CertificatesV1alpha1Informers<'a> {
+            v1alpha1::CertificatesV1alpha1Informers::new(self.factory)
+        }
     }
     /// Shared informers of `certificates.k8s.io/v1beta1`.
     #[inline]
@@ -40,7 +42,9 @@ impl CertificatesInformersExt for InformerFactory {
 }
 /// `certificates.k8s.io/v1`: clientset and shared informers.
 pub mod v1;
-/// `certificates.k8s.io/v1alpha1`: clientset and shared informers.
-pub mod v1alpha1;
+::kinform::k8s_openapi::k8s_if_le_1_36! {
+    /// `certificates.k8s.io/v1alpha1`: clientset and shared informers.
+    pub mod v1alpha1;
+}
 /// `certificates.k8s.io/v1beta1`: clientset and shared informers.
 pub mod v1beta1;

@@ -16,10 +16,12 @@ impl<'a> SchedulingInformers<'a> {
     pub fn v1(&self) -> v1::SchedulingV1Informers<'a> {
         v1::SchedulingV1Informers::new(self.factory)
     }
-    /// Shared informers of `scheduling.k8s.io/v1alpha1`.
-    #[inline]
-    pub fn v1alpha1(&self) -> v1alpha1::SchedulingV1alpha1Informers<'a> {
-        v1alpha1::SchedulingV1alpha1Informers::new(self.factory)
+    ::kinform::k8s_openapi::k8s_if_le_1_35! {
+        /// Shared informers of `scheduling.k8s.io/v1alpha1`.
+        #[inline]
+        pub fn v1alpha1(&self) -> v1alpha1::SchedulingV1alpha1Informers<'a> {
+            v1alpha1::SchedulingV1alpha1Informers::new(self.factory)
+        }
     }
 }
 /// Adds `scheduling()` to the runtime's `InformerFactory`.
@@ -35,5 +37,7 @@ impl SchedulingInformersExt for InformerFactory {
 }
 /// `scheduling.k8s.io/v1`: clientset and shared informers.
 pub mod v1;
-/// `scheduling.k8s.io/v1alpha1`: clientset and shared informers.
-pub mod v1alpha1;
+::kinform::k8s_openapi::k8s_if_le_1_35! {
+    /// `scheduling.k8s.io/v1alpha1`: clientset and shared informers.
+    pub mod v1alpha1;
+}

@@ -16,10 +16,12 @@ impl<'a> StorageInformers<'a> {
     pub fn v1(&self) -> v1::StorageV1Informers<'a> {
         v1::StorageV1Informers::new(self.factory)
     }
-    /// Shared informers of `storage.k8s.io/v1beta1`.
-    #[inline]
-    pub fn v1beta1(&self) -> v1beta1::StorageV1beta1Informers<'a> {
-        v1beta1::StorageV1beta1Informers::new(self.factory)
+    ::kinform::k8s_openapi::k8s_if_le_1_36! {
+        /// Shared informers of `storage.k8s.io/v1beta1`.
+        #[inline]
+        pub fn v1beta1(&self) -> v1beta1::StorageV1beta1Informers<'a> {
+            v1beta1::StorageV1beta1Informers::new(self.factory)
+        }
     }
 }
 /// Adds `storage()` to the runtime's `InformerFactory`.
@@ -35,5 +37,7 @@ impl StorageInformersExt for InformerFactory {
 }
 /// `storage.k8s.io/v1`: clientset and shared informers.
 pub mod v1;
-/// `storage.k8s.io/v1beta1`: clientset and shared informers.
-pub mod v1beta1;
+::kinform::k8s_openapi::k8s_if_le_1_36! {
+    /// `storage.k8s.io/v1beta1`: clientset and shared informers.
+    pub mod v1beta1;
+}
