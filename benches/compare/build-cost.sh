@@ -182,7 +182,7 @@ futures-util = "0.3"
 tokio = { version = "1", features = ["rt-multi-thread", "macros", "signal"] }
 
 [dev-dependencies]
-kinform-testserver = { path = "$repo/testserver", default-features = false }
+kinform-testserver = { path = "$repo/testserver" }
 EOF
 cat >"$b/src/lib.rs" <<'EOF'
 //! A Foo controller: each Foo gets a ConfigMap `<name>-config` it owns.
