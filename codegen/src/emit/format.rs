@@ -56,6 +56,18 @@ pub fn doc_attrs(docs: &str) -> TokenStream {
     out
 }
 
+/// Rustdoc attributes for the generator's own Markdown (headings such as `# Errors`
+/// included), one a line, as written: unlike [`doc_attrs`] nothing is escaped, since the text
+/// is ours, not a schema's.
+pub fn own_doc_attrs(docs: &str) -> TokenStream {
+    let mut out = TokenStream::new();
+    for line in docs.lines() {
+        let text = doc_text(line);
+        out.extend(quote!(#[doc = #text]));
+    }
+    out
+}
+
 /// Inner `#![doc]` attributes (module docs in the module's own file), rendered as
 /// [`doc_attrs`] renders outer ones.
 pub fn inner_doc_attrs(docs: &str) -> TokenStream {

@@ -150,7 +150,7 @@ fn apply_schema_defaults(name: &proc_macro2::Ident, module: &TypeModule, p: &Pat
             Ok(())
         }
     };
-    let doc = crate::emit::format::doc_attrs(doc);
+    let doc = crate::emit::format::own_doc_attrs(doc);
     quote! {
         impl #name {
             #doc
