@@ -141,8 +141,11 @@ impl DefaultFns {
         let name = self.names.alloc(&base);
         let id = ident(&name);
         let serde = &self.serde;
+        // The return type is the field's own type in a `Result`; nested maps of maps make it
+        // long, and naming it would only add an alias no reader looks for.
         self.items.extend(quote! {
             #[doc = #doc]
+            #[allow(clippy::type_complexity)]
             fn #id<'de, D>(deserializer: D) -> Result<#ty, D::Error>
             where
                 D: #serde::Deserializer<'de>,
