@@ -154,7 +154,7 @@ pub(crate) fn request(
         "exp": exp,
         "iat": iat,
         "iss": API_AUDIENCE,
-        "jti": jti(),
+        "jti": crate::write::new_uid(),
         "kubernetes.io": k8s,
         "nbf": iat,
         "sub": format!("system:serviceaccount:{namespace}:{name}"),
@@ -251,19 +251,6 @@ fn bound_object(
         ));
     }
     Ok((kind.to_owned(), obj))
-}
-
-/// A random token id (a UUID, as the real `jti`).
-fn jti() -> String {
-    let h = format!("{:032x}", rand::random::<u128>());
-    format!(
-        "{}-{}-{}-{}-{}",
-        &h[0..8],
-        &h[8..12],
-        &h[12..16],
-        &h[16..20],
-        &h[20..32]
-    )
 }
 
 #[cfg(test)]

@@ -45,7 +45,8 @@ pub(crate) fn now_rfc3339() -> String {
         .to_string()
 }
 
-fn new_uid() -> String {
+/// A random version-4 UUID: object uids and token ids (`jti`).
+pub(crate) fn new_uid() -> String {
     let n: u128 = rand::random();
     let n = (n & !(0xf << 76) | (0x4 << 76)) & !(0x3 << 62) | (0x2 << 62);
     let h = format!("{n:032x}");
