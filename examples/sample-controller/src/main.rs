@@ -114,26 +114,55 @@ async fn run_for_real(client: Client, options: Options, shards: bool) -> Result<
     Ok(())
 }
 
+/// What both embedded demos start with: a TestApiServer with the Foo CRD, a client of it, and
+/// the simulated kube-controller-manager (Deployment status, garbage collection) running until
+/// `cancel`.
+struct Embedded {
+    server: TestApiServer,
+    client: Client,
+    cancel: CancellationToken,
+    sim_factory: InformerFactory,
+    sim: tokio::task::JoinHandle<kinform::controller::ReconcileStats>,
+}
+
+impl Embedded {
+    /// Starts it; `banner` ends the line that names the server.
+    async fn start(banner: &str) -> Result<Self, BoxError> {
+        let server = TestApiServer::start().await?;
+        server.register_crd_yaml(FOO_CRD_YAML)?;
+        println!(
+            "embedded TestApiServer at {} with the Foo CRD installed{banner}",
+            server.url()
+        );
+        let client = Client::new(Config::new(server.url().parse()?))?;
+        let cancel = CancellationToken::new();
+        let sim_factory = InformerFactory::new(client.clone());
+        let sim = tokio::spawn(simulator::run(
+            sim_factory.clone(),
+            Duration::from_millis(300),
+            cancel.clone().cancelled_owned(),
+        ));
+        Ok(Embedded {
+            server,
+            client,
+            cancel,
+            sim_factory,
+            sim,
+        })
+    }
+}
+
 /// The embedded demo.
 async fn embedded(options: Options) -> Result<(), BoxError> {
     let started = Instant::now();
-    let server = TestApiServer::start().await?;
-    server.register_crd_yaml(FOO_CRD_YAML)?;
-    println!(
-        "embedded TestApiServer at {} with the Foo CRD installed",
-        server.url()
-    );
-    let client = Client::new(Config::new(server.url().parse()?))?;
+    let Embedded {
+        server,
+        client,
+        cancel,
+        sim_factory,
+        sim,
+    } = Embedded::start("").await?;
     let ns = "default";
-
-    // kube-controller-manager's part (Deployment status, garbage collection): simulated.
-    let cancel = CancellationToken::new();
-    let sim_factory = InformerFactory::new(client.clone());
-    let sim = tokio::spawn(simulator::run(
-        sim_factory.clone(),
-        Duration::from_millis(300),
-        cancel.clone().cancelled_owned(),
-    ));
     let controller = tokio::spawn(runner::run(client.clone(), options, cancel.clone()));
     let observer = Observer::start(client.clone()).await?;
     let foos = client.samplecontroller_v1alpha1().foos(ns);
@@ -212,21 +241,14 @@ const SHARD_LABEL: &str = "shard.kinform.io/sample-controller";
 /// The embedded demo with `--shards`: two replicas share the Foos; one leaves.
 async fn embedded_sharded(options: Options) -> Result<(), BoxError> {
     let started = Instant::now();
-    let server = TestApiServer::start().await?;
-    server.register_crd_yaml(FOO_CRD_YAML)?;
-    println!(
-        "embedded TestApiServer at {} with the Foo CRD installed; two sharded replicas",
-        server.url()
-    );
-    let client = Client::new(Config::new(server.url().parse()?))?;
+    let Embedded {
+        server,
+        client,
+        cancel,
+        sim_factory,
+        sim,
+    } = Embedded::start("; two sharded replicas").await?;
     let ns = "default";
-    let cancel = CancellationToken::new();
-    let sim_factory = InformerFactory::new(client.clone());
-    let sim = tokio::spawn(simulator::run(
-        sim_factory.clone(),
-        Duration::from_millis(300),
-        cancel.clone().cancelled_owned(),
-    ));
     // Short Leases so the demo is quick: 4 s, renewed every 500 ms.
     let timing = kinform::leader::LeaderElectionConfig {
         lease_duration: Duration::from_secs(4),
