@@ -5,8 +5,8 @@
 //! `namespace/name` cache keys ([`ObjectKey`]), the parameters of list and watch requests,
 //! decoded list pages and watch events, object transforms, the structural defaulting of custom
 //! resources (`defaulting`: the explicit operation; decoding never defaults), the value types
-//! that keep what was sent (`value`: quantities, timestamps), and (feature `derive`) the CRD
-//! building that `#[derive(CustomResource)]` types call at run time.
+//! that keep what was sent (`value`: quantities, timestamps, conditions), and (feature
+//! `derive`) the CRD building that `#[derive(CustomResource)]` types call at run time.
 //!
 //! It is the bottom layer of the map in the repository's `ARCHITECTURE.md`: it depends on
 //! k8s-openapi and serde only, and every other kinform crate may import it. Users normally

@@ -28,6 +28,7 @@
 //! | `x-kubernetes-int-or-string` | k8s-openapi `IntOrString` | exact (`Int` or `String`) |
 //! | int-or-string with the quantity pattern | `kinform::value::Quantity` | k8s-openapi's `Quantity` writes `2` as `"2"` |
 //! | `format: date-time` | `kinform::value::Timestamp` | k8s-openapi's `Time` drops fractions and offsets |
+//! | exactly `metav1.Condition`'s object schema | `kinform::value::Condition` | k8s-openapi's `Condition` holds a `Time`; this one converts to it (`to_k8s`, `From`) |
 //! | `format: byte` | k8s-openapi `ByteString` | base64 of the bytes |
 //! | preserved unknown fields, schemaless | `serde_json::Value` | exact |
 //!
@@ -145,6 +146,10 @@ fn rust_type(ty: &TypeRef, p: &Paths, shadow: bool) -> TokenStream {
             quote!(#json::Value)
         }
         TypeRef::ObjectMeta => quote!(#k8s::apimachinery::pkg::apis::meta::v1::ObjectMeta),
+        TypeRef::Condition => {
+            let rt = &p.rt;
+            quote!(#rt::value::Condition)
+        }
         TypeRef::List(inner) => {
             let inner = rust_type(inner, p, shadow);
             quote!(Vec<#inner>)
@@ -276,7 +281,7 @@ fn types_with_default(module: &TypeModule) -> BTreeSet<String> {
 
 pub(crate) fn ref_has_default(ty: &TypeRef, named: &BTreeSet<String>) -> bool {
     match ty {
-        TypeRef::DateTime | TypeRef::Quantity | TypeRef::Number => false,
+        TypeRef::DateTime | TypeRef::Quantity | TypeRef::Number | TypeRef::Condition => false,
         TypeRef::Named(n) => named.contains(n),
         _ => true,
     }

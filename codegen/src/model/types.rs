@@ -218,6 +218,9 @@ pub enum TypeRef {
     Json,
     /// `ObjectMeta` (the `metadata` of roots and embedded resources).
     ObjectMeta,
+    /// An object whose schema is exactly `metav1.Condition`'s (kinform-core
+    /// `value::Condition`: k8s-openapi's `Condition` with the transition time kept as sent).
+    Condition,
     /// `array`.
     List(Box<TypeRef>),
     /// `object` with `additionalProperties` (a `BTreeMap<String, _>`).

@@ -217,6 +217,52 @@ impl<'a> Node<'a> {
     }
 }
 
+/// Whether an object schema is exactly `metav1.Condition`'s, as controller-gen writes it for
+/// `[]metav1.Condition`: the six properties with their types (validation keywords such as
+/// `enum`, `pattern` and `maxLength` only narrow what is valid), the five required ones, and
+/// nothing that changes what a value decodes to (no default, no nullable, no unknown fields,
+/// no `allOf`/`anyOf`/`oneOf`). Such an object is `kinform::value::Condition`; any other
+/// shape keeps its own generated struct, so nothing is lost.
+fn is_meta_condition(node: &Node<'_>, props: &[Prop<'_>]) -> Result<bool, SchemaIssue> {
+    /// Name, JSON type, format (`None`: no format allowed, except int64 for the integer),
+    /// required.
+    const SHAPE: [(&str, &str, Option<&str>, bool); 6] = [
+        ("lastTransitionTime", "string", Some("date-time"), true),
+        ("message", "string", None, true),
+        ("observedGeneration", "integer", None, false),
+        ("reason", "string", None, true),
+        ("status", "string", None, true),
+        ("type", "string", None, true),
+    ];
+    let plain = |n: &Node<'_>| -> Result<bool, SchemaIssue> {
+        Ok(!n.map.contains_key("default")
+            && !n.flag("nullable")?
+            && !n.flag("x-kubernetes-preserve-unknown-fields")?
+            && !n.flag("x-kubernetes-int-or-string")?
+            && ["allOf", "anyOf", "oneOf", "additionalProperties"]
+                .iter()
+                .all(|k| n.map.get(*k).is_none_or(Value::is_null)))
+    };
+    if props.len() != SHAPE.len() || !plain(node)? {
+        return Ok(false);
+    }
+    for (prop, (name, ty, format, required)) in props.iter().zip(SHAPE) {
+        if prop.json_name != name || prop.required != required {
+            return Ok(false);
+        }
+        let n = Node::new(prop.schema, &format!("{}.{name}", node.path))?;
+        let format_ok = match (n.str("format")?, format) {
+            (None, None) => true,
+            (Some("int64"), None) => ty == "integer",
+            (found, expected) => found == expected,
+        };
+        if n.str("type")? != Some(ty) || !format_ok || !plain(&n)? {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
 fn json_kind(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
@@ -572,6 +618,9 @@ impl Converter {
             }
             props.sort_by(|a, b| a.json_name.cmp(b.json_name));
         }
+        if !embedded && !preserve && is_meta_condition(node, &props)? {
+            return Ok(TypeRef::Condition);
+        }
         let kind = if embedded {
             StructKind::Embedded
         } else {
@@ -728,3 +777,87 @@ static NULL_SCHEMA: Value = Value::Null;
 /// The implicit schema of `apiVersion`/`kind` in embedded resources.
 static EMBEDDED_STRING: std::sync::LazyLock<Value> =
     std::sync::LazyLock::new(|| serde_json::json!({"type": "string"}));
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    /// `metav1.Condition`'s schema as controller-gen writes it (descriptions left out).
+    fn condition_schema() -> Value {
+        json!({
+            "type": "object",
+            "required": ["lastTransitionTime", "message", "reason", "status", "type"],
+            "properties": {
+                "lastTransitionTime": {"type": "string", "format": "date-time"},
+                "message": {"type": "string", "maxLength": 32768},
+                "observedGeneration": {"type": "integer", "format": "int64", "minimum": 0},
+                "reason": {"type": "string", "minLength": 1, "maxLength": 1024},
+                "status": {"type": "string", "enum": ["True", "False", "Unknown"]},
+                "type": {"type": "string", "maxLength": 316}
+            }
+        })
+    }
+
+    /// The type of `.status.conditions[]` when its item schema is `item`.
+    fn conditions_item(item: Value) -> TypeRef {
+        let schema = json!({
+            "type": "object",
+            "properties": {"status": {"type": "object", "properties": {
+                "conditions": {"type": "array", "items": item}
+            }}}
+        });
+        let id = ResourceIdent {
+            group: "example.com",
+            version: "v1",
+            kind: "Widget",
+            plural: "widgets",
+            scope: Scope::Namespaced,
+        };
+        let module = convert_schema(&schema, &id).unwrap();
+        let status = module
+            .types
+            .iter()
+            .find_map(|t| match t {
+                TypeDef::Struct(s) if s.name == "WidgetStatus" => Some(s),
+                _ => None,
+            })
+            .unwrap();
+        match &status.fields[0].ty {
+            TypeRef::List(item) => (**item).clone(),
+            other => panic!("conditions is {other:?}"),
+        }
+    }
+
+    #[test]
+    fn exactly_metav1_condition_is_the_shared_condition_type() {
+        assert_eq!(conditions_item(condition_schema()), TypeRef::Condition);
+    }
+
+    #[test]
+    fn any_other_shape_keeps_its_own_struct() {
+        let variants: [fn(&mut Value); 7] = [
+            // An extra property (cluster-api v1beta1's `severity`).
+            |s| s["properties"]["severity"] = json!({"type": "string"}),
+            // A property fewer.
+            |s| drop(s["properties"].as_object_mut().unwrap().remove("message")),
+            // Fewer required (cert-manager's conditions).
+            |s| s["required"] = json!(["status", "type"]),
+            // A default would be lost on the shared type.
+            |s| s["properties"]["reason"]["default"] = json!("Unknown"),
+            // Nullable, unknown fields kept, another format.
+            |s| s["properties"]["message"]["nullable"] = json!(true),
+            |s| s["x-kubernetes-preserve-unknown-fields"] = json!(true),
+            |s| s["properties"]["observedGeneration"]["format"] = json!("int32"),
+        ];
+        for change in variants {
+            let mut schema = condition_schema();
+            change(&mut schema);
+            assert!(
+                matches!(conditions_item(schema.clone()), TypeRef::Named(_)),
+                "{schema}"
+            );
+        }
+    }
+}

@@ -397,6 +397,37 @@ mod tests {
     use super::*;
 
     #[test]
+    fn value_types_carry_the_schemas_kubernetes_writes() {
+        use crate::value::{Condition, Quantity, Timestamp};
+
+        #[derive(schemars::JsonSchema)]
+        #[allow(dead_code)]
+        struct Status {
+            conditions: Vec<Condition>,
+            since: Timestamp,
+            limit: Quantity,
+        }
+        let out = schema_for::<Status>();
+        let item = &out["properties"]["conditions"]["items"];
+        assert_eq!(item["type"], "object");
+        assert_eq!(
+            item["required"],
+            json!(["lastTransitionTime", "message", "reason", "status", "type"])
+        );
+        assert_eq!(
+            item["properties"]["lastTransitionTime"],
+            json!({"type": "string", "format": "date-time"})
+        );
+        assert_eq!(
+            out["properties"]["since"],
+            json!({"type": "string", "format": "date-time"})
+        );
+        let limit = &out["properties"]["limit"];
+        assert_eq!(limit["x-kubernetes-int-or-string"], true);
+        assert_eq!(limit["pattern"], crate::value::QUANTITY_PATTERN);
+    }
+
+    #[test]
     fn refs_are_inlined_and_recursion_preserved() {
         let schema = json!({
             "$schema": "x",

@@ -1,5 +1,6 @@
 //! Values that keep the exact form they were sent in: a [`Quantity`] that remembers whether
-//! it was a JSON number or a string, and a [`Timestamp`] that keeps its fraction and offset.
+//! it was a JSON number or a string, a [`Timestamp`] that keeps its fraction and offset, and
+//! the standard [`Condition`] of a status, whose transition time is such a timestamp.
 //!
 //! The API server stores a custom resource's JSON as it was sent (after pruning and
 //! defaulting): `cpu: 2` stays a number, `"2024-01-01T02:00:00.5+02:00"` keeps its fraction
@@ -22,6 +23,12 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Number;
+
+mod condition;
+
+pub use condition::{
+    Condition, find_condition, is_condition_true, remove_condition, set_condition,
+};
 
 /// A resource quantity (`resource.Quantity`) as sent: a JSON number (`2`) or a string
 /// (`"500m"`, `"1Gi"`), written back the same way.
@@ -128,6 +135,17 @@ impl From<k8s_openapi::apimachinery::pkg::api::resource::Quantity> for Quantity 
 pub struct Timestamp(pub String);
 
 impl Timestamp {
+    /// The current instant in whole seconds, UTC (`"2024-01-01T00:00:00Z"`): how Go writes
+    /// `metav1.Now()`.
+    pub fn now() -> Self {
+        let secs = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
+        let now = k8s_openapi::jiff::Timestamp::from_second(secs)
+            .unwrap_or(k8s_openapi::jiff::Timestamp::MAX);
+        Timestamp(now.strftime("%Y-%m-%dT%H:%M:%SZ").to_string())
+    }
+
     /// The text as sent.
     pub fn as_str(&self) -> &str {
         &self.0
@@ -180,6 +198,37 @@ impl From<&str> for Timestamp {
         Timestamp(s.to_owned())
     }
 }
+
+#[cfg(feature = "derive")]
+impl schemars::JsonSchema for Timestamp {
+    fn schema_name() -> Cow<'static, str> {
+        "Timestamp".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"type": "string", "format": "date-time"})
+    }
+}
+
+#[cfg(feature = "derive")]
+impl schemars::JsonSchema for Quantity {
+    fn schema_name() -> Cow<'static, str> {
+        "Quantity".into()
+    }
+
+    /// The schema controller-gen writes for `resource.Quantity`.
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "anyOf": [{"type": "integer"}, {"type": "string"}],
+            "pattern": QUANTITY_PATTERN,
+            "x-kubernetes-int-or-string": true
+        })
+    }
+}
+
+/// The pattern of `resource.Quantity`'s schema (apimachinery's OpenAPI definition, and what
+/// controller-gen writes into CRDs): an int-or-string with it is a [`Quantity`].
+pub const QUANTITY_PATTERN: &str = r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$";
 
 #[cfg(test)]
 mod tests {
