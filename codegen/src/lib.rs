@@ -8,7 +8,9 @@
 //! Front ends, each with its own narrow entry point:
 //!
 //! - [`Generator`]: the builder for `build.rs` and the `kinform-gen` binary (CRD files or an
-//!   OpenAPI spec in, a module tree or one `include!`able file out).
+//!   OpenAPI spec in, a module tree or one `include!`able file out). The binary needs the
+//!   `cli` feature (`cargo install kinform-codegen --features cli`), so that neither a build
+//!   script nor the derive macro builds its clap.
 //! - [`derive`](mod@derive): the surface kinform-macros expands through (`#[derive(CustomResource)]`,
 //!   `#[kinform::api_group]`).
 //! - [`emit_crd_types`] / [`emit_type_module`]: the CRD type emitter alone, for tools that want

@@ -13,7 +13,7 @@ const SPEC: &str = concat!(
     "/../../shared/corpus/openapi/swagger.json"
 );
 const SRC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
-const REGENERATE: &str = "cargo run -p kinform-codegen --bin kinform-gen -- openapi \
+const REGENERATE: &str = "cargo run -p kinform-codegen --features cli --bin kinform-gen -- openapi \
     ../shared/corpus/openapi/swagger.json --out generated/src --root-file lib.rs \
     --feature-per-group --root-doc-include ../README.md";
 
