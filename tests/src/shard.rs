@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kinform::Client;
 use kinform::client::{Patch, PatchParams, PostParams};
 use kinform::controller::shard::{ShardHandle, ShardingConfig};
 use kinform::controller::{Action, Controller, ReconcileStats, Request, controller_reference};
@@ -39,6 +40,9 @@ pub struct WidgetSpec {
     /// The value to observe.
     #[serde(default)]
     pub value: i64,
+    /// Bytes that only make the object bigger (the benchmark's object size).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub payload: String,
 }
 
 impl HasMetadata for Widget {
@@ -70,7 +74,8 @@ pub fn register_widgets(server: &TestApiServer) {
                 "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
                 "versions": [{"name": "v1", "served": true, "storage": true,
                     "schema": {"openAPIV3Schema": {"type": "object", "properties": {
-                        "spec": {"type": "object", "properties": {"value": {"type": "integer"}}}}}}}]
+                        "spec": {"type": "object", "properties": {
+                            "value": {"type": "integer"}, "payload": {"type": "string"}}}}}}}]
             }
         }))
         .expect("the Widget CRD registers");
@@ -84,7 +89,10 @@ pub fn widget(name: &str, value: i64) -> Widget {
             namespace: Some("default".to_owned()),
             ..ObjectMeta::default()
         },
-        spec: WidgetSpec { value },
+        spec: WidgetSpec {
+            value,
+            payload: String::new(),
+        },
     }
 }
 
@@ -160,12 +168,40 @@ pub fn test_timing() -> LeaderElectionConfig {
     }
 }
 
+/// How a replica of the Widget controller runs.
+#[derive(Clone, Debug)]
+pub struct ReplicaOptions {
+    /// Sharded ([`test_timing`]); otherwise one plain controller that caches and reconciles
+    /// every Widget (the benchmark's baseline).
+    pub sharded: bool,
+    /// The controller also owns ConfigMaps: the reconcile creates `cm-<widget>` controlled
+    /// by the Widget.
+    pub owns_configmaps: bool,
+    /// A pause before the reconcile's write, widening the window in which a second replica
+    /// would overlap (the tests' 2 ms; none when measuring throughput).
+    pub overlap_window: Duration,
+    /// Reconcile workers.
+    pub workers: usize,
+}
+
+impl Default for ReplicaOptions {
+    /// The tests' replica: sharded, 4 workers, a 2 ms overlap window, no owned type.
+    fn default() -> Self {
+        Self {
+            sharded: true,
+            owns_configmaps: false,
+            overlap_window: Duration::from_millis(2),
+            workers: 4,
+        }
+    }
+}
+
 /// One running replica.
 pub struct Replica {
-    /// Its identity.
+    /// Its configured identity.
     pub identity: String,
-    /// Its sharding handle.
-    pub shard: ShardHandle,
+    /// Its sharding handle (`None` for a plain controller).
+    pub shard: Option<ShardHandle>,
     /// Its informer factory (scoped caches).
     pub factory: InformerFactory,
     /// Cancels it gracefully.
@@ -175,6 +211,28 @@ pub struct Replica {
 }
 
 impl Replica {
+    /// Its sharding handle.
+    ///
+    /// # Panics
+    ///
+    /// When it is a plain controller.
+    pub fn shard(&self) -> &ShardHandle {
+        self.shard.as_ref().expect("a sharded replica")
+    }
+
+    /// How many Widgets its cache holds: those of its shard (the informer selecting its
+    /// current shard label), or all of them for a plain controller.
+    pub fn cached(&self) -> usize {
+        let scope = match &self.shard {
+            Some(shard) => self
+                .factory
+                .scope()
+                .labels(shard.labels().selector(shard.identity())),
+            None => self.factory.scope(),
+        };
+        self.factory.informer_in::<Widget>(scope).store().len()
+    }
+
     /// Stops it gracefully and waits.
     pub async fn shutdown(self) -> ReconcileStats {
         self.stop.cancel();
@@ -202,20 +260,40 @@ pub fn start_replica_with(
     let client = server
         .client_for(identity, &["system:authenticated"])
         .expect("a client of the test server");
+    let options = ReplicaOptions {
+        owns_configmaps,
+        ..ReplicaOptions::default()
+    };
+    start_replica_on(client, identity, witness, &options)
+}
+
+/// Starts replica `identity` of the Widget controller with `client` (its own identity),
+/// as `options` say. The reconcile copies `spec.value` into the `observed` annotation (and
+/// `observed-by` names the replica), under the witness, and records a violation when a
+/// sharded replica reconciles a Widget not labelled for it.
+pub fn start_replica_on(
+    client: Client,
+    identity: &str,
+    witness: &Arc<Witness>,
+    options: &ReplicaOptions,
+) -> Replica {
     let factory = crate::controller::factory(client.clone());
-    let mut builder = Controller::<Widget>::builder(&factory).workers(4);
-    if owns_configmaps {
+    let mut builder = Controller::<Widget>::builder(&factory).workers(options.workers);
+    if options.owns_configmaps {
         builder = builder.owns::<ConfigMap>();
     }
-    let controller = builder
-        .sharded(ShardingConfig::new("default", identity).timing(test_timing()))
-        .expect("valid sharding config")
-        .build();
+    if options.sharded {
+        builder = builder
+            .sharded(ShardingConfig::new("default", identity).timing(test_timing()))
+            .expect("valid sharding config");
+    }
+    let controller = builder.build();
     let configmaps: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
-    let shard = controller.shard().expect("sharded");
+    let shard = controller.shard();
     let stop = CancellationToken::new();
     let (me, w, handle) = (identity.to_owned(), witness.clone(), shard.clone());
-    let configmaps = owns_configmaps.then_some(configmaps);
+    let configmaps = options.owns_configmaps.then_some(configmaps);
+    let window = options.overlap_window;
     let api: Api<Widget> = Api::namespaced(client, "default");
     let task = tokio::spawn(controller.run(
         move |req: Request<Widget>| {
@@ -226,17 +304,21 @@ pub fn start_replica_with(
                 let Some(obj) = req.object else {
                     return Ok::<_, Infallible>(Action::done());
                 };
-                let label = obj.labels().get(&handle.labels().shard);
-                if label.map(String::as_str) != Some(me.as_str()) {
-                    w.violations.lock().push(format!(
-                        "{}: {me} reconciled it labelled {label:?}",
-                        req.key
-                    ));
+                if let Some(handle) = &handle {
+                    let label = obj.labels().get(&handle.labels().shard);
+                    if label.map(String::as_str) != Some(handle.identity()) {
+                        w.violations.lock().push(format!(
+                            "{}: {me} ({}) reconciled it labelled {label:?}",
+                            req.key,
+                            handle.identity()
+                        ));
+                    }
                 }
                 let want = obj.spec.value.to_string();
                 if obj.annotations().get("observed") != Some(&want) {
-                    // Widen the window in which a second replica would overlap.
-                    tokio::time::sleep(Duration::from_millis(2)).await;
+                    if !window.is_zero() {
+                        tokio::time::sleep(window).await;
+                    }
                     let patch =
                         json!({"metadata": {"annotations": {"observed": want, "observed-by": me}}});
                     if let Err(e) = api

@@ -246,15 +246,10 @@ async fn three_replicas_share_widgets_and_hand_them_over_without_overlap() {
     // Each replica caches only its own shard.
     for r in &replicas {
         let cached = r.factory.lister::<Widget>().list_all().len();
-        let cached_scoped = r
-            .factory
-            .informer_in::<Widget>(r.factory.scope().labels(format!("{SHARD}={}", r.identity)))
-            .lister()
-            .list_all()
-            .len();
         assert_eq!(cached, 0, "{}: nothing in the unscoped cache", r.identity);
         assert_eq!(
-            cached_scoped, c[&r.identity],
+            r.cached(),
+            c[&r.identity],
             "{}: the scoped cache holds its shard",
             r.identity
         );
@@ -264,7 +259,7 @@ async fn three_replicas_share_widgets_and_hand_them_over_without_overlap() {
     // to the two others within one lease duration plus a bounded delay.
     let victim = replicas
         .iter()
-        .position(|r| !r.shard.stats().is_sharder)
+        .position(|r| !r.shard().stats().is_sharder)
         .expect("two replicas are not the sharder");
     let gone = replicas.remove(victim);
     let gone_id = gone.identity.clone();
@@ -272,7 +267,7 @@ async fn three_replicas_share_widgets_and_hand_them_over_without_overlap() {
         .into_iter()
         .filter(|id| *id != gone_id)
         .collect();
-    gone.shard.abandon();
+    gone.shard().abandon();
     let abandoned = Instant::now();
     // The first Widget leaves the crashed replica once its lease expired (plus one pass)...
     let first = first_move(&api, &before, &gone_id, abandoned, LEASE * 3).await;
@@ -344,7 +339,7 @@ async fn three_replicas_share_widgets_and_hand_them_over_without_overlap() {
     assert_about(moved, expected.len(), 1.0 / 3.0, "moved to the new replica");
 
     // The sharder counted the handovers, and the replicas released what they handed over.
-    let stats: Vec<_> = replicas.iter().map(|r| r.shard.stats()).collect();
+    let stats: Vec<_> = replicas.iter().map(|r| r.shard().stats()).collect();
     let released: u64 = stats.iter().map(|s| s.released).sum();
     assert_eq!(
         usize::try_from(released).unwrap(),

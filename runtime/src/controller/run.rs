@@ -377,6 +377,7 @@ async fn admit<K: Resource>(
             let Some(obj) = object else { return false };
             match write_labels(
                 shared,
+                &K::api_resource(),
                 obj,
                 json!({ &labels.shard: to, &labels.drain: null }),
             )

@@ -15,7 +15,8 @@
 //!   Lease `<controller>-sharder` with the leader elector, is the **sharder**: it watches all
 //!   objects of the controlled type and writes the shard label `shard.kinform.io/<controller>
 //!   =<member>` on each (when it is created and when members change). The sharder's cache
-//!   therefore holds every object; the other replicas' do not.
+//!   therefore holds every object, as metadata only (`PartialObjectMetadata`: labels, owner
+//!   references, resourceVersion); the other replicas' caches hold no extra object.
 //! - **Scoped informers**: each replica's informer of the controlled type, and of the types
 //!   it [`owns`](super::ControllerBuilder::owns), selects `shard.kinform.io/<controller>=<its
 //!   identity>`, so its cache memory and watch traffic fall to about 1/N.
@@ -79,8 +80,8 @@ use tokio_util::sync::CancellationToken;
 use super::ControllerMetricsProvider;
 use crate::leader::{ConfigError, LeaderElectionConfig};
 use crate::workqueue::{CounterMetric, HistogramMetric, SettableGaugeMetric};
-use kinform_client::{Api, Client, Patch, PatchParams};
-use kinform_core::resource::Resource;
+use kinform_client::{Api, Client, PartialObjectMetadata, Patch, PatchParams};
+use kinform_core::resource::{ApiResource, HasMetadata};
 use serde_json::{Value, json};
 
 pub use plan::ShardLabels;
@@ -286,15 +287,19 @@ impl Shared {
     }
 }
 
-/// Writes `labels` (a JSON map; `null` removes a label) on `obj`, at its resourceVersion.
-pub(crate) async fn write_labels<T: Resource>(
+/// Writes `labels` (a JSON map; `null` removes a label) on `obj`, an object of `resource`,
+/// at its resourceVersion. The answer is asked for as metadata only: nothing reads it.
+pub(crate) async fn write_labels<T: HasMetadata>(
     shared: &Shared,
+    resource: &ApiResource,
     obj: &T,
     labels: Value,
 ) -> Result<(), kinform_client::Error> {
     let api = match obj.namespace() {
-        Some(ns) => Api::<T>::namespaced(shared.client.clone(), ns),
-        None => Api::<T>::all(shared.client.clone()),
+        Some(ns) => {
+            Api::<PartialObjectMetadata>::metadata_namespaced(shared.client.clone(), ns, resource)
+        }
+        None => Api::<PartialObjectMetadata>::metadata_all(shared.client.clone(), resource),
     };
     let patch = json!({"metadata": {"resourceVersion": obj.resource_version(), "labels": labels}});
     api.patch(obj.name(), &PatchParams::default(), &Patch::Merge(patch))

@@ -8,6 +8,13 @@
 //! `resourceVersion` (409 Conflict on a stale decision; the next pass decides again on
 //! fresher data). An object whose write is in flight, or whose cached version is the one
 //! already written from, is not written again. Owned objects get their owner's shard label.
+//!
+//! Its informers cache metadata only ([`PartialObjectMetadata`], client-go's
+//! `metadatainformer`: the request's `Accept` asks for
+//! `application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1`, which kube-apiserver
+//! answers for every list, watch and write): labels, owner references and the
+//! resourceVersion are all a decision reads, so the sharder's extra cache costs a fraction of
+//! a full copy of every object, whatever the objects' spec and status hold.
 
 use std::collections::{HashMap, HashSet};
 use std::marker::PhantomData;
@@ -27,7 +34,8 @@ use crate::controller::owner_key;
 use crate::events::{EventRecorder, NewEvent, RecorderConfig};
 use crate::fifo::Deleted;
 use crate::informer::{EventHandler, InformerFactory, InformerScope, Registration};
-use kinform_core::resource::{HasMetadata, Resource};
+use kinform_client::PartialObjectMetadata;
+use kinform_core::resource::{ApiResource, HasMetadata, Resource};
 
 /// How many label writes one pass keeps in flight.
 const CONCURRENT_WRITES: usize = 32;
@@ -71,11 +79,15 @@ pub(crate) fn owned_labeller<K: Resource, C: Resource>() -> Arc<dyn OwnedLabelle
 
 impl<K: Resource, C: Resource> OwnedLabeller for Owned<K, C> {
     fn register(&self, factory: &InformerFactory, notify: Arc<Notify>) -> Box<dyn Send + Sync> {
-        Box::new(factory.informer::<C>().add_event_handler(Wake(notify)))
+        Box::new(
+            factory
+                .metadata_informer(&C::api_resource())
+                .add_event_handler(Wake(notify)),
+        )
     }
 
     fn has_synced(&self, factory: &InformerFactory) -> bool {
-        factory.informer::<C>().has_synced()
+        factory.metadata_informer(&C::api_resource()).has_synced()
     }
 
     fn pass<'a>(
@@ -86,19 +98,22 @@ impl<K: Resource, C: Resource> OwnedLabeller for Owned<K, C> {
     ) -> BoxFuture<'a, ()> {
         Box::pin(async move {
             let label = &shared.labels.shard;
-            let todo: Vec<(Arc<C>, &String)> = factory
-                .informer::<C>()
-                .lister()
+            let resource = C::api_resource();
+            let todo: Vec<(Arc<PartialObjectMetadata>, &String)> = factory
+                .metadata_lister(&resource)
                 .list_all()
                 .into_iter()
                 .filter_map(|c| {
-                    let owner = owners.get(&owner_key::<K, C>(&*c)?)?;
+                    let owner = owners.get(&owner_key::<K, _>(&*c)?)?;
                     (c.labels().get(label) != Some(owner)).then_some((c, owner))
                 })
                 .collect();
+            let resource = &resource;
             stream::iter(todo)
                 .for_each_concurrent(CONCURRENT_WRITES, |(c, owner)| async move {
-                    if let Err(error) = write_labels(shared, &*c, json!({ label: owner })).await {
+                    if let Err(error) =
+                        write_labels(shared, resource, &*c, json!({ label: owner })).await
+                    {
                         tracing::debug!(key = %c.key(), %error, "cannot label an owned object");
                     }
                 })
@@ -134,8 +149,10 @@ pub(crate) async fn run_sharder<K: Resource>(
     }
     let factory = builder.build();
     let notify = Arc::new(Notify::new());
-    let informer = factory.informer::<K>();
-    let _registration: Registration<K> = informer.add_event_handler(Wake(notify.clone()));
+    let resource = K::api_resource();
+    let informer = factory.metadata_informer(&resource);
+    let _registration: Registration<PartialObjectMetadata> =
+        informer.add_event_handler(Wake(notify.clone()));
     let _owned_registrations: Vec<Box<dyn Send + Sync>> = owned
         .iter()
         .map(|o| o.register(&factory, notify.clone()))
@@ -169,8 +186,9 @@ pub(crate) async fn run_sharder<K: Resource>(
             };
             report(&shared, &events, &change);
             reported.clone_from(&live);
-            pass::<K>(
+            pass(
                 &shared,
+                &resource,
                 &informer.lister().list_all(),
                 &live,
                 &mut draining,
@@ -230,10 +248,11 @@ fn report(shared: &Shared, events: &EventRecorder, change: &Change) {
     }
 }
 
-/// One assignment pass over `objects`.
-async fn pass<K: Resource>(
+/// One assignment pass over `objects` (of `resource`).
+async fn pass(
     shared: &Shared,
-    objects: &[Arc<K>],
+    resource: &ApiResource,
+    objects: &[Arc<PartialObjectMetadata>],
     live: &[String],
     draining: &mut HashMap<String, Draining>,
     written: &mut HashMap<String, String>,
@@ -244,7 +263,7 @@ async fn pass<K: Resource>(
         counts.insert(m.clone(), 0usize);
     }
     let mut present = HashSet::with_capacity(objects.len());
-    let mut todo: Vec<(Arc<K>, Step)> = Vec::new();
+    let mut todo: Vec<(Arc<PartialObjectMetadata>, Step)> = Vec::new();
     for obj in objects {
         let key = obj.key();
         let shard = obj.labels().get(&labels.shard).map(String::as_str);
@@ -286,7 +305,7 @@ async fn pass<K: Resource>(
                 Step::Drain(to) => json!({ &labels.drain: to }),
                 Step::CancelDrain | Step::Keep => json!({ &labels.drain: null }),
             };
-            let ok = match write_labels(shared, &*obj, body).await {
+            let ok = match write_labels(shared, resource, &*obj, body).await {
                 Ok(()) => true,
                 Err(error) => {
                     tracing::debug!(key = %obj.key(), %error, "cannot write the shard labels");
