@@ -10,6 +10,7 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kinform::Client;
+use kinform::client::{AuthConfig, Secret};
 use kinform::client::{Patch, PatchParams, PostParams};
 use kinform::controller::shard::{ShardHandle, ShardingConfig};
 use kinform::controller::{Action, Controller, ReconcileStats, Request, controller_reference};
@@ -22,6 +23,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
+
+use crate::partition::Partition;
 
 /// `shard.example.com/v1` `Widget`: a `spec.value` that the controller copies into the
 /// `observed` annotation.
@@ -221,16 +224,13 @@ impl Replica {
     }
 
     /// How many Widgets its cache holds: those of its shard (the informer selecting its
-    /// current shard label), or all of them for a plain controller.
+    /// current shard label, [`ShardStats::cached`](kinform::controller::shard::ShardStats)),
+    /// or all of them for a plain controller.
     pub fn cached(&self) -> usize {
-        let scope = match &self.shard {
-            Some(shard) => self
-                .factory
-                .scope()
-                .labels(shard.labels().selector(shard.identity())),
-            None => self.factory.scope(),
-        };
-        self.factory.informer_in::<Widget>(scope).store().len()
+        match &self.shard {
+            Some(shard) => shard.stats().cached,
+            None => self.factory.lister::<Widget>().store().len(),
+        }
     }
 
     /// Stops it gracefully and waits.
@@ -265,6 +265,21 @@ pub fn start_replica_with(
         ..ReplicaOptions::default()
     };
     start_replica_on(client, identity, witness, &options)
+}
+
+/// [`start_replica`] with a client that reaches `server` through `partition`, so the test
+/// can cut this replica alone off the API server.
+pub fn start_replica_behind(
+    server: &TestApiServer,
+    partition: &Partition,
+    identity: &str,
+    witness: &Arc<Witness>,
+) -> Replica {
+    let mut config = server.client_config();
+    config.cluster_url = partition.url().parse().expect("a proxy URL");
+    config.auth = AuthConfig::Token(Secret::new(server.token_for(identity, &[])));
+    let client = Client::new(config).expect("a client through the proxy");
+    start_replica_on(client, identity, witness, &ReplicaOptions::default())
 }
 
 /// Starts replica `identity` of the Widget controller with `client` (its own identity),
@@ -306,7 +321,7 @@ pub fn start_replica_on(
                 };
                 if let Some(handle) = &handle {
                     let label = obj.labels().get(&handle.labels().shard);
-                    if label.map(String::as_str) != Some(handle.identity()) {
+                    if label.map(String::as_str) != Some(&*handle.identity()) {
                         w.violations.lock().push(format!(
                             "{}: {me} ({}) reconciled it labelled {label:?}",
                             req.key,

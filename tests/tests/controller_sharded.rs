@@ -19,10 +19,13 @@ use std::time::Duration;
 use futures_util::{StreamExt, stream};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kinform::client::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use kinform::controller::shard::owner_of;
 use kinform::testing::TestApiServer;
 use kinform::{Api, HasMetadata, Resource};
+use kinform_tests::partition::Partition;
 use kinform_tests::shard::{
-    Replica, Widget, Witness, register_widgets, start_replica, start_replica_with, widget,
+    Replica, Widget, Witness, register_widgets, start_replica, start_replica_behind,
+    start_replica_with, widget,
 };
 use serde_json::json;
 use tokio::time::Instant;
@@ -62,16 +65,17 @@ async fn owners(api: &Api<Widget>) -> BTreeMap<String, String> {
         .collect()
 }
 
-/// Whether every Widget is labelled for one of `members`, none is draining, and each has
-/// observed its value; and exactly `expected` of them exist.
+/// Whether every Widget is labelled for its owner among `members` (the rendezvous choice:
+/// the sharder has seen exactly these members), none is draining, and each has observed its
+/// value; and exactly `expected` of them exist.
 async fn settled(api: &Api<Widget>, members: &[&str], expected: &BTreeMap<String, i64>) -> bool {
     let Ok(list) = api.list(&ListParams::default()).await else {
         return false;
     };
     list.items.len() == expected.len()
         && list.items.iter().all(|w| {
-            let owner = w.labels().get(SHARD).map(String::as_str).unwrap_or("");
-            members.contains(&owner)
+            let owner = w.labels().get(SHARD).map(String::as_str);
+            owner == owner_of(&w.key(), members.iter().copied())
                 && !w.labels().contains_key(DRAIN)
                 && expected.get(w.name()) == Some(&w.spec.value)
                 && w.annotations().get("observed") == Some(&w.spec.value.to_string())
@@ -457,6 +461,111 @@ async fn owned_objects_follow_their_owners_shard() {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     follow("after a join").await;
+    let violations = witness.violations.lock().clone();
+    assert!(violations.is_empty(), "violations: {violations:#?}");
+    for r in replicas {
+        r.shutdown().await;
+    }
+}
+
+/// A replica cut off the API server (its renewals fail) stops reconciling, its Widgets move
+/// to the others once its Lease expires; healed, it joins again as `r2.1` with a fresh cache
+/// and gets about a third of the Widgets back, and the witness never sees two replicas on
+/// one Widget, nor a replica on a Widget not labelled for it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_partitioned_replica_rejoins_with_a_fresh_cache() {
+    const WIDGETS: usize = 300;
+    let server = TestApiServer::start().await.expect("server starts");
+    register_widgets(&server);
+    let api: Api<Widget> = Api::namespaced(server.client().expect("client"), "default");
+    let witness = Witness::new();
+    // r0 first, so that it is the sharder and the partitioned replica is not.
+    let mut replicas = vec![start_replica(&server, "r0", &witness)];
+    let started = Instant::now();
+    while !replicas[0].shard().stats().is_sharder {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "r0 never became the sharder"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let partition = Partition::start(server.addr())
+        .await
+        .expect("the proxy starts");
+    replicas.push(start_replica(&server, "r1", &witness));
+    replicas.push(start_replica_behind(&server, &partition, "r2", &witness));
+    stream::iter(0..WIDGETS)
+        .for_each_concurrent(32, |i| {
+            let api = api.clone();
+            async move {
+                api.create(&PostParams::default(), &widget(&name(i), 0))
+                    .await
+                    .expect("create a widget");
+            }
+        })
+        .await;
+    let mut expected: BTreeMap<String, i64> = (0..WIDGETS).map(|i| (name(i), 0)).collect();
+    let all = ["r0", "r1", "r2"];
+    wait_settled(
+        &api,
+        &all,
+        &expected,
+        Duration::from_secs(60),
+        "three replicas",
+    )
+    .await;
+    assert_about(
+        counts(&owners(&api).await)["r2"],
+        WIDGETS,
+        1.0 / 3.0,
+        "r2 before",
+    );
+
+    // Cut r2 off; change every Widget while it is away.
+    partition.cut();
+    let cut = Instant::now();
+    set_values(&api, expected.keys().cloned().collect(), 1).await;
+    for v in expected.values_mut() {
+        *v = 1;
+    }
+    wait_settled(&api, &["r0", "r1"], &expected, LEASE * 10, "r2 cut off").await;
+    eprintln!("r2 cut off: its widgets moved within {:?}", cut.elapsed());
+    let r2 = &replicas[2];
+    assert_eq!(r2.shard().stats().cached, 0, "r2 dropped its cache");
+    assert!(
+        !r2.task.is_finished(),
+        "r2's run goes on after losing its membership"
+    );
+
+    // Heal: r2 joins again under a new label value and gets about a third back.
+    partition.heal();
+    let healed = Instant::now();
+    let members = ["r0", "r1", "r2.1"];
+    let took = wait_settled(&api, &members, &expected, Duration::from_secs(60), "healed").await;
+    let c = counts(&owners(&api).await);
+    eprintln!(
+        "r2 healed: rejoined as r2.1 within {:?} ({took:?} settling): {c:?}",
+        healed.elapsed()
+    );
+    let stats = r2.shard().stats();
+    assert_eq!(&*r2.shard().identity(), "r2.1");
+    assert_eq!(stats.rejoins, 1, "{stats:?}");
+    assert_about(c["r2.1"], WIDGETS, 1.0 / 3.0, "r2.1 after the rejoin");
+    assert_eq!(stats.cached, c["r2.1"], "r2.1 caches exactly its shard");
+    // It reconciles again: a change reaches its Widgets.
+    set_values(&api, expected.keys().cloned().collect(), 2).await;
+    for v in expected.values_mut() {
+        *v = 2;
+    }
+    wait_settled(
+        &api,
+        &members,
+        &expected,
+        Duration::from_secs(60),
+        "after the rejoin",
+    )
+    .await;
+
     let violations = witness.violations.lock().clone();
     assert!(violations.is_empty(), "violations: {violations:#?}");
     for r in replicas {

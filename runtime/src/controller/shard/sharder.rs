@@ -135,7 +135,7 @@ pub(crate) async fn run_sharder<K: Resource>(
     owned: Vec<Arc<dyn OwnedLabeller>>,
     leading: CancellationToken,
 ) {
-    tracing::info!(controller = %shared.controller, identity = shared.identity(), "became the sharder");
+    tracing::info!(controller = %shared.controller, identity = %shared.config.identity, "became the sharder");
     shared.set_sharder(true);
     let mut builder = InformerFactory::builder(shared.client.clone());
     if let Some(ns) = &scope.namespace {
@@ -160,7 +160,7 @@ pub(crate) async fn run_sharder<K: Resource>(
     factory.start();
     let events = EventRecorder::new(
         shared.client.clone(),
-        RecorderConfig::new("kinform.io/sharder", shared.identity()),
+        RecorderConfig::new("kinform.io/sharder", &shared.config.identity),
     );
     let lease_api = shared.lease_api();
     let mut reported: Vec<String> = Vec::new();
@@ -217,7 +217,7 @@ pub(crate) async fn run_sharder<K: Resource>(
     shared.set_sharder(false);
     events.shutdown().await;
     factory.shutdown().await;
-    tracing::info!(controller = %shared.controller, identity = shared.identity(), "stopped being the sharder");
+    tracing::info!(controller = %shared.controller, identity = %shared.config.identity, "stopped being the sharder");
 }
 
 /// Logs and records Events for a membership change.
