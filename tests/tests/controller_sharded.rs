@@ -82,6 +82,17 @@ async fn settled(api: &Api<Widget>, members: &[&str], expected: &BTreeMap<String
         })
 }
 
+/// Creates the Widgets `w-00000` .. of value 0, 32 at a time.
+async fn create_widgets(api: &Api<Widget>, n: usize) {
+    stream::iter(0..n)
+        .for_each_concurrent(32, |i| async move {
+            api.create(&PostParams::default(), &widget(&name(i), 0))
+                .await
+                .expect("create a widget");
+        })
+        .await;
+}
+
 async fn set_values(api: &Api<Widget>, names: Vec<String>, value: i64) {
     stream::iter(names)
         .for_each_concurrent(32, |n| async move {
@@ -185,16 +196,7 @@ async fn three_replicas_share_widgets_and_hand_them_over_without_overlap() {
 
     // Phase 1: concurrent creates, updates and deletes while the replicas start.
     let mut expected: BTreeMap<String, i64> = BTreeMap::new();
-    stream::iter(0..total)
-        .for_each_concurrent(32, |i| {
-            let api = api.clone();
-            async move {
-                api.create(&PostParams::default(), &widget(&name(i), 0))
-                    .await
-                    .expect("create a widget");
-            }
-        })
-        .await;
+    create_widgets(&api, total).await;
     for i in 0..total {
         expected.insert(name(i), 0);
     }
@@ -494,16 +496,7 @@ async fn a_partitioned_replica_rejoins_with_a_fresh_cache() {
         .expect("the proxy starts");
     replicas.push(start_replica(&server, "r1", &witness));
     replicas.push(start_replica_behind(&server, &partition, "r2", &witness));
-    stream::iter(0..WIDGETS)
-        .for_each_concurrent(32, |i| {
-            let api = api.clone();
-            async move {
-                api.create(&PostParams::default(), &widget(&name(i), 0))
-                    .await
-                    .expect("create a widget");
-            }
-        })
-        .await;
+    create_widgets(&api, WIDGETS).await;
     let mut expected: BTreeMap<String, i64> = (0..WIDGETS).map(|i| (name(i), 0)).collect();
     let all = ["r0", "r1", "r2"];
     wait_settled(

@@ -254,6 +254,15 @@ impl Embedded {
             sim,
         })
     }
+
+    /// Stops the simulator and the server; returns the simulator's counters.
+    pub async fn stop(self) -> Result<kinform::controller::ReconcileStats, BoxError> {
+        self.cancel.cancel();
+        let stats = self.sim.await?;
+        self.sim_factory.shutdown().await;
+        self.server.shutdown().await;
+        Ok(stats)
+    }
 }
 
 /// The shard label of the Foo controller.
@@ -279,13 +288,8 @@ pub struct ShardedDemo {
 /// every Foo converges. Fails if a wait times out.
 pub async fn sharded(options: Options) -> Result<ShardedDemo, BoxError> {
     let started = Instant::now();
-    let Embedded {
-        server,
-        client,
-        cancel,
-        sim_factory,
-        sim,
-    } = Embedded::start("; two sharded replicas").await?;
+    let embedded = Embedded::start("; two sharded replicas").await?;
+    let client = embedded.client.clone();
     let ns = "default";
     // Short Leases so the demo is quick: 4 s, renewed every 500 ms.
     let timing = kinform::leader::LeaderElectionConfig {
@@ -300,7 +304,7 @@ pub async fn sharded(options: Options) -> Result<ShardedDemo, BoxError> {
         o.identity = id.to_owned();
         o.election = timing.clone();
         let stop = CancellationToken::new();
-        let c = Client::new(Config::new(server.url().parse()?))?;
+        let c = Client::new(Config::new(embedded.server.url().parse()?))?;
         replicas.push((
             id,
             stop.clone(),
@@ -378,11 +382,8 @@ pub async fn sharded(options: Options) -> Result<ShardedDemo, BoxError> {
     let (_, stop_a, task_a) = replicas.pop().ok_or("two replicas")?;
     stop_a.cancel();
     let report_a = task_a.await??;
-    cancel.cancel();
-    sim.await?;
-    sim_factory.shutdown().await;
     observer.shutdown().await;
-    server.shutdown().await;
+    embedded.stop().await?;
     Ok(ShardedDemo {
         shared,
         after_leave,
