@@ -5,31 +5,33 @@
 //! Every replica is a **child process** of this one (this binary run again with
 //! `SHARD_BENCH_ROLE` set), so its memory is its own: each reports its resident set
 //! (`VmRSS` of `/proc/self/status`) before its controller starts and every 200 ms after,
-//! with the number of Widgets its cache holds, its reconciles and whether it is the sharder.
-//! "Cache memory" is the growth of a replica's RSS from before its controller started to
-//! after its shard is cached and reconciled: the cache plus whatever the controller keeps
-//! (queue, watch buffers), measured, not estimated. The server, and the client that creates
-//! and updates the Widgets, run in this process.
+//! with the number of Widgets its cache holds and whether it is the sharder. A replica's
+//! **RSS growth** is its RSS after its shard is cached and reconciled less its RSS before
+//! the controller started; its **cache memory** is that growth less the growth of the same
+//! kind of process run against a server with no Widget (the fixed cost of the runtime,
+//! connections, informers, queue and Leases). Both are reported. The server, and the client
+//! that creates and updates the Widgets, run in this process.
 //!
 //! For each replica count N, on a fresh server with `objects` Widgets of `payload` bytes:
 //!
 //! - **sync**: from starting the N processes until their caches together hold every Widget
-//!   (each Widget labelled, each in exactly its owner's cache) and every Widget has been
-//!   reconciled once;
+//!   (each Widget labelled for its owner, in exactly that owner's cache) and every Widget
+//!   has been reconciled once;
 //! - **reconciles/s**: every Widget's `spec.value` is changed (64 concurrent patches); the
 //!   Widgets divided by the time until every one shows the new value in its `observed`
 //!   annotation (the reconcile's own patch), all replicas together;
 //! - **join**: one more replica starts; the time until every Widget is labelled for its
-//!   owner among N+1 members (the drain-then-release handover of about 1/(N+1) of them);
-//! - **crash** (N >= 2): a replica that is not the sharder is killed (SIGKILL); the time until
-//!   every Widget is labelled for its owner among the survivors (the lease duration, 4 s,
-//!   plus the moves).
+//!   owner among N+1 members (the drain-then-release handover of about 1/(N+1) of them,
+//!   process start included);
+//! - **crash** (N >= 2): a replica that is not the sharder is killed (SIGKILL); the time
+//!   until every Widget is labelled for its owner among the survivors (the 4 s lease
+//!   duration, plus the moves).
 //!
-//! Then the sharder's own cache: one process syncs a full informer of every Widget, another
-//! a metadata-only one (`PartialObjectMetadata`, what the sharder keeps), each reporting its
-//! RSS growth.
+//! Then the sharder's extra cache: one process syncs a full informer of every Widget,
+//! another a metadata-only one (`PartialObjectMetadata`, what the sharder keeps), each
+//! reported less the growth of an informer of no Widget.
 //!
-//! Run (figures in BENCHMARKS.md, `## Sharding`):
+//! Run (figures in BENCHMARKS.md, `## Sharding`), a few minutes:
 //!
 //! ```text
 //! cargo bench -p kinform-tests --bench shard -- [objects=10000] [payload=4096]
@@ -247,6 +249,10 @@ impl Proc {
         self.status.lock().unwrap_or_default()
     }
 
+    fn reported(&self) -> bool {
+        self.status.lock().is_some()
+    }
+
     async fn kill(mut self) {
         let _ = self.child.kill().await;
     }
@@ -415,7 +421,7 @@ async fn run(n: usize, objects: usize, payload: usize) -> Row {
         row.crash = Some(crashed.elapsed());
     }
     for p in procs {
-        p.leave().await;
+        p.kill().await;
     }
     server.shutdown().await;
     row
@@ -426,15 +432,40 @@ async fn run(n: usize, objects: usize, payload: usize) -> Row {
 async fn cache_probe(objects: usize, payload: usize, role: &str) -> u64 {
     let (server, _api) = populate(objects, payload).await;
     let p = Proc::spawn(&server, role, "probe");
-    wait_for(role, async || p.status().cached == objects).await;
+    wait_for(role, async || p.reported() && p.status().cached == objects).await;
     let growth = p.status().growth();
     p.leave().await;
     server.shutdown().await;
     growth
 }
 
+/// The RSS growth of a `role` process (`plain` or `replica`) with no Widget at all: what
+/// a replica costs whatever it caches (runtime, client, informers, queue, Leases; for a
+/// replica, which is then the sharder, its metadata informer too). Measured once it
+/// reports a synced state (a replica: once it is the sharder) and 2 s more.
+async fn fixed_cost(role: &str) -> u64 {
+    let (server, _api) = populate(0, 0).await;
+    let p = Proc::spawn(&server, role, "r0");
+    wait_for(role, async || {
+        p.reported() && (role == "plain" || p.status().sharder)
+    })
+    .await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let growth = p.status().growth();
+    p.kill().await;
+    server.shutdown().await;
+    growth
+}
+
 async fn orchestrate(objects: usize, payload: usize) {
     eprintln!("sharding benchmark: {objects} Widgets of {payload} payload bytes");
+    let fixed_plain = fixed_cost("plain").await;
+    let fixed_replica = fixed_cost("replica").await;
+    eprintln!(
+        "  fixed cost (no Widget): plain {:.1} MiB, sharded replica {:.1} MiB",
+        mib(fixed_plain),
+        mib(fixed_replica)
+    );
     let mut rows = Vec::new();
     for n in [0, 1, 2, 4] {
         let row = run(n, objects, payload).await;
@@ -444,47 +475,63 @@ async fn orchestrate(objects: usize, payload: usize) {
         );
         rows.push(row);
     }
-    let single = rows[0].memory[0].1;
+    // Cache memory: a replica's growth less the fixed cost of its kind.
+    let cache = |i: usize, growth: u64| {
+        growth.saturating_sub(if i == 0 { fixed_plain } else { fixed_replica })
+    };
+    let single = cache(0, rows[0].memory[0].1);
     println!(
-        "\n| replicas | sync | reconciles/s (all) | cache memory per replica (MiB) | vs single/N | join handover | crash handover |"
+        "\n| replicas | sync | reconciles/s (all) | RSS growth per replica (MiB) | cache = growth - fixed (MiB) | cache vs single/N | join handover | crash handover |"
     );
-    println!("|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|");
     for (i, row) in rows.iter().enumerate() {
         let n = [1u64, 1, 2, 4][i];
-        let per: Vec<String> = row
-            .memory
-            .iter()
-            .map(|(id, g, sharder)| {
-                let mark = if *sharder && i > 0 { " (sharder)" } else { "" };
-                format!("{id} {:.1}{mark}", mib(*g))
-            })
-            .collect();
+        let show = |f: &dyn Fn(u64) -> String| -> Vec<String> {
+            row.memory
+                .iter()
+                .map(|(id, g, sharder)| {
+                    let mark = if *sharder && i > 0 { " (sharder)" } else { "" };
+                    format!("{id} {}{mark}", f(*g))
+                })
+                .collect()
+        };
+        let growth = show(&|g| format!("{:.1}", mib(g)));
+        let cached = show(&|g| format!("{:.1}", mib(cache(i, g))));
         #[allow(clippy::cast_precision_loss)]
         let ratios: Vec<String> = row
             .memory
             .iter()
             .filter(|(_, _, sharder)| i == 0 || !sharder || n == 1)
-            .map(|(_, g, _)| format!("{:.2}x", *g as f64 / (single as f64 / n as f64)))
+            .map(|(_, g, _)| format!("{:.2}x", cache(i, *g) as f64 / (single as f64 / n as f64)))
             .collect();
         let opt =
             |d: Option<Duration>| d.map_or("-".to_owned(), |d| format!("{:.2} s", d.as_secs_f64()));
         println!(
-            "| {} | {:.2} s | {:.0} | {} | {} | {} | {} |",
+            "| {} | {:.2} s | {:.0} | {} | {} | {} | {} | {} |",
             row.label,
             row.sync.as_secs_f64(),
             row.throughput,
-            per.join(", "),
+            growth.join(", "),
+            cached.join(", "),
             ratios.join(", "),
             opt(row.join),
             opt(row.crash)
         );
     }
+    println!(
+        "\nfixed cost (no Widget): plain controller {:.1} MiB, sharded replica {:.1} MiB",
+        mib(fixed_plain),
+        mib(fixed_replica)
+    );
+    let empty = cache_probe(0, payload, "cache-full").await;
     let full = cache_probe(objects, payload, "cache-full").await;
     let meta = cache_probe(objects, payload, "cache-metadata").await;
+    let (full, meta) = (full.saturating_sub(empty), meta.saturating_sub(empty));
     #[allow(clippy::cast_precision_loss)]
     let share = meta as f64 / full as f64;
     println!(
-        "\nsharder's cache of every Widget: full objects {:.1} MiB, metadata only {:.1} MiB ({:.0}%)",
+        "sharder's cache of every Widget (growth less an empty informer's, {:.1} MiB): full objects {:.1} MiB, metadata only {:.1} MiB ({:.0}%)",
+        mib(empty),
         mib(full),
         mib(meta),
         share * 100.0
