@@ -463,3 +463,27 @@ impl ShardHandle {
         self.0.abandon.cancel();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identities_are_label_values_with_room_for_a_rejoin_suffix() {
+        let ok = |id: &str| ShardingConfig::new("ns", id).validate();
+        assert_eq!(ok("replica-0.a_b"), Ok(()));
+        assert_eq!(ok(""), Err(ConfigError::EmptyIdentity));
+        for bad in ["-a", "a-", "a/b", "a b", &"x".repeat(MAX_IDENTITY_LEN + 1)] {
+            assert!(
+                matches!(ok(bad), Err(ConfigError::InvalidShardIdentity { .. })),
+                "{bad:?}"
+            );
+        }
+        assert_eq!(ok(&"x".repeat(MAX_IDENTITY_LEN)), Ok(()));
+        // The longest identity with the longest suffix is still a label value.
+        let longest = incarnation(&"x".repeat(MAX_IDENTITY_LEN), 999_999);
+        assert_eq!(longest.len(), 63);
+        assert_eq!(incarnation("r2", 0), "r2");
+        assert_eq!(incarnation("r2", 1), "r2.1");
+    }
+}
