@@ -9,9 +9,16 @@
 //! bounded delay, and when a replica joins about a third of the Widgets move to it and no
 //! other Widget moves.
 //!
+//! A replica cut off the API server by a proxy (`a_partitioned_replica_rejoins_with_a_fresh_cache`)
+//! stops, its Widgets move, and once healed it rejoins under a new shard label value and
+//! takes about a third back.
+//!
 //! [`OBJECTS`] is 1,000 so the test stays fast on a shared machine; the figure is
 //! 10,000: run `SHARD_TEST_OBJECTS=10000 cargo test -p kinform-tests --test
-//! controller_sharded` for it. Real clock, test-sized leases (4 s / 3 s / 500 ms).
+//! controller_sharded` for it (waits and the crash bound's slack scale with the count). In
+//! the debug build on the shared 2-core machine it takes several minutes: every write goes
+//! through one debug-build TestApiServer (10,000 creates alone take about a minute while
+//! the replicas run). Real clock, test-sized leases (4 s / 3 s / 500 ms).
 
 use std::collections::BTreeMap;
 use std::time::Duration;
