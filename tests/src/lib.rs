@@ -11,6 +11,7 @@
 //!   history check;
 //! - [`controller`]: factories and a log of reconcile calls that tests wait on;
 //! - [`shard`]: a Widget CRD, a witness of concurrent reconciles and sharded replicas;
+//! - [`partition`]: a TCP proxy that cuts one client off its server and heals the link;
 //! - [`http`]: a raw HTTP client (no kinform code) for checking the test server against the
 //!   wire protocol itself;
 //! - [`kubectl`]: the real kubectl pointed at a test server;
@@ -28,6 +29,7 @@ pub mod http;
 pub mod informer;
 pub mod kubectl;
 pub mod mock;
+pub mod partition;
 pub mod python;
 pub mod shard;
 

@@ -9,6 +9,8 @@ use std::time::Duration;
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kinform::Client;
+use kinform::client::{AuthConfig, Secret};
 use kinform::client::{Patch, PatchParams, PostParams};
 use kinform::controller::shard::{ShardHandle, ShardingConfig};
 use kinform::controller::{Action, Controller, ReconcileStats, Request, controller_reference};
@@ -21,6 +23,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
+
+use crate::partition::Partition;
 
 /// `shard.example.com/v1` `Widget`: a `spec.value` that the controller copies into the
 /// `observed` annotation.
@@ -39,6 +43,9 @@ pub struct WidgetSpec {
     /// The value to observe.
     #[serde(default)]
     pub value: i64,
+    /// Bytes that only make the object bigger (the benchmark's object size).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub payload: String,
 }
 
 impl HasMetadata for Widget {
@@ -70,7 +77,8 @@ pub fn register_widgets(server: &TestApiServer) {
                 "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
                 "versions": [{"name": "v1", "served": true, "storage": true,
                     "schema": {"openAPIV3Schema": {"type": "object", "properties": {
-                        "spec": {"type": "object", "properties": {"value": {"type": "integer"}}}}}}}]
+                        "spec": {"type": "object", "properties": {
+                            "value": {"type": "integer"}, "payload": {"type": "string"}}}}}}}]
             }
         }))
         .expect("the Widget CRD registers");
@@ -84,7 +92,10 @@ pub fn widget(name: &str, value: i64) -> Widget {
             namespace: Some("default".to_owned()),
             ..ObjectMeta::default()
         },
-        spec: WidgetSpec { value },
+        spec: WidgetSpec {
+            value,
+            payload: String::new(),
+        },
     }
 }
 
@@ -160,12 +171,40 @@ pub fn test_timing() -> LeaderElectionConfig {
     }
 }
 
+/// How a replica of the Widget controller runs.
+#[derive(Clone, Debug)]
+pub struct ReplicaOptions {
+    /// Sharded ([`test_timing`]); otherwise one plain controller that caches and reconciles
+    /// every Widget (the benchmark's baseline).
+    pub sharded: bool,
+    /// The controller also owns ConfigMaps: the reconcile creates `cm-<widget>` controlled
+    /// by the Widget.
+    pub owns_configmaps: bool,
+    /// A pause before the reconcile's write, widening the window in which a second replica
+    /// would overlap (the tests' 2 ms; none when measuring throughput).
+    pub overlap_window: Duration,
+    /// Reconcile workers.
+    pub workers: usize,
+}
+
+impl Default for ReplicaOptions {
+    /// The tests' replica: sharded, 4 workers, a 2 ms overlap window, no owned type.
+    fn default() -> Self {
+        Self {
+            sharded: true,
+            owns_configmaps: false,
+            overlap_window: Duration::from_millis(2),
+            workers: 4,
+        }
+    }
+}
+
 /// One running replica.
 pub struct Replica {
-    /// Its identity.
+    /// Its configured identity.
     pub identity: String,
-    /// Its sharding handle.
-    pub shard: ShardHandle,
+    /// Its sharding handle (`None` for a plain controller).
+    pub shard: Option<ShardHandle>,
     /// Its informer factory (scoped caches).
     pub factory: InformerFactory,
     /// Cancels it gracefully.
@@ -175,6 +214,25 @@ pub struct Replica {
 }
 
 impl Replica {
+    /// Its sharding handle.
+    ///
+    /// # Panics
+    ///
+    /// When it is a plain controller.
+    pub fn shard(&self) -> &ShardHandle {
+        self.shard.as_ref().expect("a sharded replica")
+    }
+
+    /// How many Widgets its cache holds: those of its shard (the informer selecting its
+    /// current shard label, [`ShardStats::cached`](kinform::controller::shard::ShardStats)),
+    /// or all of them for a plain controller.
+    pub fn cached(&self) -> usize {
+        match &self.shard {
+            Some(shard) => shard.stats().cached,
+            None => self.factory.lister::<Widget>().store().len(),
+        }
+    }
+
     /// Stops it gracefully and waits.
     pub async fn shutdown(self) -> ReconcileStats {
         self.stop.cancel();
@@ -202,20 +260,55 @@ pub fn start_replica_with(
     let client = server
         .client_for(identity, &["system:authenticated"])
         .expect("a client of the test server");
+    let options = ReplicaOptions {
+        owns_configmaps,
+        ..ReplicaOptions::default()
+    };
+    start_replica_on(client, identity, witness, &options)
+}
+
+/// [`start_replica`] with a client that reaches `server` through `partition`, so the test
+/// can cut this replica alone off the API server.
+pub fn start_replica_behind(
+    server: &TestApiServer,
+    partition: &Partition,
+    identity: &str,
+    witness: &Arc<Witness>,
+) -> Replica {
+    let mut config = server.client_config();
+    config.cluster_url = partition.url().parse().expect("a proxy URL");
+    config.auth = AuthConfig::Token(Secret::new(server.token_for(identity, &[])));
+    let client = Client::new(config).expect("a client through the proxy");
+    start_replica_on(client, identity, witness, &ReplicaOptions::default())
+}
+
+/// Starts replica `identity` of the Widget controller with `client` (its own identity),
+/// as `options` say. The reconcile copies `spec.value` into the `observed` annotation (and
+/// `observed-by` names the replica), under the witness, and records a violation when a
+/// sharded replica reconciles a Widget not labelled for it.
+pub fn start_replica_on(
+    client: Client,
+    identity: &str,
+    witness: &Arc<Witness>,
+    options: &ReplicaOptions,
+) -> Replica {
     let factory = crate::controller::factory(client.clone());
-    let mut builder = Controller::<Widget>::builder(&factory).workers(4);
-    if owns_configmaps {
+    let mut builder = Controller::<Widget>::builder(&factory).workers(options.workers);
+    if options.owns_configmaps {
         builder = builder.owns::<ConfigMap>();
     }
-    let controller = builder
-        .sharded(ShardingConfig::new("default", identity).timing(test_timing()))
-        .expect("valid sharding config")
-        .build();
+    if options.sharded {
+        builder = builder
+            .sharded(ShardingConfig::new("default", identity).timing(test_timing()))
+            .expect("valid sharding config");
+    }
+    let controller = builder.build();
     let configmaps: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
-    let shard = controller.shard().expect("sharded");
+    let shard = controller.shard();
     let stop = CancellationToken::new();
     let (me, w, handle) = (identity.to_owned(), witness.clone(), shard.clone());
-    let configmaps = owns_configmaps.then_some(configmaps);
+    let configmaps = options.owns_configmaps.then_some(configmaps);
+    let window = options.overlap_window;
     let api: Api<Widget> = Api::namespaced(client, "default");
     let task = tokio::spawn(controller.run(
         move |req: Request<Widget>| {
@@ -226,17 +319,21 @@ pub fn start_replica_with(
                 let Some(obj) = req.object else {
                     return Ok::<_, Infallible>(Action::done());
                 };
-                let label = obj.labels().get(&handle.labels().shard);
-                if label.map(String::as_str) != Some(me.as_str()) {
-                    w.violations.lock().push(format!(
-                        "{}: {me} reconciled it labelled {label:?}",
-                        req.key
-                    ));
+                if let Some(handle) = &handle {
+                    let label = obj.labels().get(&handle.labels().shard);
+                    if label.map(String::as_str) != Some(&*handle.identity()) {
+                        w.violations.lock().push(format!(
+                            "{}: {me} ({}) reconciled it labelled {label:?}",
+                            req.key,
+                            handle.identity()
+                        ));
+                    }
                 }
                 let want = obj.spec.value.to_string();
                 if obj.annotations().get("observed") != Some(&want) {
-                    // Widen the window in which a second replica would overlap.
-                    tokio::time::sleep(Duration::from_millis(2)).await;
+                    if !window.is_zero() {
+                        tokio::time::sleep(window).await;
+                    }
                     let patch =
                         json!({"metadata": {"annotations": {"observed": want, "observed-by": me}}});
                     if let Err(e) = api

@@ -9,9 +9,16 @@
 //! bounded delay, and when a replica joins about a third of the Widgets move to it and no
 //! other Widget moves.
 //!
+//! A replica cut off the API server by a proxy (`a_partitioned_replica_rejoins_with_a_fresh_cache`)
+//! stops, its Widgets move, and once healed it rejoins under a new shard label value and
+//! takes about a third back.
+//!
 //! [`OBJECTS`] is 1,000 so the test stays fast on a shared machine; the figure is
 //! 10,000: run `SHARD_TEST_OBJECTS=10000 cargo test -p kinform-tests --test
-//! controller_sharded` for it. Real clock, test-sized leases (4 s / 3 s / 500 ms).
+//! controller_sharded` for it (waits and the crash bound's slack scale with the count). In
+//! the debug build on the shared 2-core machine it takes several minutes: every write goes
+//! through one debug-build TestApiServer (10,000 creates alone take about a minute while
+//! the replicas run). Real clock, test-sized leases (4 s / 3 s / 500 ms).
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -19,10 +26,13 @@ use std::time::Duration;
 use futures_util::{StreamExt, stream};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kinform::client::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use kinform::controller::shard::owner_of;
 use kinform::testing::TestApiServer;
-use kinform::{Api, HasMetadata, Resource};
+use kinform::{Api, HasMetadata, PartialObjectMetadata, Resource};
+use kinform_tests::partition::Partition;
 use kinform_tests::shard::{
-    Replica, Widget, Witness, register_widgets, start_replica, start_replica_with, widget,
+    Replica, Widget, Witness, register_widgets, start_replica, start_replica_behind,
+    start_replica_with, widget,
 };
 use serde_json::json;
 use tokio::time::Instant;
@@ -44,13 +54,34 @@ fn objects() -> usize {
         .unwrap_or(OBJECTS)
 }
 
+/// A wait of `secs` seconds for the default 1,000 Widgets, longer in proportion for more
+/// (every write of the run goes through one debug-build server on a shared machine).
+fn scaled(objects: usize, secs: u64) -> Duration {
+    Duration::from_secs(secs) * u32::try_from(objects.div_ceil(OBJECTS).max(1)).unwrap_or(1)
+}
+
+/// The delay allowed after a crashed member's lease expired until its first Widget moves:
+/// the sharder's next pass (one retry period), its first writes and this test's poll, which
+/// lists every Widget: 3 s, plus 0.5 ms per Widget.
+fn slack(objects: usize) -> Duration {
+    Duration::from_secs(3) + Duration::from_micros(500) * u32::try_from(objects).unwrap_or(0)
+}
+
 fn name(i: usize) -> String {
     format!("w-{i:05}")
 }
 
+/// Metadata-only access to the Widgets of `api`'s namespace: the checks below read labels
+/// and annotations only, and listing 10,000 full Widgets every poll would cost the server
+/// and the replicas (all on two cores, in a debug build) more than the work under test.
+fn metadata(api: &Api<Widget>) -> Api<PartialObjectMetadata> {
+    Api::metadata_namespaced(api.client().clone(), "default", &Widget::api_resource())
+}
+
 /// Every Widget's owner label (empty when unlabelled), by name.
 async fn owners(api: &Api<Widget>) -> BTreeMap<String, String> {
-    api.list(&ListParams::default())
+    metadata(api)
+        .list(&ListParams::default())
         .await
         .expect("list widgets")
         .items
@@ -62,20 +93,33 @@ async fn owners(api: &Api<Widget>) -> BTreeMap<String, String> {
         .collect()
 }
 
-/// Whether every Widget is labelled for one of `members`, none is draining, and each has
-/// observed its value; and exactly `expected` of them exist.
+/// Whether every Widget is labelled for its owner among `members` (the rendezvous choice:
+/// the sharder has seen exactly these members), none is draining, and each has observed its
+/// expected value; and exactly `expected` of them exist.
 async fn settled(api: &Api<Widget>, members: &[&str], expected: &BTreeMap<String, i64>) -> bool {
-    let Ok(list) = api.list(&ListParams::default()).await else {
+    let Ok(list) = metadata(api).list(&ListParams::default()).await else {
         return false;
     };
     list.items.len() == expected.len()
         && list.items.iter().all(|w| {
-            let owner = w.labels().get(SHARD).map(String::as_str).unwrap_or("");
-            members.contains(&owner)
+            let owner = w.labels().get(SHARD).map(String::as_str);
+            let want = expected.get(w.name()).map(ToString::to_string);
+            owner == owner_of(&w.key(), members.iter().copied())
                 && !w.labels().contains_key(DRAIN)
-                && expected.get(w.name()) == Some(&w.spec.value)
-                && w.annotations().get("observed") == Some(&w.spec.value.to_string())
+                && want.is_some()
+                && w.annotations().get("observed") == want.as_ref()
         })
+}
+
+/// Creates the Widgets `w-00000` .. of value 0, 32 at a time.
+async fn create_widgets(api: &Api<Widget>, n: usize) {
+    stream::iter(0..n)
+        .for_each_concurrent(32, |i| async move {
+            api.create(&PostParams::default(), &widget(&name(i), 0))
+                .await
+                .expect("create a widget");
+        })
+        .await;
 }
 
 async fn set_values(api: &Api<Widget>, names: Vec<String>, value: i64) {
@@ -181,16 +225,10 @@ async fn three_replicas_share_widgets_and_hand_them_over_without_overlap() {
 
     // Phase 1: concurrent creates, updates and deletes while the replicas start.
     let mut expected: BTreeMap<String, i64> = BTreeMap::new();
-    stream::iter(0..total)
-        .for_each_concurrent(32, |i| {
-            let api = api.clone();
-            async move {
-                api.create(&PostParams::default(), &widget(&name(i), 0))
-                    .await
-                    .expect("create a widget");
-            }
-        })
-        .await;
+    let phase = Instant::now();
+    create_widgets(&api, total).await;
+    eprintln!("created {total} widgets in {:?}", phase.elapsed());
+    let phase = Instant::now();
     for i in 0..total {
         expected.insert(name(i), 0);
     }
@@ -224,11 +262,12 @@ async fn three_replicas_share_widgets_and_hand_them_over_without_overlap() {
     for n in &deleted {
         expected.remove(n);
     }
+    eprintln!("updated and deleted in {:?}", phase.elapsed());
     let took = wait_settled(
         &api,
         &["r0", "r1", "r2"],
         &expected,
-        Duration::from_secs(120),
+        scaled(total, 120),
         "three replicas",
     )
     .await;
@@ -246,15 +285,10 @@ async fn three_replicas_share_widgets_and_hand_them_over_without_overlap() {
     // Each replica caches only its own shard.
     for r in &replicas {
         let cached = r.factory.lister::<Widget>().list_all().len();
-        let cached_scoped = r
-            .factory
-            .informer_in::<Widget>(r.factory.scope().labels(format!("{SHARD}={}", r.identity)))
-            .lister()
-            .list_all()
-            .len();
         assert_eq!(cached, 0, "{}: nothing in the unscoped cache", r.identity);
         assert_eq!(
-            cached_scoped, c[&r.identity],
+            r.cached(),
+            c[&r.identity],
             "{}: the scoped cache holds its shard",
             r.identity
         );
@@ -264,7 +298,7 @@ async fn three_replicas_share_widgets_and_hand_them_over_without_overlap() {
     // to the two others within one lease duration plus a bounded delay.
     let victim = replicas
         .iter()
-        .position(|r| !r.shard.stats().is_sharder)
+        .position(|r| !r.shard().stats().is_sharder)
         .expect("two replicas are not the sharder");
     let gone = replicas.remove(victim);
     let gone_id = gone.identity.clone();
@@ -272,27 +306,21 @@ async fn three_replicas_share_widgets_and_hand_them_over_without_overlap() {
         .into_iter()
         .filter(|id| *id != gone_id)
         .collect();
-    gone.shard.abandon();
+    gone.shard().abandon();
     let abandoned = Instant::now();
     // The first Widget leaves the crashed replica once its lease expired (plus one pass)...
-    let first = first_move(&api, &before, &gone_id, abandoned, LEASE * 3).await;
+    let first = first_move(&api, &before, &gone_id, abandoned, LEASE * 2 + slack(total)).await;
     // ... and the rest as fast as the sharder can write them.
-    wait_settled(
-        &api,
-        &left,
-        &expected,
-        Duration::from_secs(60),
-        "after a crash",
-    )
-    .await;
+    wait_settled(&api, &left, &expected, scaled(total, 60), "after a crash").await;
     let took = abandoned.elapsed();
     eprintln!("{gone_id} crashed: first widget moved after {first:?}, all after {took:?}");
     // The bound: the lease duration, counted from when the sharder last saw the Lease
     // change (up to one retry period after the last renewal), plus one retry period until
     // its next pass, plus the first writes and this test's own poll on a loaded machine.
     assert!(
-        first <= LEASE + Duration::from_secs(3),
-        "first move after {first:?}, more than one lease duration plus 3 s"
+        first <= LEASE + slack(total),
+        "first move after {first:?}, more than one lease duration plus {:?}",
+        slack(total)
     );
     let after_crash = owners(&api).await;
     let mut moved = 0;
@@ -325,7 +353,7 @@ async fn three_replicas_share_widgets_and_hand_them_over_without_overlap() {
         &api,
         &members,
         &expected,
-        Duration::from_secs(120),
+        scaled(total, 120),
         "after a join",
     )
     .await;
@@ -344,7 +372,7 @@ async fn three_replicas_share_widgets_and_hand_them_over_without_overlap() {
     assert_about(moved, expected.len(), 1.0 / 3.0, "moved to the new replica");
 
     // The sharder counted the handovers, and the replicas released what they handed over.
-    let stats: Vec<_> = replicas.iter().map(|r| r.shard.stats()).collect();
+    let stats: Vec<_> = replicas.iter().map(|r| r.shard().stats()).collect();
     let released: u64 = stats.iter().map(|s| s.released).sum();
     assert_eq!(
         usize::try_from(released).unwrap(),
@@ -363,12 +391,19 @@ async fn three_replicas_share_widgets_and_hand_them_over_without_overlap() {
     leaving.shutdown().await;
     let released_at = Instant::now();
     let members: Vec<&str> = members.into_iter().filter(|m| *m != leaving_id).collect();
-    let first = first_move(&api, &after_join, &leaving_id, released_at, LEASE * 3).await;
+    let first = first_move(
+        &api,
+        &after_join,
+        &leaving_id,
+        released_at,
+        LEASE * 2 + slack(total),
+    )
+    .await;
     wait_settled(
         &api,
         &members,
         &expected,
-        Duration::from_secs(60),
+        scaled(total, 60),
         "after a leave",
     )
     .await;
@@ -462,6 +497,102 @@ async fn owned_objects_follow_their_owners_shard() {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     follow("after a join").await;
+    let violations = witness.violations.lock().clone();
+    assert!(violations.is_empty(), "violations: {violations:#?}");
+    for r in replicas {
+        r.shutdown().await;
+    }
+}
+
+/// A replica cut off the API server (its renewals fail) stops reconciling, its Widgets move
+/// to the others once its Lease expires; healed, it joins again as `r2.1` with a fresh cache
+/// and gets about a third of the Widgets back, and the witness never sees two replicas on
+/// one Widget, nor a replica on a Widget not labelled for it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_partitioned_replica_rejoins_with_a_fresh_cache() {
+    const WIDGETS: usize = 300;
+    let server = TestApiServer::start().await.expect("server starts");
+    register_widgets(&server);
+    let api: Api<Widget> = Api::namespaced(server.client().expect("client"), "default");
+    let witness = Witness::new();
+    // r0 first, so that it is the sharder and the partitioned replica is not.
+    let mut replicas = vec![start_replica(&server, "r0", &witness)];
+    let started = Instant::now();
+    while !replicas[0].shard().stats().is_sharder {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "r0 never became the sharder"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let partition = Partition::start(server.addr())
+        .await
+        .expect("the proxy starts");
+    replicas.push(start_replica(&server, "r1", &witness));
+    replicas.push(start_replica_behind(&server, &partition, "r2", &witness));
+    create_widgets(&api, WIDGETS).await;
+    let mut expected: BTreeMap<String, i64> = (0..WIDGETS).map(|i| (name(i), 0)).collect();
+    let all = ["r0", "r1", "r2"];
+    wait_settled(
+        &api,
+        &all,
+        &expected,
+        Duration::from_secs(60),
+        "three replicas",
+    )
+    .await;
+    assert_about(
+        counts(&owners(&api).await)["r2"],
+        WIDGETS,
+        1.0 / 3.0,
+        "r2 before",
+    );
+
+    // Cut r2 off; change every Widget while it is away.
+    partition.cut();
+    let cut = Instant::now();
+    set_values(&api, expected.keys().cloned().collect(), 1).await;
+    for v in expected.values_mut() {
+        *v = 1;
+    }
+    wait_settled(&api, &["r0", "r1"], &expected, LEASE * 10, "r2 cut off").await;
+    eprintln!("r2 cut off: its widgets moved within {:?}", cut.elapsed());
+    let r2 = &replicas[2];
+    assert_eq!(r2.shard().stats().cached, 0, "r2 dropped its cache");
+    assert!(
+        !r2.task.is_finished(),
+        "r2's run goes on after losing its membership"
+    );
+
+    // Heal: r2 joins again under a new label value and gets about a third back.
+    partition.heal();
+    let healed = Instant::now();
+    let members = ["r0", "r1", "r2.1"];
+    let took = wait_settled(&api, &members, &expected, Duration::from_secs(60), "healed").await;
+    let c = counts(&owners(&api).await);
+    eprintln!(
+        "r2 healed: rejoined as r2.1 within {:?} ({took:?} settling): {c:?}",
+        healed.elapsed()
+    );
+    let stats = r2.shard().stats();
+    assert_eq!(&*r2.shard().identity(), "r2.1");
+    assert_eq!(stats.rejoins, 1, "{stats:?}");
+    assert_about(c["r2.1"], WIDGETS, 1.0 / 3.0, "r2.1 after the rejoin");
+    assert_eq!(stats.cached, c["r2.1"], "r2.1 caches exactly its shard");
+    // It reconciles again: a change reaches its Widgets.
+    set_values(&api, expected.keys().cloned().collect(), 2).await;
+    for v in expected.values_mut() {
+        *v = 2;
+    }
+    wait_settled(
+        &api,
+        &members,
+        &expected,
+        Duration::from_secs(60),
+        "after the rejoin",
+    )
+    .await;
+
     let violations = witness.violations.lock().clone();
     assert!(violations.is_empty(), "violations: {violations:#?}");
     for r in replicas {

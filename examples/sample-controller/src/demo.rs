@@ -1,19 +1,29 @@
-//! The embedded scenario of `cargo run -p sample-controller`, and the [`Observer`] that
-//! watches Foos and Deployments converge (also used by the integration test).
+//! The embedded scenarios of `cargo run -p sample-controller`: the server they run on
+//! ([`Embedded`]), the sharded one ([`sharded`], `--shards`), and the [`Observer`] that
+//! watches Foos and Deployments converge (also used by the integration tests).
 
 use std::pin::pin;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kinform::client::{Patch, PatchParams, PostParams};
 use kinform::controller::is_controlled_by;
 use kinform::informer::{EventHandlerFns, InformerFactory};
 use kinform::lister::Lister;
-use kinform::{Client, HasMetadata};
+use kinform::testing::TestApiServer;
+use kinform::{Client, Config, HasMetadata};
 use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
 
+use crate::api::prelude::*;
 use crate::api::samplecontroller::v1alpha1::Foo;
+use crate::runner::{self, Options};
+use crate::{FOO_CRD_YAML, simulator};
+
+/// The error of the embedded demos.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 use crate::api::samplecontroller::v1alpha1::foo::FooSpec;
 
 /// A Foo to create.
@@ -200,5 +210,211 @@ impl Observer {
     /// Stops the informers.
     pub async fn shutdown(&self) {
         self.factory.shutdown().await;
+    }
+}
+
+/// What both embedded demos start with: a TestApiServer with the Foo CRD, a client of it, and
+/// the simulated kube-controller-manager (Deployment status, garbage collection) running until
+/// `cancel`.
+pub struct Embedded {
+    /// The server.
+    pub server: TestApiServer,
+    /// A client of it.
+    pub client: Client,
+    /// Stops the simulator (and whatever else the demo ties to it).
+    pub cancel: CancellationToken,
+    /// The simulator's informers.
+    pub sim_factory: InformerFactory,
+    /// The simulator's run.
+    pub sim: tokio::task::JoinHandle<kinform::controller::ReconcileStats>,
+}
+
+impl Embedded {
+    /// Starts it; `banner` ends the line that names the server.
+    pub async fn start(banner: &str) -> Result<Self, BoxError> {
+        let server = TestApiServer::start().await?;
+        server.register_crd_yaml(FOO_CRD_YAML)?;
+        println!(
+            "embedded TestApiServer at {} with the Foo CRD installed{banner}",
+            server.url()
+        );
+        let client = Client::new(Config::new(server.url().parse()?))?;
+        let cancel = CancellationToken::new();
+        let sim_factory = InformerFactory::new(client.clone());
+        let sim = tokio::spawn(simulator::run(
+            sim_factory.clone(),
+            Duration::from_millis(300),
+            cancel.clone().cancelled_owned(),
+        ));
+        Ok(Embedded {
+            server,
+            client,
+            cancel,
+            sim_factory,
+            sim,
+        })
+    }
+
+    /// Stops the simulator and the server; returns the simulator's counters.
+    pub async fn stop(self) -> Result<kinform::controller::ReconcileStats, BoxError> {
+        self.cancel.cancel();
+        let stats = self.sim.await?;
+        self.sim_factory.shutdown().await;
+        self.server.shutdown().await;
+        Ok(stats)
+    }
+}
+
+/// The shard label of the Foo controller.
+pub const SHARD_LABEL: &str = "shard.kinform.io/sample-controller";
+
+/// What the sharded demo saw.
+#[derive(Clone, Debug)]
+pub struct ShardedDemo {
+    /// Each Foo's owning replica while both ran.
+    pub shared: Vec<(String, String)>,
+    /// Each Foo's owning replica after replica-b left.
+    pub after_leave: Vec<(String, String)>,
+    /// The state once replica-b had left and bravo was scaled to 4.
+    pub last: Snapshot,
+    /// Reconciles of replica-a and replica-b.
+    pub reconciles: (u64, u64),
+    /// How long the demo took.
+    pub elapsed: Duration,
+}
+
+/// The embedded demo with `--shards`: two replicas share six Foos; replica-b leaves (drains
+/// and releases its Lease), replica-a takes all of them over while bravo is scaled, and
+/// every Foo converges. Fails if a wait times out.
+pub async fn sharded(options: Options) -> Result<ShardedDemo, BoxError> {
+    let started = Instant::now();
+    let embedded = Embedded::start("; two sharded replicas").await?;
+    let client = embedded.client.clone();
+    let ns = "default";
+    // Short Leases so the demo is quick: 4 s, renewed every 500 ms.
+    let timing = kinform::leader::LeaderElectionConfig {
+        lease_duration: Duration::from_secs(4),
+        renew_deadline: Duration::from_secs(3),
+        retry_period: Duration::from_millis(500),
+        release_on_cancel: true,
+    };
+    let mut replicas = Vec::new();
+    for id in ["replica-a", "replica-b"] {
+        let mut o = options.clone();
+        o.identity = id.to_owned();
+        o.election = timing.clone();
+        let stop = CancellationToken::new();
+        let c = Client::new(Config::new(embedded.server.url().parse()?))?;
+        replicas.push((
+            id,
+            stop.clone(),
+            tokio::spawn(runner::run_sharded(c, o, stop)),
+        ));
+    }
+    let observer = Observer::start(client.clone()).await?;
+    let foos = client.samplecontroller_v1alpha1().foos(ns);
+    let names = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot"];
+    println!("\n== creating six Foos");
+    for (i, name) in names.iter().enumerate() {
+        let replicas = i64::try_from(i % 3 + 1).unwrap_or(1);
+        foos.create(
+            &PostParams::default(),
+            &foo(ns, name, &format!("{name}-nginx"), replicas),
+        )
+        .await?;
+    }
+    let owners = |s: &Snapshot| -> Vec<(String, String)> {
+        s.foos
+            .iter()
+            .map(|f| {
+                let owner = f.labels().get(SHARD_LABEL).cloned().unwrap_or_default();
+                (f.name().to_owned(), owner)
+            })
+            .collect()
+    };
+    let last = wait(
+        &observer,
+        "all Foos converge, shared by the two replicas",
+        |s| {
+            s.converged()
+                && s.foos.len() == names.len()
+                && s.foos.iter().all(|f| f.labels().contains_key(SHARD_LABEL))
+        },
+    )
+    .await?;
+    let shared = owners(&last);
+    for (foo, owner) in &shared {
+        println!("  {foo:<8} reconciled by {owner}");
+    }
+
+    println!("\n== replica-b leaves (drains, releases its Lease); its Foos move to replica-a");
+    let (_, stop_b, task_b) = replicas.pop().ok_or("two replicas")?;
+    stop_b.cancel();
+    let report_b = task_b.await??;
+    println!(
+        "  replica-b stopped after {} reconciles",
+        report_b.stats.reconciles
+    );
+    foos.patch(
+        "bravo",
+        &PatchParams::default(),
+        &Patch::Merge(serde_json::json!({"spec": {"replicas": 4}})),
+    )
+    .await?;
+    let last = wait(
+        &observer,
+        "every Foo is replica-a's and bravo reaches 4",
+        |s| {
+            s.converged()
+                && s.foos
+                    .iter()
+                    .all(|f| f.labels().get(SHARD_LABEL).map(String::as_str) == Some("replica-a"))
+                && s.deployment(ns, "bravo-nginx")
+                    .and_then(|d| d.spec.as_ref()?.replicas)
+                    == Some(4)
+        },
+    )
+    .await?;
+    let after_leave = owners(&last);
+    for (foo, owner) in &after_leave {
+        println!("  {foo:<8} reconciled by {owner}");
+    }
+    let (_, stop_a, task_a) = replicas.pop().ok_or("two replicas")?;
+    stop_a.cancel();
+    let report_a = task_a.await??;
+    observer.shutdown().await;
+    embedded.stop().await?;
+    Ok(ShardedDemo {
+        shared,
+        after_leave,
+        last,
+        reconciles: (report_a.stats.reconciles, report_b.stats.reconciles),
+        elapsed: started.elapsed(),
+    })
+}
+
+/// Waits until `done` holds (60 s at most), printing each new state as a progress line.
+pub async fn wait(
+    observer: &Observer,
+    what: &str,
+    done: impl Fn(&Snapshot) -> bool,
+) -> Result<Snapshot, BoxError> {
+    let t = Instant::now();
+    let mut last = String::new();
+    let result = observer
+        .wait_for(Duration::from_secs(60), done, |s| {
+            let line = s.line();
+            if line != last {
+                println!("  [{:>5.2}s] {line}", t.elapsed().as_secs_f64());
+                last = line;
+            }
+        })
+        .await;
+    match result {
+        Ok(s) => {
+            println!("  done: {what} in {:.2}s", t.elapsed().as_secs_f64());
+            Ok(s)
+        }
+        Err(s) => Err(format!("timed out waiting until {what}; last state: {}", s.line()).into()),
     }
 }

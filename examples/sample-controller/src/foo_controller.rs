@@ -34,7 +34,7 @@ use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec};
 use k8s_openapi::api::core::v1::{Container, PodSpec, PodTemplateSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use kinform::client::{Patch, PatchParams, PostParams};
-use kinform::controller::shard::{ShardLabels, ShardingConfig};
+use kinform::controller::shard::{ShardHandle, ShardLabels, ShardingConfig};
 use kinform::controller::{Action, Controller, Request, controller_reference, is_controlled_by};
 use kinform::events::{EventRecorder, NewEvent};
 use kinform::informer::InformerFactory;
@@ -77,10 +77,30 @@ pub enum SyncError {
     Replicas(i64),
 }
 
+/// Where the reconcile reads Deployments.
+enum Deployments {
+    /// The factory's cache of every Deployment.
+    All(Lister<Deployment>),
+    /// A sharded replica's cache of its membership's Deployments.
+    Sharded(InformerFactory, ShardHandle),
+}
+
+impl Deployments {
+    fn get(&self, namespace: &str, name: &str) -> Option<Arc<Deployment>> {
+        match self {
+            Self::All(lister) => lister.get(namespace, name),
+            Self::Sharded(factory, shard) => factory
+                .informer_in::<Deployment>(shard.scope())
+                .lister()
+                .get(namespace, name),
+        }
+    }
+}
+
 /// What the reconcile needs: listers, clients, the event recorder.
 pub struct FooController {
     client: Client,
-    deployments: Lister<Deployment>,
+    deployments: Deployments,
     recorder: Option<EventRecorder>,
 }
 
@@ -102,10 +122,10 @@ impl FooController {
 
     /// [`new`](Self::new), as one replica of a sharded controller when `sharding` is given
     /// (the Foos and their Deployments are shared among the replicas; see
-    /// `kinform::controller::shard`). The Deployment lister is the replica's sharded one —
-    /// the informer whose events reach the reconcile, so it is never behind them — and the
-    /// reconcile puts its Foo's shard label on the Deployments it creates, so they are in
-    /// that lister at once.
+    /// `kinform::controller::shard`). The Deployments are read from the replica's sharded
+    /// cache of its current membership — the informer whose events reach the reconcile, so
+    /// it is never behind them, and a fresh one after a rejoin — and the reconcile puts its
+    /// Foo's shard label on the Deployments it creates, so they are in that cache at once.
     pub fn with_sharding(
         factory: &InformerFactory,
         workers: usize,
@@ -116,19 +136,14 @@ impl FooController {
             .name(CONTROLLER_NAME)
             .workers(workers)
             .owns::<Deployment>();
-        let mut deployments = factory.lister::<Deployment>();
         if let Some(config) = sharding {
-            let labels = ShardLabels::for_controller(CONTROLLER_NAME);
-            let own = labels.selector(&config.identity);
-            let mut scope = factory.scope();
-            scope.label_selector = Some(match scope.label_selector.take() {
-                Some(user) if !user.is_empty() => format!("{user},{own}"),
-                _ => own,
-            });
-            deployments = factory.informer_in::<Deployment>(scope).lister();
             builder = builder.sharded(config)?;
         }
         let controller = builder.build();
+        let deployments = match controller.shard() {
+            Some(shard) => Deployments::Sharded(factory.clone(), shard),
+            None => Deployments::All(factory.lister::<Deployment>()),
+        };
         Ok((
             Arc::new(Self {
                 client: factory.client().clone(),
@@ -142,7 +157,7 @@ impl FooController {
     fn around(factory: &InformerFactory, recorder: Option<EventRecorder>) -> Arc<Self> {
         Arc::new(Self {
             client: factory.client().clone(),
-            deployments: factory.lister::<Deployment>(),
+            deployments: Deployments::All(factory.lister::<Deployment>()),
             recorder,
         })
     }

@@ -13,7 +13,7 @@
 #![allow(clippy::disallowed_names)]
 
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use clap::Parser;
 use k8s_openapi::api::apps::v1::Deployment;
@@ -22,13 +22,11 @@ use kinform::client::{
     DeleteParams, KubeConfigOptions, Kubeconfig, Patch, PatchParams, PostParams,
 };
 use kinform::controller::{controller_of, shutdown_signal};
-use kinform::informer::InformerFactory;
-use kinform::testing::TestApiServer;
 use kinform::{Api, Client, Config, HasMetadata, ListParams};
 use sample_controller::api::prelude::*;
-use sample_controller::demo::{Observer, Snapshot, foo};
+use sample_controller::demo::{self, BoxError, Embedded, Observer, Snapshot, foo, wait};
+use sample_controller::foo_controller;
 use sample_controller::runner::{self, Options};
-use sample_controller::{FOO_CRD_YAML, foo_controller, simulator};
 use tokio_util::sync::CancellationToken;
 
 /// Kubernetes' sample-controller, ported to kinform.
@@ -55,8 +53,6 @@ struct Args {
     #[arg(long)]
     shards: bool,
 }
-
-type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 #[tokio::main]
 async fn main() -> Result<(), BoxError> {
@@ -112,44 +108,6 @@ async fn run_for_real(client: Client, options: Options, shards: bool) -> Result<
     };
     tracing::info!(?report, "sample-controller stopped");
     Ok(())
-}
-
-/// What both embedded demos start with: a TestApiServer with the Foo CRD, a client of it, and
-/// the simulated kube-controller-manager (Deployment status, garbage collection) running until
-/// `cancel`.
-struct Embedded {
-    server: TestApiServer,
-    client: Client,
-    cancel: CancellationToken,
-    sim_factory: InformerFactory,
-    sim: tokio::task::JoinHandle<kinform::controller::ReconcileStats>,
-}
-
-impl Embedded {
-    /// Starts it; `banner` ends the line that names the server.
-    async fn start(banner: &str) -> Result<Self, BoxError> {
-        let server = TestApiServer::start().await?;
-        server.register_crd_yaml(FOO_CRD_YAML)?;
-        println!(
-            "embedded TestApiServer at {} with the Foo CRD installed{banner}",
-            server.url()
-        );
-        let client = Client::new(Config::new(server.url().parse()?))?;
-        let cancel = CancellationToken::new();
-        let sim_factory = InformerFactory::new(client.clone());
-        let sim = tokio::spawn(simulator::run(
-            sim_factory.clone(),
-            Duration::from_millis(300),
-            cancel.clone().cancelled_owned(),
-        ));
-        Ok(Embedded {
-            server,
-            client,
-            cancel,
-            sim_factory,
-            sim,
-        })
-    }
 }
 
 /// The embedded demo.
@@ -235,146 +193,17 @@ async fn embedded(options: Options) -> Result<(), BoxError> {
     Ok(())
 }
 
-/// The shard label of the Foo controller.
-const SHARD_LABEL: &str = "shard.kinform.io/sample-controller";
-
-/// The embedded demo with `--shards`: two replicas share the Foos; one leaves.
+/// The embedded demo with `--shards`: two replicas share the Foos; one leaves
+/// ([`demo::sharded`], which the integration test runs too).
 async fn embedded_sharded(options: Options) -> Result<(), BoxError> {
-    let started = Instant::now();
-    let Embedded {
-        server,
-        client,
-        cancel,
-        sim_factory,
-        sim,
-    } = Embedded::start("; two sharded replicas").await?;
-    let ns = "default";
-    // Short Leases so the demo is quick: 4 s, renewed every 500 ms.
-    let timing = kinform::leader::LeaderElectionConfig {
-        lease_duration: Duration::from_secs(4),
-        renew_deadline: Duration::from_secs(3),
-        retry_period: Duration::from_millis(500),
-        release_on_cancel: true,
-    };
-    let mut replicas = Vec::new();
-    for id in ["replica-a", "replica-b"] {
-        let mut o = options.clone();
-        o.identity = id.to_owned();
-        o.election = timing.clone();
-        let stop = CancellationToken::new();
-        let c = Client::new(Config::new(server.url().parse()?))?;
-        replicas.push((
-            id,
-            stop.clone(),
-            tokio::spawn(runner::run_sharded(c, o, stop)),
-        ));
-    }
-    let observer = Observer::start(client.clone()).await?;
-    let foos = client.samplecontroller_v1alpha1().foos(ns);
-    let names = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot"];
-    println!("\n== creating six Foos");
-    for (i, name) in names.iter().enumerate() {
-        let replicas = i64::try_from(i % 3 + 1).unwrap_or(1);
-        foos.create(
-            &PostParams::default(),
-            &foo(ns, name, &format!("{name}-nginx"), replicas),
-        )
-        .await?;
-    }
-    let owners = |s: &Snapshot| -> Vec<(String, String)> {
-        s.foos
-            .iter()
-            .map(|f| {
-                let owner = f.labels().get(SHARD_LABEL).cloned().unwrap_or_default();
-                (f.name().to_owned(), owner)
-            })
-            .collect()
-    };
-    let last = wait(
-        &observer,
-        "all Foos converge, shared by the two replicas",
-        |s| {
-            s.converged()
-                && s.foos.len() == names.len()
-                && s.foos.iter().all(|f| f.labels().contains_key(SHARD_LABEL))
-        },
-    )
-    .await?;
-    for (foo, owner) in owners(&last) {
-        println!("  {foo:<8} reconciled by {owner}");
-    }
-
-    println!("\n== replica-b leaves (drains, releases its Lease); its Foos move to replica-a");
-    let (_, stop_b, task_b) = replicas.pop().ok_or("two replicas")?;
-    stop_b.cancel();
-    let report_b = task_b.await??;
-    println!(
-        "  replica-b stopped after {} reconciles",
-        report_b.stats.reconciles
-    );
-    foos.patch(
-        "bravo",
-        &PatchParams::default(),
-        &Patch::Merge(serde_json::json!({"spec": {"replicas": 4}})),
-    )
-    .await?;
-    let last = wait(
-        &observer,
-        "every Foo is replica-a's and bravo reaches 4",
-        |s| {
-            s.converged()
-                && s.foos
-                    .iter()
-                    .all(|f| f.labels().get(SHARD_LABEL).map(String::as_str) == Some("replica-a"))
-                && s.deployment(ns, "bravo-nginx")
-                    .and_then(|d| d.spec.as_ref()?.replicas)
-                    == Some(4)
-        },
-    )
-    .await?;
-    for (foo, owner) in owners(&last) {
-        println!("  {foo:<8} reconciled by {owner}");
-    }
-    let (_, stop_a, task_a) = replicas.pop().ok_or("two replicas")?;
-    stop_a.cancel();
-    let report_a = task_a.await??;
-    cancel.cancel();
-    sim.await?;
-    sim_factory.shutdown().await;
+    let outcome = demo::sharded(options).await?;
     println!(
         "\n== done after {:.2}s: replica-a {} reconciles, replica-b {} reconciles",
-        started.elapsed().as_secs_f64(),
-        report_a.stats.reconciles,
-        report_b.stats.reconciles
+        outcome.elapsed.as_secs_f64(),
+        outcome.reconciles.0,
+        outcome.reconciles.1
     );
-    observer.shutdown().await;
-    server.shutdown().await;
     Ok(())
-}
-
-async fn wait(
-    observer: &Observer,
-    what: &str,
-    done: impl Fn(&Snapshot) -> bool,
-) -> Result<Snapshot, BoxError> {
-    let t = Instant::now();
-    let mut last = String::new();
-    let result = observer
-        .wait_for(Duration::from_secs(60), done, |s| {
-            let line = s.line();
-            if line != last {
-                println!("  [{:>5.2}s] {line}", t.elapsed().as_secs_f64());
-                last = line;
-            }
-        })
-        .await;
-    match result {
-        Ok(s) => {
-            println!("  done: {what} in {:.2}s", t.elapsed().as_secs_f64());
-            Ok(s)
-        }
-        Err(s) => Err(format!("timed out waiting until {what}; last state: {}", s.line()).into()),
-    }
 }
 
 fn summary(s: &Snapshot, events: &[Event], report: &runner::Report, started: Instant) {

@@ -13,19 +13,31 @@ use super::shard::{OwnedLabeller, ShardingConfig, Shared, owned_labeller};
 use super::watch::{EnqueueMapped, EnqueueSelf, Mapper, Registered, Watch, owner_mapper};
 use crate::informer::{InformerFactory, InformerScope};
 use crate::leader::ConfigError;
+use crate::lister::Lister;
 use crate::workqueue::{
     MetricsProvider, QueueConfig, RateLimiter, RateLimitingQueue, default_controller_rate_limiter,
 };
 use kinform_core::resource::{Resource, object_key};
 
 /// Registers one watch; `scope` is the sharded scope for types that follow their owner's
-/// shard (`None` when not sharded).
-type WatchFn = Box<
-    dyn FnOnce(
-        &InformerFactory,
-        &RateLimitingQueue<String>,
-        Option<&InformerScope>,
-    ) -> Box<dyn Watch>,
+/// shard (`None` when not sharded). Called again for each membership of a sharded replica.
+type WatchFn = Arc<
+    dyn Fn(&InformerFactory, &RateLimitingQueue<String>, Option<&InformerScope>) -> Box<dyn Watch>
+        + Send
+        + Sync,
+>;
+
+/// Registers every handler of a controller of `K` on the informers of `scope` (the sharded
+/// scope, or `None`), feeding `queue`; returns the lister of `K` the workers read.
+pub(crate) type Register<K> = Arc<
+    dyn Fn(
+            &InformerFactory,
+            &RateLimitingQueue<String>,
+            Option<&InformerScope>,
+            Option<&Arc<Shared>>,
+        ) -> (Lister<K>, Vec<Box<dyn Watch>>)
+        + Send
+        + Sync,
 >;
 
 /// Configures a [`Controller`] of `K`; [`build`](Self::build) registers the handlers.
@@ -136,14 +148,14 @@ impl<K: Resource> ControllerBuilder<K> {
         skip_resync: bool,
         follows_owner: bool,
     ) -> Self {
-        self.watches.push(Box::new(move |factory, queue, sharded| {
+        self.watches.push(Arc::new(move |factory, queue, sharded| {
             let informer = match sharded {
                 Some(scope) if follows_owner => factory.informer_in::<C>(scope.clone()),
                 _ => factory.informer::<C>(),
             };
             let registration = informer.add_event_handler(EnqueueMapped {
                 queue: queue.clone(),
-                mapper,
+                mapper: mapper.clone(),
                 skip_resync,
             });
             Box::new(Registered {
@@ -167,54 +179,64 @@ impl<K: Resource> ControllerBuilder<K> {
             config = config.with_metrics_provider(queue_metrics);
         }
         let queue = match self.limiter {
-            Some(limiter) => RateLimitingQueue::with_config(limiter, config),
-            None => RateLimitingQueue::with_config(default_controller_rate_limiter(), config),
+            Some(limiter) => RateLimitingQueue::with_config(limiter, config.clone()),
+            None => {
+                RateLimitingQueue::with_config(default_controller_rate_limiter(), config.clone())
+            }
         };
+        let factory_scope = self.factory.scope();
         let shared = self.sharding.map(|config| {
             Arc::new(Shared::new(
                 self.name.clone(),
                 config,
                 self.factory.client().clone(),
+                factory_scope.clone(),
                 self.metrics.clone(),
             ))
         });
-        let sharded_scope = shared.as_ref().map(|shared| {
-            let mut scope = self.factory.scope();
-            let own = shared.labels.selector(shared.identity());
-            scope.label_selector = Some(match scope.label_selector.take() {
-                Some(user) if !user.is_empty() => format!("{user},{own}"),
-                _ => own,
-            });
-            scope
+        let sharded_scope = shared.as_ref().map(|shared| shared.scope());
+        let watch_fns = self.watches;
+        let register: Register<K> = Arc::new(move |factory, queue, scope, shared| {
+            let primary = match scope {
+                Some(scope) => factory.informer_in::<K>(scope.clone()),
+                None => factory.informer::<K>(),
+            };
+            let mut watches: Vec<Box<dyn Watch>> = vec![Box::new(Registered {
+                what: K::api_resource().to_string(),
+                registration: primary.add_event_handler(EnqueueSelf {
+                    queue: queue.clone(),
+                    shard: shared.cloned(),
+                }),
+            })];
+            for watch in &watch_fns {
+                watches.push(watch(factory, queue, scope));
+            }
+            (primary.lister(), watches)
         });
-        let primary = match &sharded_scope {
-            Some(scope) => self.factory.informer_in::<K>(scope.clone()),
-            None => self.factory.informer::<K>(),
-        };
-        let mut watches: Vec<Box<dyn Watch>> = vec![Box::new(Registered {
-            what: K::api_resource().to_string(),
-            registration: primary.add_event_handler(EnqueueSelf {
-                queue: queue.clone(),
-            }),
-        })];
-        for watch in self.watches {
-            watches.push(watch(&self.factory, &queue, sharded_scope.as_ref()));
-        }
+        let (lister, watches) = register(
+            &self.factory,
+            &queue,
+            sharded_scope.as_ref(),
+            shared.as_ref(),
+        );
         let recorder = Recorder::new(&self.name, self.metrics.as_deref());
-        let factory_scope = self.factory.scope();
+        let sharding = shared.map(|shared| super::run::Sharding {
+            shared,
+            scope: factory_scope,
+            owned: self.owned,
+            register,
+            queue_config: config,
+            limiter: queue.rate_limiter().clone(),
+        });
         Controller::assemble(
             self.name,
             self.workers,
             self.factory,
             queue,
-            primary.lister(),
+            lister,
             watches,
             recorder,
-            shared.map(|shared| super::run::Sharding {
-                shared,
-                scope: factory_scope,
-                owned: self.owned,
-            }),
+            sharding,
         )
     }
 }

@@ -12,7 +12,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::action::{Action, Request};
-use super::builder::ControllerBuilder;
+use super::builder::{ControllerBuilder, Register};
 use super::metrics::{Outcome, ReconcileStats, Recorder};
 use super::shard::{
     Gate, MemberEnd, OwnedLabeller, ShardHandle, Shared, gate, lease_name, observe_members,
@@ -22,8 +22,9 @@ use super::watch::Watch;
 use crate::informer::{InformerFactory, InformerScope};
 use crate::leader::{LeaderCallbacks, LeaderElector, LeaseLock};
 use crate::lister::Lister;
-use crate::workqueue::RateLimitingQueue;
+use crate::workqueue::{QueueConfig, RateLimiter, RateLimitingQueue};
 use kinform_core::resource::Resource;
+use tokio::task::JoinHandle;
 
 /// Reconciles the objects of `K`: informer handlers put keys into a rate-limited workqueue
 /// and N workers take them out and call the reconcile function (see the
@@ -36,15 +37,20 @@ pub struct Controller<K> {
     lister: Lister<K>,
     watches: Vec<Box<dyn Watch>>,
     recorder: Arc<Recorder>,
-    sharding: Option<Sharding>,
+    sharding: Option<Sharding<K>>,
 }
 
 /// The parts of a sharded controller ([`ControllerBuilder::sharded`]).
-pub(crate) struct Sharding {
+pub(crate) struct Sharding<K> {
     pub(crate) shared: Arc<Shared>,
     /// The factory's own scope: the sharder watches every object in it.
     pub(crate) scope: InformerScope,
     pub(crate) owned: Vec<Arc<dyn OwnedLabeller>>,
+    /// Registers the handlers again for the next membership.
+    pub(crate) register: Register<K>,
+    /// The workqueue's configuration and rate limiter, for the next membership's queue.
+    pub(crate) queue_config: QueueConfig,
+    pub(crate) limiter: Arc<dyn RateLimiter<String>>,
 }
 
 impl<K> fmt::Debug for Controller<K> {
@@ -97,7 +103,7 @@ impl<K: Resource> Controller<K> {
         lister: Lister<K>,
         watches: Vec<Box<dyn Watch>>,
         recorder: Recorder,
-        sharding: Option<Sharding>,
+        sharding: Option<Sharding<K>>,
     ) -> Self {
         Self {
             name,
@@ -123,7 +129,9 @@ impl<K: Resource> Controller<K> {
         &self.name
     }
 
-    /// The workqueue (to enqueue keys by hand, or to watch its length).
+    /// The workqueue (to enqueue keys by hand, or to watch its length). A sharded replica
+    /// that rejoins after a lost membership works from a new queue (and a new
+    /// [`lister`](Self::lister)): these are the first membership's.
     pub fn queue(&self) -> &RateLimitingQueue<String> {
         &self.queue
     }
@@ -159,8 +167,12 @@ impl<K: Resource> Controller<K> {
     /// [`Action::requeue_after`] (forgotten, then queued again after the delay) or an error
     /// (logged, queued again after the rate limiter's delay). A panic is caught, logged and
     /// treated as an error.
+    ///
+    /// A [sharded](ControllerBuilder::sharded) replica runs until `shutdown` or
+    /// [`ShardHandle::abandon`]; a lost membership makes it stop reconciling at once and join
+    /// again with fresh caches (see [`shard`](super::shard)).
     pub async fn run<F, Fut, E>(
-        self,
+        mut self,
         reconcile: F,
         shutdown: impl Future<Output = ()>,
     ) -> ReconcileStats
@@ -170,114 +182,232 @@ impl<K: Resource> Controller<K> {
         E: fmt::Display + Send + 'static,
     {
         let reconcile = Arc::new(reconcile);
-        let mut shutdown = std::pin::pin!(shutdown);
+        let shutdown = std::pin::pin!(shutdown);
         tracing::info!(controller = %self.name, "starting controller");
-        let shard = self.sharding.as_ref().map(|s| s.shared.clone());
-        // A sharded replica: its member Lease first, then the sharder election.
-        let joined = CancellationToken::new();
-        let leave = CancellationToken::new();
-        let member_gone = CancellationToken::new();
-        let stop_sharder = CancellationToken::new();
-        let mut member_task = None;
-        let mut sharder_task = None;
-        if let Some(sharding) = &self.sharding {
-            let shared = sharding.shared.clone();
-            let lock = LeaseLock::new(
-                shared.lease_api(),
-                lease_name(&shared.controller, shared.identity()),
-                shared.identity(),
-            );
-            let (timing, joined, leave, abandon, gone) = (
-                shared.config.timing.clone(),
-                joined.clone(),
-                leave.clone(),
-                shared.abandon.clone(),
-                member_gone.clone(),
-            );
-            member_task = Some(tokio::spawn(async move {
-                let end = run_member(lock, timing, joined, leave, abandon).await;
-                gone.cancel();
-                end
-            }));
-            let observer = sharding.shared.clone();
-            let stop = stop_sharder.clone();
-            tokio::spawn(async move {
-                observe_members(
-                    observer.lease_api(),
-                    &observer.members,
-                    observer.config.timing.retry_period,
-                    stop,
-                )
-                .await;
-            });
-            sharder_task = Some(tokio::spawn(compete_for_sharder::<K>(
-                shared,
-                sharding.scope.clone(),
-                sharding.owned.clone(),
-                stop_sharder.clone(),
-            )));
-        } else {
-            joined.cancel();
-        }
-        self.factory.start();
-        let synced = tokio::select! {
-            _ = async {
-                join_all(self.watches.iter().map(|w| w.wait_for_sync())).await;
-                joined.cancelled().await;
-            } => true,
-            _ = &mut shutdown => false,
-            _ = member_gone.cancelled() => false,
-        };
-        let mut workers = Vec::new();
-        if synced {
-            tracing::info!(controller = %self.name, workers = self.workers, "caches synced; starting workers");
-            for _ in 0..self.workers {
-                workers.push(tokio::spawn(worker(
-                    self.name.clone(),
-                    self.queue.clone(),
-                    self.lister.clone(),
-                    reconcile.clone(),
-                    self.recorder.clone(),
-                    shard.clone(),
-                )));
-            }
-            tokio::select! {
-                _ = &mut shutdown => {}
-                _ = member_gone.cancelled() => {
-                    tracing::warn!(controller = %self.name, "shard membership ended; stopping this replica");
+        match self.sharding.take() {
+            Some(sharding) => self.run_sharded(sharding, reconcile, shutdown).await,
+            None => {
+                self.factory.start();
+                let mut shutdown = shutdown;
+                let synced = tokio::select! {
+                    _ = join_all(self.watches.iter().map(|w| w.wait_for_sync())) => true,
+                    () = &mut shutdown => false,
+                };
+                let workers = if synced {
+                    let workers = self.spawn_workers(&self.queue, &self.lister, &reconcile, None);
+                    shutdown.await;
+                    Some(workers)
+                } else {
+                    None
+                };
+                self.stop_workers(&self.queue, workers, true).await;
+                for w in &self.watches {
+                    w.remove();
                 }
             }
-        }
-        tracing::info!(controller = %self.name, in_flight = self.queue.processing_len(), "shutting down: draining the workqueue");
-        self.queue.shutdown_with_drain().await;
-        for w in workers {
-            let _ = w.await;
-        }
-        for w in &self.watches {
-            w.remove();
-        }
-        stop_sharder.cancel();
-        if let Some(task) = sharder_task {
-            let _ = task.await;
-        }
-        // Only now, with nothing in flight, let the others take this replica's objects.
-        leave.cancel();
-        if let Some(task) = member_task
-            && let Ok(end) = task.await
-        {
-            tracing::info!(controller = %self.name, ?end, "shard membership ended");
-            debug_assert!(matches!(
-                end,
-                MemberEnd::Left | MemberEnd::Abandoned | MemberEnd::Lost
-            ));
         }
         let stats = self.recorder.counters.snapshot();
         tracing::info!(controller = %self.name, ?stats, "controller stopped");
         stats
     }
+
+    /// [`run`](Self::run) of a sharded replica: a member Lease, the sharder election, and
+    /// one membership after another. Each membership has its own shard label value, scoped
+    /// informers and workqueue; when it is lost (no renewal within `renew_deadline`) the
+    /// workers stop taking keys at once, the reconciles in flight finish, the scoped caches
+    /// are dropped, and the replica joins again under its next label value (see the
+    /// [module docs](super::shard)).
+    async fn run_sharded<F, Fut, E>(
+        &self,
+        sharding: Sharding<K>,
+        reconcile: Arc<F>,
+        mut shutdown: std::pin::Pin<&mut impl Future<Output = ()>>,
+    ) where
+        F: Fn(Request<K>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Action, E>> + Send + 'static,
+        E: fmt::Display + Send + 'static,
+    {
+        let shared = sharding.shared.clone();
+        let stop_sharder = CancellationToken::new();
+        let observer = shared.clone();
+        let stop = stop_sharder.clone();
+        tokio::spawn(async move {
+            observe_members(
+                observer.lease_api(),
+                &observer.members,
+                observer.config.timing.retry_period,
+                stop,
+            )
+            .await;
+        });
+        let sharder_task = tokio::spawn(compete_for_sharder::<K>(
+            shared.clone(),
+            sharding.scope.clone(),
+            sharding.owned.clone(),
+            stop_sharder.clone(),
+        ));
+        // The first membership's handlers were registered by the builder.
+        let mut membership = Some((self.queue.clone(), self.lister.clone(), Vec::new()));
+        let mut first_watches = Some(&self.watches);
+        let leave = loop {
+            let identity = shared.identity();
+            let scope = shared.scope();
+            let (queue, lister, own_watches) = membership.take().unwrap_or_else(|| {
+                let queue = RateLimitingQueue::with_config(
+                    sharding.limiter.clone(),
+                    sharding.queue_config.clone(),
+                );
+                let (lister, watches) =
+                    (sharding.register)(&self.factory, &queue, Some(&scope), Some(&shared));
+                (queue, lister, watches)
+            });
+            let watches: &[Box<dyn Watch>] = first_watches.take().map_or(&own_watches, |w| w);
+            let counted = lister.clone();
+            shared.set_cache(Some(Box::new(move || counted.store().len())));
+            let (joined, leave, gone) = (
+                CancellationToken::new(),
+                CancellationToken::new(),
+                CancellationToken::new(),
+            );
+            let lock = LeaseLock::new(
+                shared.lease_api(),
+                lease_name(&shared.controller, &shared.config.identity),
+                &*identity,
+            );
+            let member = tokio::spawn({
+                let (timing, joined, leave, abandon, gone) = (
+                    shared.config.timing.clone(),
+                    joined.clone(),
+                    leave.clone(),
+                    shared.abandon.clone(),
+                    gone.clone(),
+                );
+                async move {
+                    let end = run_member(lock, timing, joined, leave, abandon).await;
+                    gone.cancel();
+                    end
+                }
+            });
+            self.factory.start();
+            // `shutdown` may complete only once: after it has, nothing polls it again.
+            let mut stopping = false;
+            let synced = tokio::select! {
+                () = async {
+                    join_all(watches.iter().map(|w| w.wait_for_sync())).await;
+                    joined.cancelled().await;
+                } => true,
+                () = &mut shutdown => {
+                    stopping = true;
+                    false
+                }
+                () = gone.cancelled() => false,
+            };
+            let mut workers = None;
+            if synced {
+                tracing::info!(controller = %self.name, %identity, workers = self.workers, "caches synced; starting workers");
+                workers = Some(self.spawn_workers(&queue, &lister, &reconcile, Some(&shared)));
+                tokio::select! {
+                    () = &mut shutdown => stopping = true,
+                    () = gone.cancelled() => {}
+                }
+            }
+            let lost = gone.is_cancelled();
+            if lost {
+                tracing::warn!(controller = %self.name, %identity, "shard membership ended; stopping the workers at once");
+            }
+            self.stop_workers(&queue, workers, !lost).await;
+            for w in watches {
+                w.remove();
+            }
+            shared.set_cache(None);
+            self.factory.shutdown_scope(&scope).await;
+            if !lost {
+                break Some((leave, member));
+            }
+            match member.await {
+                Ok(MemberEnd::Lost) if !stopping => {
+                    let next = shared.next_incarnation();
+                    tracing::warn!(controller = %self.name, old = %identity, new = %next, "shard membership lost; joining again with a fresh cache");
+                }
+                end => {
+                    tracing::info!(controller = %self.name, ?end, "shard membership ended");
+                    break None;
+                }
+            }
+        };
+        stop_sharder.cancel();
+        let _ = sharder_task.await;
+        // Only now, with nothing in flight, let the others take this replica's objects.
+        if let Some((leave, member)) = leave {
+            leave.cancel();
+            if let Ok(end) = member.await {
+                tracing::info!(controller = %self.name, ?end, "shard membership ended");
+            }
+        }
+    }
+
+    fn spawn_workers<F, Fut, E>(
+        &self,
+        queue: &RateLimitingQueue<String>,
+        lister: &Lister<K>,
+        reconcile: &Arc<F>,
+        shard: Option<&Arc<Shared>>,
+    ) -> Workers
+    where
+        F: Fn(Request<K>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Action, E>> + Send + 'static,
+        E: fmt::Display + Send + 'static,
+    {
+        let halt = CancellationToken::new();
+        let tasks = (0..self.workers)
+            .map(|_| {
+                tokio::spawn(worker(
+                    self.name.clone(),
+                    queue.clone(),
+                    lister.clone(),
+                    reconcile.clone(),
+                    self.recorder.clone(),
+                    shard.cloned(),
+                    halt.clone(),
+                ))
+            })
+            .collect();
+        Workers { tasks, halt }
+    }
+
+    /// Shuts `queue` down and waits for the workers (if they were started): with `drain`
+    /// they reconcile the keys already queued first (client-go's `ShutDownWithDrain`);
+    /// without, they finish the reconciles in flight and reconcile no other key.
+    async fn stop_workers(
+        &self,
+        queue: &RateLimitingQueue<String>,
+        workers: Option<Workers>,
+        drain: bool,
+    ) {
+        tracing::info!(controller = %self.name, in_flight = queue.processing_len(), drain, "shutting down the workqueue");
+        if drain {
+            queue.shutdown_with_drain().await;
+        } else {
+            if let Some(w) = &workers {
+                w.halt.cancel();
+            }
+            queue.shutdown();
+        }
+        for task in workers.into_iter().flat_map(|w| w.tasks) {
+            let _ = task.await;
+        }
+    }
 }
 
-/// One worker: takes keys until the queue is shut down and empty.
+/// The workers of one run (or one membership of a sharded replica).
+struct Workers {
+    tasks: Vec<JoinHandle<()>>,
+    /// Fired to make them reconcile nothing more (the keys they take are dropped).
+    halt: CancellationToken,
+}
+
+/// One worker: takes keys until the queue is shut down and empty; once `halt` fires it
+/// drops the keys it takes instead of reconciling them.
 async fn worker<K, F, Fut, E>(
     name: String,
     queue: RateLimitingQueue<String>,
@@ -285,6 +415,7 @@ async fn worker<K, F, Fut, E>(
     reconcile: Arc<F>,
     recorder: Arc<Recorder>,
     shard: Option<Arc<Shared>>,
+    halt: CancellationToken,
 ) where
     K: Resource,
     F: Fn(Request<K>) -> Fut + Send + Sync + 'static,
@@ -292,6 +423,10 @@ async fn worker<K, F, Fut, E>(
     E: fmt::Display + Send + 'static,
 {
     while let Some(key) = queue.get().await {
+        if halt.is_cancelled() {
+            queue.done(&key);
+            continue;
+        }
         let request = Request {
             object: lister.get_by_key(&key),
             retries: queue.num_requeues(&key),
@@ -356,20 +491,28 @@ async fn admit<K: Resource>(
     let labels = &shared.labels;
     let label = |k: &str| object.and_then(|o| o.labels().get(k)).map(String::as_str);
     let released = shared.released.lock().contains(key);
+    let deleted = shared.deleted.lock().contains(key);
     match gate(
-        shared.identity(),
+        &shared.identity(),
         object.is_some(),
         label(&labels.shard),
         label(&labels.drain),
         released,
+        deleted,
     ) {
         Gate::Reconcile => {
             if object.is_some() && released {
                 shared.released.lock().remove(key);
             }
+            if deleted {
+                shared.deleted.lock().remove(key);
+            }
             true
         }
         Gate::Skip => {
+            if object.is_none() {
+                shared.deleted.lock().remove(key);
+            }
             queue.forget(&key.to_owned());
             false
         }
@@ -377,6 +520,7 @@ async fn admit<K: Resource>(
             let Some(obj) = object else { return false };
             match write_labels(
                 shared,
+                &K::api_resource(),
                 obj,
                 json!({ &labels.shard: to, &labels.drain: null }),
             )
@@ -413,7 +557,7 @@ async fn compete_for_sharder<K: Resource>(
         let lock = LeaseLock::new(
             shared.lease_api(),
             format!("{}-sharder", shared.controller),
-            shared.identity(),
+            &shared.config.identity,
         );
         let (s, sc, o) = (shared.clone(), scope.clone(), owned.clone());
         let callbacks = LeaderCallbacks::new(move |leading| {

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use futures_util::future::BoxFuture;
 
 use super::owner::owner_key;
+use super::shard::Shared;
 use crate::fifo::Deleted;
 use crate::informer::{EventHandler, Registration};
 use crate::workqueue::RateLimitingQueue;
@@ -45,8 +46,11 @@ impl<C: HasMetadata> Watch for Registered<C> {
 
 /// Enqueues the key of every notified object of the controlled type itself, deletions
 /// included (the reconcile then finds no object and cleans up what ownerReferences do not).
+/// In a sharded replica a deletion is also remembered, so that the worker reconciles the
+/// deletion of an object this replica held and of no other.
 pub(crate) struct EnqueueSelf {
     pub(crate) queue: RateLimitingQueue<String>,
+    pub(crate) shard: Option<Arc<Shared>>,
 }
 
 impl<K: HasMetadata> EventHandler<K> for EnqueueSelf {
@@ -57,7 +61,11 @@ impl<K: HasMetadata> EventHandler<K> for EnqueueSelf {
         self.queue.add(new.key());
     }
     fn on_delete(&self, deleted: &Deleted<K>) {
-        self.queue.add(deleted.key().to_string());
+        let key = deleted.key().to_string();
+        if let Some(shard) = &self.shard {
+            shard.deleted.lock().insert(key.clone());
+        }
+        self.queue.add(key);
     }
 }
 

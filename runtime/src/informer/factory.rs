@@ -479,6 +479,24 @@ impl InformerFactory {
         Err(CacheSyncError { timeout, unsynced })
     }
 
+    /// Stops and forgets every informer of `scope`, whatever its type, and waits until
+    /// their tasks have ended: their caches are dropped, and a later
+    /// [`informer_in`](Self::informer_in) of that scope builds a fresh informer
+    /// (controller-runtime's `Cache.RemoveInformer`, by scope rather than by type). A
+    /// sharded controller drops the caches of a lost membership this way.
+    pub async fn shutdown_scope(&self, scope: &InformerScope) {
+        let removed: Vec<Arc<Entry>> = {
+            let mut informers = self.inner.informers.lock();
+            let keys: Vec<Key> = informers
+                .keys()
+                .filter(|k| k.scope == *scope)
+                .cloned()
+                .collect();
+            keys.iter().filter_map(|k| informers.remove(k)).collect()
+        };
+        join_all(removed.iter().map(|e| e.control.shutdown())).await;
+    }
+
     /// Stops every informer and waits until all their tasks have ended (client-go's
     /// `Shutdown`).
     pub async fn shutdown(&self) {

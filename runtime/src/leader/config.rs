@@ -70,6 +70,15 @@ pub enum ConfigError {
     /// The identity is empty.
     #[error("lock identity is empty")]
     EmptyIdentity,
+    /// A shard replica's identity is not a label value short enough to carry a rejoin
+    /// suffix ([`ShardingConfig::validate`](crate::controller::shard::ShardingConfig::validate)).
+    #[error("shard identity {identity:?}: {reason}")]
+    InvalidShardIdentity {
+        /// The identity given.
+        identity: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
 }
 
 impl LeaderElectionConfig {

@@ -49,7 +49,9 @@ pub(crate) enum MemberEnd {
 
 /// Keeps this replica's Lease until `leave` (release it) or `abandon` (stop renewing)
 /// fires, or until renewal fails for `renew_deadline`. `joined` is cancelled after the
-/// first successful write.
+/// first successful write; until then failed attempts back off from `retry_period`,
+/// doubling up to `lease_duration` (a replica that cannot reach the API server, rejoining
+/// after a lost membership, does not retry at the renewal rate).
 pub(crate) async fn run_member(
     lock: LeaseLock,
     timing: LeaderElectionConfig,
@@ -60,6 +62,7 @@ pub(crate) async fn run_member(
     let mut last_ok: Option<Instant> = None;
     let acquired = Timestamp::now();
     let mut transitions: Option<i32> = None;
+    let mut backoff = timing.retry_period;
     loop {
         let started = Instant::now();
         let record = LeaderElectionRecord {
@@ -106,6 +109,13 @@ pub(crate) async fn run_member(
             tracing::warn!(lease = %lock.describe(), "member lease not renewed within the renew deadline; leaving the shard ring");
             return MemberEnd::Lost;
         }
+        let wait = if last_ok.is_some() {
+            timing.retry_period
+        } else {
+            let wait = backoff;
+            backoff = (backoff * 2).min(timing.lease_duration);
+            wait
+        };
         tokio::select! {
             biased;
             _ = abandon.cancelled() => return MemberEnd::Abandoned,
@@ -113,7 +123,7 @@ pub(crate) async fn run_member(
                 release(&lock, &timing).await;
                 return MemberEnd::Left;
             }
-            _ = tokio::time::sleep(timing.retry_period) => {}
+            _ = tokio::time::sleep(wait) => {}
         }
     }
 }

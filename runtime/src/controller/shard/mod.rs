@@ -7,15 +7,16 @@
 //!
 //! - **Membership** (module `membership`): each replica keeps a `coordination.k8s.io/v1` Lease of
 //!   its own, `<controller>-shard-<identity>`, renewed every `retry_period` like the leader
-//!   elector's; a replica whose renewals fail for `renew_deadline` stops reconciling. The
-//!   live Leases — judged on the observer's own clock, as client-go judges a leader's
-//!   lease — are the members.
+//!   elector's; a replica whose renewals fail for `renew_deadline` stops reconciling (and
+//!   rejoins, below). The live Leases — judged on the observer's own clock, as client-go
+//!   judges a leader's lease — are the members, named by the Leases' holders.
 //! - **Assignment** (module `ring`, [`owner_of`]): rendezvous hashing of the object key over the members
 //!   (balance and movement are documented there). One replica, elected through an ordinary
 //!   Lease `<controller>-sharder` with the leader elector, is the **sharder**: it watches all
 //!   objects of the controlled type and writes the shard label `shard.kinform.io/<controller>
 //!   =<member>` on each (when it is created and when members change). The sharder's cache
-//!   therefore holds every object; the other replicas' do not.
+//!   therefore holds every object, as metadata only (`PartialObjectMetadata`: labels, owner
+//!   references, resourceVersion); the other replicas' caches hold no extra object.
 //! - **Scoped informers**: each replica's informer of the controlled type, and of the types
 //!   it [`owns`](super::ControllerBuilder::owns), selects `shard.kinform.io/<controller>=<its
 //!   identity>`, so its cache memory and watch traffic fall to about 1/N.
@@ -35,9 +36,10 @@
 //! **Identity.** Each replica needs an identity unique to the running process (a pod name;
 //! a StatefulSet pod restarted under the same name should add a suffix, as a restarted
 //! process must not find objects still labelled for its previous incarnation while they
-//! are being moved away). It must be a valid label value (at most 63 characters of
-//! `[a-zA-Z0-9-_.]`, alphanumeric at both ends), as must the controller's name be a valid
-//! label-key name.
+//! are being moved away — the rule a rejoin follows with `.<n>`). It must be a valid label
+//! value of at most [`MAX_IDENTITY_LEN`] (56) characters of `[a-zA-Z0-9-_.]`, alphanumeric
+//! at both ends, leaving room for the rejoin suffix; no identity may be another's plus
+//! `.<n>`. The controller's name must be a valid label-key name.
 //!
 //! **RBAC** a replica needs, nothing else installed on the cluster:
 //!
@@ -57,10 +59,25 @@
 //!   verbs: ["create", "patch"]
 //! ```
 //!
-//! Not done (yet): a replica whose membership was lost does not rejoin (its
-//! [`Controller::run`](super::Controller::run) returns; restart the process); objects
-//! created by a reconcile are labelled by the sharder after the fact (a reconcile may set the
-//! label itself with [`ShardHandle::identity`]).
+//! **Rejoining.** A replica whose renewals failed for `renew_deadline` (a partition, an
+//! overloaded API server) stops reconciling at once: its workers reconcile no key they have
+//! not started (the reconciles in flight finish), its scoped informers and workqueue are
+//! dropped. Then it joins again, as a new member: it writes its Lease with the holder
+//! `<identity>.<n>` (`n` counting its rejoins), retrying with a backoff from `retry_period`
+//! up to `lease_duration` while the API server cannot be reached, and builds fresh scoped
+//! informers selecting `shard=<identity>.<n>` and a fresh workqueue. The new label value is
+//! what keeps the guarantee: objects still labelled `<identity>` are never in the new
+//! selection, and the sharder, which sees the Lease's holder change, treats `<identity>` as
+//! a member that left and assigns its objects directly — safe, as nothing of the old
+//! membership is reconciling any more when the Lease is written again. So a rejoined replica
+//! reconciles only what the sharder gave it since, about 1/N. Only
+//! [`ShardHandle::abandon`] and the shutdown future end [`Controller::run`](super::Controller::run).
+//! A worker reconciles the deletion of an object only if that object left this replica's
+//! cache; a key of an object it does not hold (mapped from a related object with
+//! [`watches`](super::ControllerBuilder::watches), say) is dropped.
+//!
+//! Not done (yet): objects created by a reconcile are labelled by the sharder after the fact
+//! (a reconcile may set the label itself with [`ShardHandle::identity`]).
 
 mod membership;
 mod plan;
@@ -77,10 +94,11 @@ use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
 use super::ControllerMetricsProvider;
+use crate::informer::InformerScope;
 use crate::leader::{ConfigError, LeaderElectionConfig};
 use crate::workqueue::{CounterMetric, HistogramMetric, SettableGaugeMetric};
-use kinform_client::{Api, Client, Patch, PatchParams};
-use kinform_core::resource::Resource;
+use kinform_client::{Api, Client, PartialObjectMetadata, Patch, PatchParams};
+use kinform_core::resource::{ApiResource, HasMetadata};
 use serde_json::{Value, json};
 
 pub use plan::ShardLabels;
@@ -123,13 +141,49 @@ impl ShardingConfig {
         self
     }
 
-    /// Checks the timing (as [`LeaderElectionConfig::validate`]) and the identity.
+    /// Checks the timing (as [`LeaderElectionConfig::validate`]) and the identity: a label
+    /// value (`[A-Za-z0-9-_.]`, alphanumeric at both ends) of at most
+    /// [`MAX_IDENTITY_LEN`] characters, leaving room for the suffix of a rejoin.
     pub fn validate(&self) -> Result<(), ConfigError> {
         self.timing.validate()?;
-        if self.identity.is_empty() {
+        let id = self.identity.as_str();
+        if id.is_empty() {
             return Err(ConfigError::EmptyIdentity);
         }
-        Ok(())
+        let reason = if id.len() > MAX_IDENTITY_LEN {
+            Some("longer than 56 characters (a label value, with room for a rejoin suffix)")
+        } else if !id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        {
+            Some("not a label value: only [A-Za-z0-9-_.] are allowed")
+        } else if !id.starts_with(|c: char| c.is_ascii_alphanumeric())
+            || !id.ends_with(|c: char| c.is_ascii_alphanumeric())
+        {
+            Some("not a label value: must begin and end with a letter or digit")
+        } else {
+            None
+        };
+        match reason {
+            Some(reason) => Err(ConfigError::InvalidShardIdentity {
+                identity: id.to_owned(),
+                reason,
+            }),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The longest [`ShardingConfig::identity`]: a label value has at most 63 characters, and a
+/// replica that rejoins labels its objects `<identity>.<n>` (see the [module docs](self)).
+pub const MAX_IDENTITY_LEN: usize = 56;
+
+/// The shard label value of a replica's `n`-th membership: its identity, then
+/// `<identity>.<n>` after each rejoin (`n` below a million, so at most 63 characters).
+fn incarnation(identity: &str, n: u64) -> String {
+    match n {
+        0 => identity.to_owned(),
+        n => format!("{identity}.{}", n % 1_000_000),
     }
 }
 
@@ -151,6 +205,10 @@ pub struct ShardStats {
     pub objects_per_shard: BTreeMap<String, usize>,
     /// Whether this replica is the sharder now.
     pub is_sharder: bool,
+    /// Objects in this replica's scoped cache now (0 while it is not a member).
+    pub cached: usize,
+    /// How many times this replica lost its membership and joined again.
+    pub rejoins: u64,
 }
 
 #[derive(Default)]
@@ -161,7 +219,11 @@ struct Counters {
     max_handover_ms: AtomicU64,
     view: Mutex<(Vec<String>, BTreeMap<String, usize>)>,
     is_sharder: std::sync::atomic::AtomicBool,
+    rejoins: AtomicU64,
 }
+
+/// How many objects the current scoped cache holds.
+pub(crate) type CacheLen = Box<dyn Fn() -> usize + Send + Sync>;
 
 /// The metric objects of the sharder's hooks.
 struct Hooks {
@@ -177,8 +239,18 @@ pub(crate) struct Shared {
     pub(crate) config: ShardingConfig,
     pub(crate) labels: ShardLabels,
     pub(crate) client: Client,
+    /// The factory's scope, which each membership narrows to its shard label.
+    base_scope: InformerScope,
+    /// The shard label value of the current membership (see [`incarnation`]).
+    identity: Mutex<Arc<str>>,
+    /// The current membership's number: 0, then one more after each rejoin.
+    incarnation: AtomicU64,
     /// Keys this replica released and has not seen come back.
     pub(crate) released: Mutex<HashSet<String>>,
+    /// Keys whose object left this replica's cache and whose key was not reconciled since.
+    pub(crate) deleted: Mutex<HashSet<String>>,
+    /// The size of the current scoped cache.
+    cache_len: Mutex<Option<CacheLen>>,
     /// Fired to stop renewing without releasing (a crash, as far as the others can tell).
     pub(crate) abandon: CancellationToken,
     /// This replica's view of the member Leases.
@@ -192,6 +264,7 @@ impl Shared {
         controller: String,
         config: ShardingConfig,
         client: Client,
+        base_scope: InformerScope,
         provider: Option<Arc<dyn ControllerMetricsProvider>>,
     ) -> Self {
         let hooks = provider.map(|p| Hooks {
@@ -203,18 +276,52 @@ impl Shared {
         Self {
             labels: ShardLabels::for_controller(&controller),
             members: Mutex::new(membership::MemberTable::new(&controller)),
+            identity: Mutex::new(config.identity.as_str().into()),
+            incarnation: AtomicU64::new(0),
             controller,
             config,
             client,
+            base_scope,
             released: Mutex::new(HashSet::new()),
+            deleted: Mutex::new(HashSet::new()),
+            cache_len: Mutex::new(None),
             abandon: CancellationToken::new(),
             counters: Counters::default(),
             hooks,
         }
     }
 
-    pub(crate) fn identity(&self) -> &str {
-        &self.config.identity
+    /// The shard label value of the current membership.
+    pub(crate) fn identity(&self) -> Arc<str> {
+        self.identity.lock().clone()
+    }
+
+    /// Starts the next membership after a lost one: a new shard label value, nothing
+    /// released or deleted, no cache yet. Returns the new identity.
+    pub(crate) fn next_incarnation(&self) -> Arc<str> {
+        let n = self.incarnation.fetch_add(1, Ordering::SeqCst) + 1;
+        self.counters.rejoins.fetch_add(1, Ordering::Relaxed);
+        let identity: Arc<str> = incarnation(&self.config.identity, n).into();
+        *self.identity.lock() = identity.clone();
+        self.released.lock().clear();
+        self.deleted.lock().clear();
+        identity
+    }
+
+    /// The factory's scope narrowed to the current membership's shard label.
+    pub(crate) fn scope(&self) -> InformerScope {
+        let mut scope = self.base_scope.clone();
+        let own = self.labels.selector(&self.identity());
+        scope.label_selector = Some(match scope.label_selector.take() {
+            Some(user) if !user.is_empty() => format!("{user},{own}"),
+            _ => own,
+        });
+        scope
+    }
+
+    /// Sets (or clears) how to count the current scoped cache.
+    pub(crate) fn set_cache(&self, len: Option<CacheLen>) {
+        *self.cache_len.lock() = len;
     }
 
     pub(crate) fn lease_api(&self) -> Api<Lease> {
@@ -282,19 +389,25 @@ impl Shared {
             members,
             objects_per_shard,
             is_sharder: c.is_sharder.load(Ordering::Relaxed),
+            cached: self.cache_len.lock().as_ref().map_or(0, |len| len()),
+            rejoins: c.rejoins.load(Ordering::Relaxed),
         }
     }
 }
 
-/// Writes `labels` (a JSON map; `null` removes a label) on `obj`, at its resourceVersion.
-pub(crate) async fn write_labels<T: Resource>(
+/// Writes `labels` (a JSON map; `null` removes a label) on `obj`, an object of `resource`,
+/// at its resourceVersion. The answer is asked for as metadata only: nothing reads it.
+pub(crate) async fn write_labels<T: HasMetadata>(
     shared: &Shared,
+    resource: &ApiResource,
     obj: &T,
     labels: Value,
 ) -> Result<(), kinform_client::Error> {
     let api = match obj.namespace() {
-        Some(ns) => Api::<T>::namespaced(shared.client.clone(), ns),
-        None => Api::<T>::all(shared.client.clone()),
+        Some(ns) => {
+            Api::<PartialObjectMetadata>::metadata_namespaced(shared.client.clone(), ns, resource)
+        }
+        None => Api::<PartialObjectMetadata>::metadata_all(shared.client.clone(), resource),
     };
     let patch = json!({"metadata": {"resourceVersion": obj.resource_version(), "labels": labels}});
     api.patch(obj.name(), &PatchParams::default(), &Patch::Merge(patch))
@@ -317,9 +430,18 @@ impl fmt::Debug for ShardHandle {
 }
 
 impl ShardHandle {
-    /// This replica's identity (the value of its shard label).
-    pub fn identity(&self) -> &str {
+    /// The value of this replica's shard label now: its configured identity, or
+    /// `<identity>.<n>` after its `n`-th rejoin.
+    pub fn identity(&self) -> Arc<str> {
         self.0.identity()
+    }
+
+    /// The scope of this membership's informers (the factory's, narrowed to
+    /// [`identity`](Self::identity)'s shard label). A reconcile reads owned objects from
+    /// `factory.informer_in::<C>(handle.scope()).lister()`: the cache whose events reach
+    /// it, replaced by a fresh one after a rejoin.
+    pub fn scope(&self) -> InformerScope {
+        self.0.scope()
     }
 
     /// The label keys.
@@ -333,10 +455,35 @@ impl ShardHandle {
     }
 
     /// Stops renewing this replica's Lease without releasing it, as a crash would: the
-    /// replica stops reconciling (its [`Controller::run`](super::Controller::run) drains and
-    /// returns) and the others take its objects once the Lease expires. For tests and for
-    /// fencing a replica that knows it is unhealthy.
+    /// replica stops reconciling at once (its [`Controller::run`](super::Controller::run)
+    /// finishes the reconciles in flight and returns, without rejoining) and the others take
+    /// its objects once the Lease expires. For tests and for fencing a replica that knows it
+    /// is unhealthy.
     pub fn abandon(&self) {
         self.0.abandon.cancel();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identities_are_label_values_with_room_for_a_rejoin_suffix() {
+        let ok = |id: &str| ShardingConfig::new("ns", id).validate();
+        assert_eq!(ok("replica-0.a_b"), Ok(()));
+        assert_eq!(ok(""), Err(ConfigError::EmptyIdentity));
+        for bad in ["-a", "a-", "a/b", "a b", &"x".repeat(MAX_IDENTITY_LEN + 1)] {
+            assert!(
+                matches!(ok(bad), Err(ConfigError::InvalidShardIdentity { .. })),
+                "{bad:?}"
+            );
+        }
+        assert_eq!(ok(&"x".repeat(MAX_IDENTITY_LEN)), Ok(()));
+        // The longest identity with the longest suffix is still a label value.
+        let longest = incarnation(&"x".repeat(MAX_IDENTITY_LEN), 999_999);
+        assert_eq!(longest.len(), 63);
+        assert_eq!(incarnation("r2", 0), "r2");
+        assert_eq!(incarnation("r2", 1), "r2.1");
     }
 }

@@ -102,21 +102,26 @@ pub(crate) enum Gate {
 
 /// The worker's decision for a key whose cached object has shard label `shard` and drain
 /// label `drain` (`present` false when the cache has no object), where `released` tells
-/// whether this replica handed the key over and has not seen it come back since.
+/// whether this replica handed the key over and has not seen it come back since, and
+/// `deleted` whether the object left this replica's cache (a delete notification of its
+/// scoped informer) and the key was not reconciled since.
 pub(crate) fn gate(
     me: &str,
     present: bool,
     shard: Option<&str>,
     drain: Option<&str>,
     released: bool,
+    deleted: bool,
 ) -> Gate {
     if !present {
-        // Gone from this replica's selection: deleted (reconcile the deletion), or moved away
-        // by our own release (the new owner reconciles it).
-        return if released {
-            Gate::Skip
-        } else {
+        // Gone from this replica's selection: moved away by our own release (the new owner
+        // reconciles it), deleted while ours (reconcile the deletion), or never ours: a key
+        // mapped from a related object, or queued by an earlier membership, of an object
+        // another replica holds.
+        return if deleted && !released {
             Gate::Reconcile
+        } else {
+            Gate::Skip
         };
     }
     if shard != Some(me) {
@@ -170,14 +175,22 @@ mod tests {
 
     #[test]
     fn worker_reconciles_only_its_own_undrained_objects() {
-        assert_eq!(gate("a", true, Some("a"), None, false), Gate::Reconcile);
-        assert_eq!(gate("a", true, Some("a"), None, true), Gate::Reconcile);
         assert_eq!(
-            gate("a", true, Some("a"), Some("b"), false),
+            gate("a", true, Some("a"), None, false, false),
+            Gate::Reconcile
+        );
+        assert_eq!(
+            gate("a", true, Some("a"), None, true, false),
+            Gate::Reconcile
+        );
+        assert_eq!(
+            gate("a", true, Some("a"), Some("b"), false, false),
             Gate::Release { to: "b".into() }
         );
-        assert_eq!(gate("a", true, Some("b"), None, false), Gate::Skip);
-        assert_eq!(gate("a", false, None, None, false), Gate::Reconcile);
-        assert_eq!(gate("a", false, None, None, true), Gate::Skip);
+        assert_eq!(gate("a", true, Some("b"), None, false, false), Gate::Skip);
+        // Deleted while ours: the deletion is reconciled; released or never ours: not.
+        assert_eq!(gate("a", false, None, None, false, true), Gate::Reconcile);
+        assert_eq!(gate("a", false, None, None, true, true), Gate::Skip);
+        assert_eq!(gate("a", false, None, None, false, false), Gate::Skip);
     }
 }

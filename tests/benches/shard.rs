@@ -1,0 +1,539 @@
+//! The sharding benchmark (issue #21): one Widget controller run as 1, 2 and 4 sharded
+//! replicas, and as one plain (unsharded) controller for the baseline, over the same
+//! workload against one `TestApiServer`.
+//!
+//! Every replica is a **child process** of this one (this binary run again with
+//! `SHARD_BENCH_ROLE` set), so its memory is its own: each reports its resident set
+//! (`VmRSS` of `/proc/self/status`) before its controller starts and every 200 ms after,
+//! with the number of Widgets its cache holds and whether it is the sharder. A replica's
+//! **RSS growth** is its RSS after its shard is cached and reconciled less its RSS before
+//! the controller started; its **cache memory** is that growth less the growth of the same
+//! kind of process run against a server with no Widget (the fixed cost of the runtime,
+//! connections, informers, queue and Leases). Both are reported. The server, and the client
+//! that creates and updates the Widgets, run in this process.
+//!
+//! For each replica count N, on a fresh server with `objects` Widgets of `payload` bytes:
+//!
+//! - **sync**: from starting the N processes until their caches together hold every Widget
+//!   (each Widget labelled for its owner, in exactly that owner's cache) and every Widget
+//!   has been reconciled once;
+//! - **reconciles/s**: every Widget's `spec.value` is changed (64 concurrent patches); the
+//!   Widgets divided by the time until every one shows the new value in its `observed`
+//!   annotation (the reconcile's own patch), all replicas together;
+//! - **join**: one more replica starts; the time until every Widget is labelled for its
+//!   owner among N+1 members (the drain-then-release handover of about 1/(N+1) of them,
+//!   process start included);
+//! - **crash** (N >= 2): a replica that is not the sharder is killed (SIGKILL); the time
+//!   until every Widget is labelled for its owner among the survivors (the 4 s lease
+//!   duration, plus the moves).
+//!
+//! Then the sharder's extra cache: one process syncs a full informer of every Widget,
+//! another a metadata-only one (`PartialObjectMetadata`, what the sharder keeps), each
+//! reported less the growth of an informer of no Widget.
+//!
+//! Run (figures in BENCHMARKS.md, `## Sharding`), a few minutes:
+//!
+//! ```text
+//! cargo bench -p kinform-tests --bench shard -- [objects=10000] [payload=4096]
+//! ```
+
+use std::io::Write as _;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::{StreamExt, stream};
+use kinform::client::{AuthConfig, Config, ListParams, Patch, PatchParams, PostParams, Secret};
+use kinform::controller::shard::owner_of;
+use kinform::informer::InformerFactory;
+use kinform::testing::TestApiServer;
+use kinform::{Api, Client, HasMetadata, PartialObjectMetadata, Resource};
+use kinform_tests::shard::{
+    ReplicaOptions, Widget, Witness, register_widgets, start_replica_on, widget,
+};
+use parking_lot::Mutex;
+use serde_json::json;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin, Command};
+use tokio::time::Instant;
+
+/// The shard label of the Widget controller.
+const SHARD: &str = "shard.kinform.io/widgets";
+const DRAIN: &str = "drain.shard.kinform.io/widgets";
+/// Bounds every wait of the benchmark.
+const LIMIT: Duration = Duration::from_secs(300);
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    match std::env::var("SHARD_BENCH_ROLE") {
+        Ok(role) => runtime.block_on(child(&role)),
+        Err(_) => {
+            let args: Vec<usize> = std::env::args()
+                .skip(1)
+                .filter(|a| !a.starts_with("--"))
+                .map(|a| a.parse().expect("arguments: [objects] [payload bytes]"))
+                .collect();
+            let objects = args.first().copied().unwrap_or(10_000);
+            let payload = args.get(1).copied().unwrap_or(4096);
+            runtime.block_on(orchestrate(objects, payload));
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Child processes
+
+/// `VmRSS` of this process, in bytes.
+fn rss() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
+        .map_or(0, |kb| kb * 1024)
+}
+
+fn child_client() -> Client {
+    let var = |name: &str| std::env::var(name).unwrap_or_else(|_| panic!("{name} is set"));
+    let mut config = Config::new(var("SHARD_BENCH_URL").parse().expect("a server URL"));
+    config.default_namespace = "default".into();
+    config.auth = AuthConfig::Token(Secret::new(var("SHARD_BENCH_TOKEN")));
+    Client::new(config).expect("a client")
+}
+
+/// The lines of stdin (tokio's `io-std` is not among the workspace's features: a thread
+/// reads them); the channel closes with stdin.
+fn stdin_lines() -> tokio::sync::mpsc::UnboundedReceiver<String> {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    std::thread::spawn(move || {
+        for line in std::io::stdin().lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+/// Prints one status line: `<cached> <rss> <baseline> <is sharder>`.
+fn report(cached: usize, baseline: u64, sharder: bool) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{cached} {} {baseline} {}", rss(), u8::from(sharder));
+    let _ = out.flush();
+}
+
+/// A child: `replica`, `plain` (an unsharded controller), or `cache-full` /
+/// `cache-metadata` (one informer of every Widget). Ends when its stdin closes; a replica
+/// leaves gracefully on the line `leave`.
+async fn child(role: &str) {
+    let client = child_client();
+    let baseline = rss();
+    let mut stdin = stdin_lines();
+    if let Some(metadata) = match role {
+        "cache-full" => Some(false),
+        "cache-metadata" => Some(true),
+        _ => None,
+    } {
+        let factory = InformerFactory::new(client);
+        let store_len: Box<dyn Fn() -> usize> = if metadata {
+            let informer = factory.metadata_informer(&Widget::api_resource());
+            Box::new(move || informer.store().len())
+        } else {
+            let informer = factory.informer::<Widget>();
+            Box::new(move || informer.store().len())
+        };
+        factory.start();
+        factory
+            .wait_for_cache_sync(LIMIT)
+            .await
+            .expect("the cache syncs");
+        report(store_len(), baseline, false);
+        let _ = stdin.recv().await;
+        return;
+    }
+    let identity = std::env::var("SHARD_BENCH_ID").expect("SHARD_BENCH_ID is set");
+    let options = ReplicaOptions {
+        sharded: role == "replica",
+        overlap_window: Duration::ZERO,
+        ..ReplicaOptions::default()
+    };
+    let replica = start_replica_on(client, &identity, &Witness::new(), &options);
+    let reporting = async {
+        loop {
+            let sharder = replica.shard.as_ref().is_some_and(|s| s.stats().is_sharder);
+            report(replica.cached(), baseline, sharder);
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    };
+    tokio::select! {
+        () = reporting => {}
+        line = stdin.recv() => {
+            if line.as_deref() == Some("leave") {
+                replica.shutdown().await;
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The orchestrator
+
+/// The last status a child reported.
+#[derive(Clone, Copy, Debug, Default)]
+struct Status {
+    cached: usize,
+    rss: u64,
+    baseline: u64,
+    sharder: bool,
+}
+
+impl Status {
+    fn growth(&self) -> u64 {
+        self.rss.saturating_sub(self.baseline)
+    }
+}
+
+/// A child process and its latest status.
+struct Proc {
+    id: String,
+    child: Child,
+    stdin: Option<ChildStdin>,
+    status: Arc<Mutex<Option<Status>>>,
+}
+
+impl Proc {
+    fn spawn(server: &TestApiServer, role: &str, id: &str) -> Self {
+        let mut child = Command::new(std::env::current_exe().expect("this binary"))
+            .env("SHARD_BENCH_ROLE", role)
+            .env("SHARD_BENCH_URL", server.url())
+            .env("SHARD_BENCH_TOKEN", server.token_for(id, &[]))
+            .env("SHARD_BENCH_ID", id)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("a child process");
+        let stdin = child.stdin.take();
+        let mut lines = BufReader::new(child.stdout.take().expect("piped stdout")).lines();
+        let status = Arc::new(Mutex::new(None));
+        let s = status.clone();
+        tokio::spawn(async move {
+            while let Ok(Some(line)) = lines.next_line().await {
+                let f: Vec<u64> = line
+                    .split_whitespace()
+                    .filter_map(|v| v.parse().ok())
+                    .collect();
+                if let [cached, rss, baseline, sharder] = f[..] {
+                    *s.lock() = Some(Status {
+                        cached: usize::try_from(cached).unwrap_or(usize::MAX),
+                        rss,
+                        baseline,
+                        sharder: sharder == 1,
+                    });
+                }
+            }
+        });
+        Self {
+            id: id.to_owned(),
+            child,
+            stdin,
+            status,
+        }
+    }
+
+    fn status(&self) -> Status {
+        self.status.lock().unwrap_or_default()
+    }
+
+    fn reported(&self) -> bool {
+        self.status.lock().is_some()
+    }
+
+    async fn kill(mut self) {
+        let _ = self.child.kill().await;
+    }
+
+    async fn leave(mut self) {
+        if let Some(stdin) = &mut self.stdin {
+            let _ = stdin.write_all(b"leave\n").await;
+        }
+        let _ = tokio::time::timeout(LIMIT, self.child.wait()).await;
+    }
+}
+
+fn mib(bytes: u64) -> f64 {
+    #[allow(clippy::cast_precision_loss)]
+    let b = bytes as f64;
+    b / (1024.0 * 1024.0)
+}
+
+/// Polls `done` every 100 ms until it holds; returns the time taken.
+async fn wait_for(what: &str, mut done: impl AsyncFnMut() -> bool) -> Duration {
+    let started = Instant::now();
+    while !done().await {
+        assert!(started.elapsed() < LIMIT, "{what}: not within {LIMIT:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    started.elapsed()
+}
+
+/// Every Widget's metadata (labels and annotations are all the checks read).
+async fn metadata(meta: &Api<PartialObjectMetadata>) -> Vec<PartialObjectMetadata> {
+    meta.list(&ListParams::default())
+        .await
+        .map(|l| l.items)
+        .unwrap_or_default()
+}
+
+/// Whether every Widget is labelled for its owner among `members`, none is draining, and
+/// each has observed `value`.
+async fn settled(meta: &Api<PartialObjectMetadata>, members: &[String], value: i64) -> bool {
+    let want = value.to_string();
+    let items = metadata(meta).await;
+    !items.is_empty()
+        && items.iter().all(|w| {
+            let labels = w.labels();
+            let placed = members.is_empty()
+                || labels.get(SHARD).map(String::as_str)
+                    == owner_of(&w.key(), members.iter().map(String::as_str))
+                    && !labels.contains_key(DRAIN);
+            placed && w.annotations().get("observed") == Some(&want)
+        })
+}
+
+async fn set_values(api: &Api<Widget>, objects: usize, value: i64) {
+    stream::iter(0..objects)
+        .for_each_concurrent(64, |i| async move {
+            api.patch(
+                &format!("w-{i:05}"),
+                &PatchParams::default(),
+                &Patch::Merge(json!({"spec": {"value": value}})),
+            )
+            .await
+            .expect("update a widget");
+        })
+        .await;
+}
+
+/// One row of the results.
+#[derive(Default)]
+struct Row {
+    label: String,
+    sync: Duration,
+    throughput: f64,
+    memory: Vec<(String, u64, bool)>,
+    join: Option<Duration>,
+    crash: Option<Duration>,
+}
+
+/// A fresh server with `objects` Widgets of `payload` bytes.
+async fn populate(objects: usize, payload: usize) -> (TestApiServer, Api<Widget>) {
+    let server = TestApiServer::start().await.expect("the server starts");
+    register_widgets(&server);
+    let api: Api<Widget> = Api::namespaced(server.client().expect("a client"), "default");
+    let body = "x".repeat(payload);
+    stream::iter(0..objects)
+        .for_each_concurrent(64, |i| {
+            let (api, body) = (&api, &body);
+            async move {
+                let mut w = widget(&format!("w-{i:05}"), 0);
+                w.spec.payload.clone_from(body);
+                api.create(&PostParams::default(), &w)
+                    .await
+                    .expect("create a widget");
+            }
+        })
+        .await;
+    (server, api)
+}
+
+/// Runs `n` replicas (0: one plain controller) through the workload.
+async fn run(n: usize, objects: usize, payload: usize) -> Row {
+    let (server, api) = populate(objects, payload).await;
+    let meta = Api::<PartialObjectMetadata>::metadata_namespaced(
+        server.client().expect("a client"),
+        "default",
+        &Widget::api_resource(),
+    );
+    let (role, count) = if n == 0 { ("plain", 1) } else { ("replica", n) };
+    let mut members: Vec<String> = if n == 0 {
+        Vec::new()
+    } else {
+        (0..n).map(|i| format!("r{i}")).collect()
+    };
+    let started = Instant::now();
+    let mut procs: Vec<Proc> = (0..count)
+        .map(|i| Proc::spawn(&server, role, &format!("r{i}")))
+        .collect();
+    let total_cached = |procs: &[Proc]| procs.iter().map(|p| p.status().cached).sum::<usize>();
+    wait_for("sync", async || {
+        total_cached(&procs) == objects && settled(&meta, &members, 0).await
+    })
+    .await;
+    let sync = started.elapsed();
+    // Let the replicas report their settled state.
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let memory = procs
+        .iter()
+        .map(|p| {
+            let s = p.status();
+            (p.id.clone(), s.growth(), s.sharder)
+        })
+        .collect();
+    let updated = Instant::now();
+    set_values(&api, objects, 1).await;
+    wait_for("updates", async || settled(&meta, &members, 1).await).await;
+    #[allow(clippy::cast_precision_loss)]
+    let throughput = objects as f64 / updated.elapsed().as_secs_f64();
+    let mut row = Row {
+        label: if n == 0 {
+            "1 (not sharded)".to_owned()
+        } else {
+            n.to_string()
+        },
+        sync,
+        throughput,
+        memory,
+        ..Row::default()
+    };
+    if n > 0 {
+        let joined = Instant::now();
+        let id = format!("r{n}");
+        procs.push(Proc::spawn(&server, role, &id));
+        members.push(id);
+        wait_for("join", async || settled(&meta, &members, 1).await).await;
+        row.join = Some(joined.elapsed());
+    }
+    if n >= 2 {
+        let victim = procs
+            .iter()
+            .position(|p| !p.status().sharder)
+            .expect("a replica that is not the sharder");
+        let victim = procs.remove(victim);
+        members.retain(|m| *m != victim.id);
+        let crashed = Instant::now();
+        victim.kill().await;
+        wait_for("crash", async || settled(&meta, &members, 1).await).await;
+        row.crash = Some(crashed.elapsed());
+    }
+    for p in procs {
+        p.kill().await;
+    }
+    server.shutdown().await;
+    row
+}
+
+/// The growth of a process that syncs one informer of every Widget (`cache-full` or
+/// `cache-metadata`).
+async fn cache_probe(objects: usize, payload: usize, role: &str) -> u64 {
+    let (server, _api) = populate(objects, payload).await;
+    let p = Proc::spawn(&server, role, "probe");
+    wait_for(role, async || p.reported() && p.status().cached == objects).await;
+    let growth = p.status().growth();
+    p.leave().await;
+    server.shutdown().await;
+    growth
+}
+
+/// The RSS growth of a `role` process (`plain` or `replica`) with no Widget at all: what
+/// a replica costs whatever it caches (runtime, client, informers, queue, Leases; for a
+/// replica, which is then the sharder, its metadata informer too). Measured once it
+/// reports a synced state (a replica: once it is the sharder) and 2 s more.
+async fn fixed_cost(role: &str) -> u64 {
+    let (server, _api) = populate(0, 0).await;
+    let p = Proc::spawn(&server, role, "r0");
+    wait_for(role, async || {
+        p.reported() && (role == "plain" || p.status().sharder)
+    })
+    .await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let growth = p.status().growth();
+    p.kill().await;
+    server.shutdown().await;
+    growth
+}
+
+async fn orchestrate(objects: usize, payload: usize) {
+    eprintln!("sharding benchmark: {objects} Widgets of {payload} payload bytes");
+    let fixed_plain = fixed_cost("plain").await;
+    let fixed_replica = fixed_cost("replica").await;
+    eprintln!(
+        "  fixed cost (no Widget): plain {:.1} MiB, sharded replica {:.1} MiB",
+        mib(fixed_plain),
+        mib(fixed_replica)
+    );
+    let mut rows = Vec::new();
+    for n in [0, 1, 2, 4] {
+        let row = run(n, objects, payload).await;
+        eprintln!(
+            "  {}: sync {:?}, {:.0} reconciles/s",
+            row.label, row.sync, row.throughput
+        );
+        rows.push(row);
+    }
+    // Cache memory: a replica's growth less the fixed cost of its kind.
+    let cache = |i: usize, growth: u64| {
+        growth.saturating_sub(if i == 0 { fixed_plain } else { fixed_replica })
+    };
+    let single = cache(0, rows[0].memory[0].1);
+    println!(
+        "\n| replicas | sync | reconciles/s (all) | RSS growth per replica (MiB) | cache = growth - fixed (MiB) | cache vs single/N | join handover | crash handover |"
+    );
+    println!("|---|---|---|---|---|---|---|---|");
+    for (i, row) in rows.iter().enumerate() {
+        let n = [1u64, 1, 2, 4][i];
+        let show = |f: &dyn Fn(u64) -> String| -> Vec<String> {
+            row.memory
+                .iter()
+                .map(|(id, g, sharder)| {
+                    let mark = if *sharder && i > 0 { " (sharder)" } else { "" };
+                    format!("{id} {}{mark}", f(*g))
+                })
+                .collect()
+        };
+        let growth = show(&|g| format!("{:.1}", mib(g)));
+        let cached = show(&|g| format!("{:.1}", mib(cache(i, g))));
+        #[allow(clippy::cast_precision_loss)]
+        let ratios: Vec<String> = row
+            .memory
+            .iter()
+            .filter(|(_, _, sharder)| i == 0 || !sharder || n == 1)
+            .map(|(_, g, _)| format!("{:.2}x", cache(i, *g) as f64 / (single as f64 / n as f64)))
+            .collect();
+        let opt =
+            |d: Option<Duration>| d.map_or("-".to_owned(), |d| format!("{:.2} s", d.as_secs_f64()));
+        println!(
+            "| {} | {:.2} s | {:.0} | {} | {} | {} | {} | {} |",
+            row.label,
+            row.sync.as_secs_f64(),
+            row.throughput,
+            growth.join(", "),
+            cached.join(", "),
+            ratios.join(", "),
+            opt(row.join),
+            opt(row.crash)
+        );
+    }
+    println!(
+        "\nfixed cost (no Widget): plain controller {:.1} MiB, sharded replica {:.1} MiB",
+        mib(fixed_plain),
+        mib(fixed_replica)
+    );
+    let empty = cache_probe(0, payload, "cache-full").await;
+    let full = cache_probe(objects, payload, "cache-full").await;
+    let meta = cache_probe(objects, payload, "cache-metadata").await;
+    let (full, meta) = (full.saturating_sub(empty), meta.saturating_sub(empty));
+    #[allow(clippy::cast_precision_loss)]
+    let share = meta as f64 / full as f64;
+    println!(
+        "sharder's cache of every Widget (growth less an empty informer's, {:.1} MiB): full objects {:.1} MiB, metadata only {:.1} MiB ({:.0}%)",
+        mib(empty),
+        mib(full),
+        mib(meta),
+        share * 100.0
+    );
+}
