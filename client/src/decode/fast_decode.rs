@@ -212,4 +212,4 @@ fn remove_managed_fields(tape: &mut Vec<Node<'_>>) {
 }
 
 #[cfg(test)]
-mod tests;
+pub(super) mod tests;
