@@ -49,8 +49,10 @@
 //!   k8s-openapi type; BENCHMARKS.md, "Informer"). A compact struct still holds one heap
 //!   block per string and per container; interning shares only the strings that repeat
 //!   across objects (namespaces, label pairs, images, node names), a minority of the bytes.
-//!   JSON text is already the compact form: one block per object. Measured: see
-//!   BENCHMARKS.md, "Lean cache".
+//!   JSON text is already the compact form: one block per object. Measured with
+//!   `benches/compare` (BENCHMARKS.md, "Lean cache"), 10,000 realistic pods: 6.8 KB of live
+//!   heap per cached pod against the default cache's 25.0 KB and kube-rs's 34.6 KB (0.20x),
+//!   RSS 0.21x kube-rs's; at 100,000 pods 0.19x for both.
 //! - **Every type at once.** Built-ins, generated CRD types, derived types and
 //!   `DynamicObject` are all covered by one generic type, with no generated code to compile
 //!   (the CRD corpus's generated types already take minutes to build).
@@ -59,8 +61,9 @@
 //!   conversion can drop or rewrite a value. A generated pair of conversions would have to
 //!   be proven lossless per type.
 //! - **CPU.** Building a `Lean<K>` decodes only the metadata and copies the other members'
-//!   text into one buffer, which costs less than building `K` (no allocation per value); the
-//!   watch figures in BENCHMARKS.md compare the CPU per event.
+//!   text into one buffer, which costs less than building `K` (no allocation per value):
+//!   in the same run, 0.53x the default cache's CPU per pod for a streaming sync and 0.95x
+//!   its CPU per event for a burst of small ConfigMap events (user CPU 0.89x).
 //!
 //! What it costs: reading a field outside `metadata` decodes it ([`Lean::view`] decodes only
 //! the fields a view type names, borrowing strings; [`Lean::decode`] the whole object).

@@ -2,7 +2,9 @@
 //! measured in one run against one TestApiServer preloaded with realistic pods.
 //!
 //! `kinform-compare [PODS] [EVENTS] [watch]` (defaults 10000 and 20000; `watch` runs only the
-//! watch scenarios) is the orchestrator: it
+//! watch scenarios; PODS may be a comma list, `10000,100000`, for the sync scenarios at each
+//! size in one run, each against a server of its own, summed up at the end with the lean
+//! cache's figures beside the default cache's) is the orchestrator: it
 //! starts the server as a child process (`server PODS`), then runs every scenario as its own
 //! child process (`client SCENARIO URL [EVENTS]`), so each library's RSS is read from a
 //! fresh process (`/proc/self/status`: `VmRSS`, `VmHWM`, and a 2 ms `VmRSS` sampler for the
