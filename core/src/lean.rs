@@ -4,7 +4,9 @@
 //! An informer caches objects for the life of a process, and most handlers and listers only
 //! read their keys, labels, owners or deletion state. `Lean<K>` is the cached form that pays
 //! for those alone: opt in per informer by naming the type,
-//! `factory.informer::<Lean<Pod>>()` instead of `factory.informer::<Pod>()` (issue #20). The
+//! `factory.informer::<Lean<Pod>>()` instead of `factory.informer::<Pod>()` (issue #20; for a
+//! resource known at run time, `factory.dynamic_lean_informer(&resource)` caches
+//! `Lean<DynamicObject>`). The
 //! informer, its store, indexes, label selectors, handlers and listers are the same code:
 //! `Lean<K>` is a [`Resource`] with `K`'s group, version, kind and scope, and a
 //! [`HasMetadata`] whose `metadata()` is the object's `ObjectMeta`, decoded exactly (minus

@@ -1,9 +1,11 @@
 //! The lean cache (issue #20) against TestApiServer: an informer of `Lean<Pod>` holds, for
 //! every object, exactly the `Pod` the default cache holds (paged and streaming lists,
 //! `managedFields` dropped or kept); index functions, label selectors, listers and handlers
-//! work on lean objects from their metadata, with views of the body; and the typed API's verbs
-//! take and give lean objects. The informer contract's own tests run with the lean cache too
-//! (`informer_api`, `informer_faults`, `informer_relist_reuse`: `lean_cache::*`).
+//! work on lean objects from their metadata, with views of the body; the typed API's verbs
+//! take and give lean objects; the factory's dynamic lean informer (`Lean<DynamicObject>`)
+//! decodes to what its dynamic informer holds. The informer contract's own tests run with
+//! the lean cache too (`informer_api`, `informer_faults`, `informer_relist_reuse`:
+//! `lean_cache::*`).
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -15,7 +17,7 @@ use kinform::informer::{EventHandlerFns, InformerFactory};
 use kinform::reflector::ListMode;
 use kinform::store::IndexFn;
 use kinform::testing::TestApiServer;
-use kinform::{Api, HasMetadata, LabelSelector, Lean, ListParams};
+use kinform::{Api, HasMetadata, LabelSelector, Lean, ListParams, Resource};
 use parking_lot::Mutex;
 use serde::Deserialize;
 
@@ -56,6 +58,31 @@ async fn the_lean_cache_decodes_to_what_the_default_cache_holds() {
         }
         factory.shutdown().await;
     }
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dynamic_lean_informers_decode_to_the_dynamic_objects() {
+    let server = TestApiServer::builder().pods(30).start().await.unwrap();
+    let factory = InformerFactory::new(client(&server, 3));
+    let ar = Pod::api_resource();
+    let dynamic = factory.dynamic_informer(&ar);
+    let lean = factory.dynamic_lean_informer(&ar);
+    factory.start();
+    factory
+        .wait_for_cache_sync(Duration::from_secs(30))
+        .await
+        .unwrap();
+    assert_eq!(lean.store().len(), 30);
+    for obj in dynamic.store().list() {
+        let cached = lean.store().get(&obj.key()).unwrap();
+        assert!(
+            cached.metadata().managed_fields.is_none(),
+            "dropped by default"
+        );
+        assert_eq!(cached.decode().unwrap(), *obj);
+    }
+    factory.shutdown().await;
     server.shutdown().await;
 }
 

@@ -17,6 +17,7 @@ use crate::lister::Lister;
 use crate::reflector::ListerWatcher;
 use crate::reflector::{ListMode, ReflectorConfig};
 use kinform_client::{Api, Client, DynamicObject, PartialObjectMetadata};
+use kinform_core::Lean;
 use kinform_core::resource::{ApiResource, HasMetadata, Resource};
 
 /// The factory's default transform: drops `metadata.managedFields`, which controllers
@@ -356,6 +357,25 @@ impl InformerFactory {
     /// A lister over the cache of [`dynamic_informer`](Self::dynamic_informer).
     pub fn dynamic_lister(&self, resource: &ApiResource) -> Lister<DynamicObject> {
         self.dynamic_informer(resource).lister()
+    }
+
+    /// The shared informer of a resource known at run time, caching lean objects
+    /// ([`Lean<DynamicObject>`](kinform_core::Lean): decoded metadata, the rest as JSON
+    /// text, decoded on demand): the lean cache of [`dynamic_informer`](Self::dynamic_informer).
+    pub fn dynamic_lean_informer(
+        &self,
+        resource: &ApiResource,
+    ) -> Arc<SharedIndexInformer<Lean<DynamicObject>>> {
+        let client = self.client().clone();
+        let r = resource.clone();
+        self.get_or_create(
+            resource.clone(),
+            self.inner.options.scope.clone(),
+            move |ns| match ns {
+                Some(ns) => Api::namespaced_with(client, ns, &r),
+                None => Api::all_with(client, &r),
+            },
+        )
     }
 
     /// The shared informer of a resource caching only metadata
