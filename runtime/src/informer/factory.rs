@@ -19,6 +19,7 @@ use crate::reflector::{ListMode, ReflectorConfig};
 use kinform_client::{Api, Client, DynamicObject, PartialObjectMetadata};
 use kinform_core::Lean;
 use kinform_core::resource::{ApiResource, HasMetadata, Resource};
+use serde::de::DeserializeOwned;
 
 /// The factory's default transform: drops `metadata.managedFields`, which controllers
 /// rarely read and which is often the largest part of an object (kube-controller-manager
@@ -342,6 +343,14 @@ impl InformerFactory {
         &self,
         resource: &ApiResource,
     ) -> Arc<SharedIndexInformer<DynamicObject>> {
+        self.run_time_informer(resource)
+    }
+
+    /// The shared informer of `resource` caching `K`s decoded from its objects.
+    fn run_time_informer<K>(&self, resource: &ApiResource) -> Arc<SharedIndexInformer<K>>
+    where
+        K: HasMetadata + Clone + DeserializeOwned,
+    {
         let client = self.client().clone();
         let r = resource.clone();
         self.get_or_create(
@@ -366,16 +375,7 @@ impl InformerFactory {
         &self,
         resource: &ApiResource,
     ) -> Arc<SharedIndexInformer<Lean<DynamicObject>>> {
-        let client = self.client().clone();
-        let r = resource.clone();
-        self.get_or_create(
-            resource.clone(),
-            self.inner.options.scope.clone(),
-            move |ns| match ns {
-                Some(ns) => Api::namespaced_with(client, ns, &r),
-                None => Api::all_with(client, &r),
-            },
-        )
+        self.run_time_informer(resource)
     }
 
     /// The shared informer of a resource caching only metadata
