@@ -17,6 +17,7 @@
 pub mod crd;
 pub mod defaulting;
 pub mod key;
+pub mod lean;
 pub mod params;
 pub mod resource;
 pub mod selector;
@@ -25,6 +26,7 @@ pub mod value;
 pub mod watch_event;
 
 pub use key::ObjectKey;
+pub use lean::{Lean, LeanError};
 pub use params::{ListParams, ResourceVersionMatch, WatchParams};
 pub use resource::{ApiResource, HasMetadata, Resource, Scope};
 pub use selector::{FieldSelector, LabelSelector};

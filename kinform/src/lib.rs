@@ -69,7 +69,7 @@
 pub use kinform_client as client;
 #[cfg(feature = "derive")]
 pub use kinform_core::crd;
-pub use kinform_core::{defaulting, resource, selector, value};
+pub use kinform_core::{defaulting, lean, resource, selector, value};
 pub use kinform_runtime::{
     controller, events, fifo, informer, leader, lister, reflector, store, workqueue,
 };
@@ -78,7 +78,7 @@ pub use kinform_testserver as testing;
 
 pub use kinform_client::{Api, Client, Config, DynamicObject, Error, PartialObjectMetadata};
 pub use kinform_core::{
-    ApiResource, FieldSelector, HasMetadata, LabelSelector, ListParams, Resource, Scope,
+    ApiResource, FieldSelector, HasMetadata, LabelSelector, Lean, ListParams, Resource, Scope,
     WatchEvent, WatchParams,
 };
 pub use kinform_runtime::reflector::ListerWatcher;

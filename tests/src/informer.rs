@@ -1,5 +1,9 @@
 //! Shared helpers of the informer integration tests: a TestApiServer, clients, a recording
 //! handler and the checks of the informer contract.
+//!
+//! The contract holds whichever form the cache keeps objects in: the tests are written over
+//! [`PodCache`] (a `Pod`, or the lean cache's `Lean<Pod>`) and instantiated for both by
+//! [`for_each_cache!`](crate::for_each_cache).
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -10,8 +14,39 @@ use kinform::client::{DeleteParams, Patch, PatchParams, PostParams};
 use kinform::fifo::Deleted;
 use kinform::informer::{EventHandler, InformerFactory, SharedIndexInformer};
 use kinform::testing::TestApiServer;
-use kinform::{Api, Client, HasMetadata, ListParams};
+use kinform::{Api, Client, HasMetadata, Lean, ListParams, Resource};
 use parking_lot::Mutex;
+
+/// What an informer of pods may cache: the `Pod` itself (the default cache) or the lean
+/// cache's `Lean<Pod>`.
+pub trait PodCache: Resource + std::fmt::Debug {}
+impl PodCache for Pod {}
+impl PodCache for Lean<Pod> {}
+
+/// Instantiates generic test functions (`async fn name<K: PodCache>()`) as tokio tests for
+/// each form of the cache: `default_cache::name` (`Pod`) and `lean_cache::name`
+/// (`Lean<Pod>`), so that one test body checks the informer contract for both.
+#[macro_export]
+macro_rules! for_each_cache {
+    ($($test:ident),* $(,)?) => {
+        mod default_cache {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $test() {
+                    super::$test::<k8s_openapi::api::core::v1::Pod>().await
+                }
+            )*
+        }
+        mod lean_cache {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $test() {
+                    super::$test::<kinform::Lean<k8s_openapi::api::core::v1::Pod>>().await
+                }
+            )*
+        }
+    };
+}
 
 /// A client of `server` that retries a failed request `retries` times.
 pub fn client(server: &TestApiServer, retries: u32) -> Client {
@@ -55,7 +90,7 @@ pub enum Seen {
     Delete(Option<u64>, bool),
 }
 
-fn rv(p: &Pod) -> u64 {
+fn rv<K: HasMetadata>(p: &K) -> u64 {
     p.resource_version().parse().unwrap_or(0)
 }
 
@@ -69,27 +104,27 @@ pub struct Recorder {
 /// A handler recording into a shared [`Recorder`].
 pub struct Rec(pub Arc<Recorder>);
 
-impl EventHandler<Pod> for Rec {
-    fn on_add(&self, obj: &Arc<Pod>, initial: bool) {
+impl<K: HasMetadata> EventHandler<K> for Rec {
+    fn on_add(&self, obj: &Arc<K>, initial: bool) {
         self.0
             .seen
             .lock()
             .entry(obj.key())
             .or_default()
-            .push(Seen::Add(rv(obj), initial));
+            .push(Seen::Add(rv(&**obj), initial));
     }
-    fn on_update(&self, old: &Arc<Pod>, new: &Arc<Pod>) {
+    fn on_update(&self, old: &Arc<K>, new: &Arc<K>) {
         self.0
             .seen
             .lock()
             .entry(new.key())
             .or_default()
-            .push(Seen::Update(rv(old), rv(new)));
+            .push(Seen::Update(rv(&**old), rv(&**new)));
     }
-    fn on_delete(&self, d: &Deleted<Pod>) {
+    fn on_delete(&self, d: &Deleted<K>) {
         let key = d.key().to_key();
         let (r, tomb) = match d {
-            Deleted::Object(o) => (Some(rv(o)), false),
+            Deleted::Object(o) => (Some(rv(&**o)), false),
             Deleted::FinalStateUnknown { last_known, .. } => (last_known.as_deref().map(rv), true),
         };
         self.0
@@ -113,12 +148,12 @@ pub async fn server_state(api: &Api<Pod>) -> BTreeMap<String, u64> {
 }
 
 /// The informer's cached pods, key -> resourceVersion.
-pub fn cache_state(informer: &SharedIndexInformer<Pod>) -> BTreeMap<String, u64> {
+pub fn cache_state<K: HasMetadata>(informer: &SharedIndexInformer<K>) -> BTreeMap<String, u64> {
     informer
         .store()
         .list()
         .iter()
-        .map(|p| (p.key(), rv(p)))
+        .map(|p| (p.key(), rv(&**p)))
         .collect()
 }
 

@@ -1,6 +1,7 @@
 //! Acceptance: informers against TestApiServer with every fault in turn and together, while
 //! pods are created, updated and deleted concurrently. After the faults stop, the cache
-//! equals the server's state exactly and every handler saw a consistent history.
+//! equals the server's state exactly and every handler saw a consistent history. Each
+//! scenario runs with the default cache and with the lean cache (`for_each_cache!`).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -14,7 +15,7 @@ use kinform::testing::TestApiServer;
 use kinform_tests::eventually;
 use kinform_tests::informer::*;
 
-async fn run_scenario(
+async fn run_scenario<K: PodCache>(
     name: &str,
     history_window: usize,
     expect: fn(&MetricsSnapshot, usize) -> bool,
@@ -35,7 +36,7 @@ async fn run_scenario(
     // Some objects exist before the informer starts.
     churn(&writer, 10, |_| {}).await;
 
-    let informer = factory.informer::<Pod>();
+    let informer = factory.informer::<K>();
     let early = Arc::new(Recorder::default());
     let early_reg = informer.add_event_handler(Rec(early.clone()));
     let errors = Arc::new(AtomicUsize::new(0));
@@ -93,9 +94,8 @@ async fn run_scenario(
     server.shutdown().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn no_faults() {
-    run_scenario(
+async fn no_faults<K: PodCache>() {
+    run_scenario::<K>(
         "no faults",
         10_000,
         |m, e| e == 0 && m.lists == 1,
@@ -104,9 +104,8 @@ async fn no_faults() {
     .await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn watch_ends_every_k_events() {
-    run_scenario(
+async fn watch_ends_every_k_events<K: PodCache>() {
+    run_scenario::<K>(
         "watch limit",
         10_000,
         |m, _| m.watches >= 10,
@@ -120,9 +119,8 @@ async fn watch_ends_every_k_events() {
     .await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn compaction_forces_410_relists() {
-    run_scenario(
+async fn compaction_forces_410_relists<K: PodCache>() {
+    run_scenario::<K>(
         "compaction",
         30,
         |m, e| e > 0 && m.lists > 1,
@@ -152,9 +150,8 @@ async fn compaction_forces_410_relists() {
     .await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn throttling_and_internal_errors() {
-    run_scenario(
+async fn throttling_and_internal_errors<K: PodCache>() {
+    run_scenario::<K>(
         "429/500",
         10_000,
         |m, e| e > 0 && m.watches > 1,
@@ -175,9 +172,8 @@ async fn throttling_and_internal_errors() {
     .await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn api_server_restarts() {
-    run_scenario(
+async fn api_server_restarts<K: PodCache>() {
+    run_scenario::<K>(
         "restarts",
         10_000,
         |m, _| m.watches > 3,
@@ -191,9 +187,8 @@ async fn api_server_restarts() {
     .await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn every_fault_together() {
-    run_scenario(
+async fn every_fault_together<K: PodCache>() {
+    run_scenario::<K>(
         "together",
         40,
         |m, e| e > 0 && m.watches > 3,
@@ -214,3 +209,12 @@ async fn every_fault_together() {
     )
     .await;
 }
+
+kinform_tests::for_each_cache!(
+    no_faults,
+    watch_ends_every_k_events,
+    compaction_forces_410_relists,
+    throttling_and_internal_errors,
+    api_server_restarts,
+    every_fault_together
+);

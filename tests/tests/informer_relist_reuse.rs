@@ -2,6 +2,7 @@
 //! cached `Arc`s instead of decoding them again, and notifies as client-go does: unchanged
 //! objects are resyncs (no update for a handler without resync). That a changed
 //! resourceVersion is decoded is tested beside the decoder (`client::api::list_decode`).
+//! Both with the default cache and with the lean cache (`for_each_cache!`).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -26,19 +27,22 @@ async fn until(mut f: impl FnMut() -> bool) {
     panic!("condition not reached");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn relist_reuses_unchanged_objects() {
-    relist_reuses(ListMode::Paged).await;
+async fn relist_reuses_unchanged_objects<K: PodCache>() {
+    relist_reuses::<K>(ListMode::Paged).await;
 }
 
 /// The same through a streaming list (the default `Auto` mode): the initial events of the
 /// relist reuse the cached objects.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn streaming_relist_reuses_unchanged_objects() {
-    relist_reuses(ListMode::Streaming).await;
+async fn streaming_relist_reuses_unchanged_objects<K: PodCache>() {
+    relist_reuses::<K>(ListMode::Streaming).await;
 }
 
-async fn relist_reuses(mode: ListMode) {
+kinform_tests::for_each_cache!(
+    relist_reuses_unchanged_objects,
+    streaming_relist_reuses_unchanged_objects
+);
+
+async fn relist_reuses<K: PodCache>(mode: ListMode) {
     let server = TestApiServer::start().await.unwrap();
     let api: Api<Pod> = Api::namespaced(client(&server, 3), "default");
     for i in 0..30 {
@@ -54,19 +58,19 @@ async fn relist_reuses(mode: ListMode) {
             c.page_size = 7;
         })
         .build();
-    let informer = factory.informer::<Pod>();
+    let informer = factory.informer::<K>();
     let updates = Arc::new(AtomicUsize::new(0));
     let u = Arc::clone(&updates);
-    informer.add_event_handler(EventHandlerFns::new().on_update(
-        move |_: &Arc<Pod>, _: &Arc<Pod>| {
+    informer.add_event_handler(
+        EventHandlerFns::new().on_update(move |_: &Arc<K>, _: &Arc<K>| {
             u.fetch_add(1, Ordering::SeqCst);
-        },
-    ));
+        }),
+    );
     factory.start();
     informer.wait_for_sync().await;
     // Every initial add delivered, so that the change below is not coalesced into one.
     until(|| informer.pending_notifications() == 0).await;
-    let lister = factory.lister::<Pod>();
+    let lister = factory.lister::<K>();
     // One change through the watch: an update.
     let patch = Patch::Merge(serde_json::json!({"metadata": {"labels": {"changed": "yes"}}}));
     api.patch("p3", &PatchParams::default(), &patch)
@@ -75,14 +79,14 @@ async fn relist_reuses(mode: ListMode) {
     until(|| {
         lister
             .get("default", "p3")
-            .is_some_and(|p| p.metadata.labels.as_ref().unwrap().contains_key("changed"))
+            .is_some_and(|p| p.labels().contains_key("changed"))
     })
     .await;
-    let before: Vec<Arc<Pod>> = (0..30)
+    let before: Vec<Arc<K>> = (0..30)
         .map(|i| lister.get("default", &format!("p{i}")).unwrap())
         .collect();
     assert!(
-        before.iter().all(|p| p.metadata.managed_fields.is_none()),
+        before.iter().all(|p| p.metadata().managed_fields.is_none()),
         "managedFields dropped by default"
     );
 

@@ -2,7 +2,9 @@
 //! measured in one run against one TestApiServer preloaded with realistic pods.
 //!
 //! `kinform-compare [PODS] [EVENTS] [watch]` (defaults 10000 and 20000; `watch` runs only the
-//! watch scenarios) is the orchestrator: it
+//! watch scenarios; PODS may be a comma list, `10000,100000`, for the sync scenarios at each
+//! size in one run, each against a server of its own, summed up at the end with the lean
+//! cache's figures beside the default cache's) is the orchestrator: it
 //! starts the server as a child process (`server PODS`), then runs every scenario as its own
 //! child process (`client SCENARIO URL [EVENTS]`), so each library's RSS is read from a
 //! fresh process (`/proc/self/status`: `VmRSS`, `VmHWM`, and a 2 ms `VmRSS` sampler for the
@@ -14,6 +16,7 @@
 //! page fault costs on the machine (see [`page_touch`]).
 
 mod heap;
+mod lean_summary;
 mod page_touch;
 mod rss;
 mod scenario;
@@ -24,6 +27,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
+use kinform::Lean;
 use kinform::reflector::ListMode;
 
 use scenario::Figures;
@@ -62,6 +66,18 @@ const SYNC: &[(&str, &str)] = &[
         "kinform informer, paged LIST (500), managedFields kept",
     ),
     (
+        "kinform-lean",
+        "kinform informer of Lean<Pod> (the lean cache), streaming list, managedFields dropped",
+    ),
+    (
+        "kinform-lean-paged",
+        "kinform informer of Lean<Pod> (the lean cache), paged LIST (500), managedFields dropped",
+    ),
+    (
+        "kinform-lean-keep-mf",
+        "kinform informer of Lean<Pod> (the lean cache), streaming list, managedFields kept",
+    ),
+    (
         "kube",
         "kube-rs watcher + reflector store, paged LIST (500) (its default)",
     ),
@@ -79,6 +95,10 @@ const WATCH: &[(&str, &str)] = &[
     (
         "kinform-watch",
         "kinform: watch -> reflector -> DeltaFIFO -> store -> 1 handler",
+    ),
+    (
+        "kinform-lean-watch",
+        "kinform, lean cache (Lean<ConfigMap>): watch -> reflector -> DeltaFIFO -> store -> 1 handler",
     ),
     (
         "kube-watch",
@@ -102,10 +122,15 @@ fn main() {
             println!("RESULT {}", serde_json::to_string(&figures).unwrap());
         }
         _ => {
-            let pods: usize = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(10_000);
+            // `10000,100000`: the sync scenarios at each size, each with a server of its own.
+            let sizes: Vec<usize> = args
+                .get(1)
+                .map(|a| a.split(',').filter_map(|n| n.parse().ok()).collect())
+                .filter(|s: &Vec<usize>| !s.is_empty())
+                .unwrap_or(vec![10_000]);
             let events: u64 = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(20_000);
             let watch_only = args.get(3).is_some_and(|a| a == "watch");
-            orchestrate(pods, events, watch_only);
+            orchestrate(&sizes, events, watch_only);
         }
     }
 }
@@ -158,6 +183,19 @@ fn client(scenario: &str, url: &str, events: u64, namespace: &str) -> Figures {
                 )
                 .await
             }
+            "kinform-lean" | "kinform-lean-paged" | "kinform-lean-keep-mf" => {
+                let mode = match scenario {
+                    "kinform-lean-paged" => ListMode::Paged,
+                    _ => ListMode::Auto,
+                };
+                let keep_mf = scenario == "kinform-lean-keep-mf";
+                sync(
+                    base,
+                    &sampler,
+                    &Kinform::<Lean<Pod>>::new(url, None, mode, keep_mf),
+                )
+                .await
+            }
             "kube" => sync(base, &sampler, &Kube::<Pod>::new(url, None, false, false)).await,
             "kube-streaming" => {
                 sync(base, &sampler, &Kube::<Pod>::new(url, None, true, false)).await
@@ -170,6 +208,13 @@ fn client(scenario: &str, url: &str, events: u64, namespace: &str) -> Figures {
                 let f = burst(&k.counter, events, namespace).await;
                 eprintln!("{:?}", k.metrics());
                 f
+            }
+            "kinform-lean-watch" => {
+                sampler.pause();
+                let k =
+                    Kinform::<Lean<ConfigMap>>::new(url, Some(namespace), ListMode::Auto, false);
+                scenario::Client::synced(&k).await;
+                burst(&k.counter, events, namespace).await
             }
             "kube-watch" => {
                 sampler.pause();
@@ -296,45 +341,50 @@ fn mb(b: u64) -> f64 {
     b as f64 / 1e6
 }
 
-fn orchestrate(pods: usize, events: u64, watch_only: bool) {
+fn orchestrate(sizes: &[usize], events: u64, watch_only: bool) {
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     println!(
-        "kinform-compare: {pods} pods, {events} watch events, median of {} run(s); load average {}",
+        "kinform-compare: {sizes:?} pods, {events} watch events, median of {} run(s); load average {}",
         runs(),
         load.trim()
     );
-    let mut server = Proc::spawn(&["server", &pods.to_string()]);
-    let url = server
-        .line()
-        .strip_prefix("URL ")
-        .expect("URL line")
-        .to_owned();
-
-    if !watch_only {
-        sync_table(&mut server, &url, pods);
+    let mut per_size = Vec::new();
+    for (i, &pods) in sizes.iter().enumerate() {
+        let mut server = Proc::spawn(&["server", &pods.to_string()]);
+        let url = server
+            .line()
+            .strip_prefix("URL ")
+            .expect("URL line")
+            .to_owned();
+        if !watch_only {
+            per_size.push((pods, sync_table(&mut server, &url, pods)));
+        }
+        if i == 0 {
+            watch_table(&mut server, &url, events);
+        }
+        let _ = writeln!(server.stdin, "quit");
+        let _ = server.child.wait();
     }
-    watch_table(&mut server, &url, events);
+    lean_summary::print(&per_size);
     println!("\nscenarios:");
     for (n, d) in SYNC.iter().chain(WATCH) {
         println!("- {n}: {d}");
     }
-    let _ = writeln!(server.stdin, "quit");
-    let _ = server.child.wait();
 }
 
-fn sync_table(server: &mut Proc, url: &str, pods: usize) {
+fn sync_table(server: &mut Proc, url: &str, pods: usize) -> Vec<(&'static str, Figures)> {
     println!(
         "\n| sync scenario ({pods} pods) | sync s | x floor | x kube | sync CPU s | steady RSS/obj | x kube | live heap/obj | x kube | peak sync / steady RSS | peak relist / steady RSS | peak sync / steady heap | peak relist / steady heap | server CPU s |"
     );
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
-    let names: Vec<&str> = SYNC.iter().map(|s| s.0).filter(|n| selected(n)).collect();
+    let names: Vec<&'static str> = SYNC.iter().map(|s| s.0).filter(|n| selected(n)).collect();
     let mut all: Vec<Vec<(Figures, ServerSide)>> = names.iter().map(|_| Vec::new()).collect();
     for _ in 0..runs() {
         for (name, figures) in names.iter().zip(&mut all) {
             figures.push(run_client(server, name, url, 0, name));
         }
     }
-    let results: Vec<(&str, Figures, ServerSide)> = names
+    let results: Vec<(&'static str, Figures, ServerSide)> = names
         .into_iter()
         .zip(all)
         .map(|(n, runs)| {
@@ -389,6 +439,7 @@ fn sync_table(server: &mut Proc, url: &str, pods: usize) {
             side.cpu_secs,
         );
     }
+    results.into_iter().map(|(n, f, _)| (n, f)).collect()
 }
 
 /// One watch run's figures, per event where it says so.
@@ -402,11 +453,14 @@ struct WatchRun {
 }
 
 fn watch_table(server: &mut Proc, url: &str, events: u64) {
+    let names: Vec<&str> = WATCH.iter().map(|s| s.0).filter(|n| selected(n)).collect();
+    if names.is_empty() {
+        return;
+    }
     println!(
         "\n| watch scenario ({events} ConfigMap ADDED events) | events/s | x floor | x kube | client CPU µs/event | x kube | of it user µs | x kube | minor faults/event | server create s | server CPU µs/event |"
     );
     println!("|---|---|---|---|---|---|---|---|---|---|---|");
-    let names: Vec<&str> = WATCH.iter().map(|s| s.0).filter(|n| selected(n)).collect();
     let mut all: Vec<Vec<WatchRun>> = names.iter().map(|_| Vec::new()).collect();
     for run in 0..runs() {
         for (name, rows) in names.iter().zip(&mut all) {

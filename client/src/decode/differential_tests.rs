@@ -28,7 +28,7 @@ use super::watch_shared::decode_line_shared;
 use crate::{DynamicObject, ObjectList, WatchEvent};
 use kinform_core::resource::HasMetadata;
 
-fn runtime() -> &'static tokio::runtime::Runtime {
+pub(super) fn runtime() -> &'static tokio::runtime::Runtime {
     static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
     RT.get_or_init(|| {
         tokio::runtime::Builder::new_multi_thread()
@@ -40,7 +40,7 @@ fn runtime() -> &'static tokio::runtime::Runtime {
 }
 
 /// Every document of every example manifest of the corpus, as JSON.
-fn corpus() -> &'static [Value] {
+pub(super) fn corpus() -> &'static [Value] {
     static DOCS: OnceLock<Vec<Value>> = OnceLock::new();
     DOCS.get_or_init(|| {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus/examples");
@@ -66,7 +66,7 @@ fn corpus() -> &'static [Value] {
     })
 }
 
-fn list_body(items: &[Value]) -> Vec<u8> {
+pub(super) fn list_body(items: &[Value]) -> Vec<u8> {
     serde_json::to_vec(&json!({
         "kind": "List", "apiVersion": "v1",
         "metadata": {"resourceVersion": "42", "continue": "next"},
@@ -258,14 +258,14 @@ fn event_kind<K>(e: &WatchEvent<K>) -> &'static str {
     }
 }
 
-fn corpus_items() -> impl Strategy<Value = Vec<Value>> {
+pub(super) fn corpus_items() -> impl Strategy<Value = Vec<Value>> {
     let n = corpus().len();
     assert!(n > 10, "the corpus examples are missing ({n} documents)");
     proptest::collection::vec(0..n, 0..4)
         .prop_map(|ix| ix.into_iter().map(|i| corpus()[i].clone()).collect())
 }
 
-fn pods() -> impl Strategy<Value = Vec<Value>> {
+pub(super) fn pods() -> impl Strategy<Value = Vec<Value>> {
     proptest::collection::vec(
         (
             proptest::collection::vec(("[a-z]{1,6}", "[a-z0-9]{0,6}"), 0..3),

@@ -22,11 +22,12 @@
 //!   `serde_json`, whose result is returned: callers see serde_json's errors with line and
 //!   column, and whatever serde_json accepts is accepted.
 //!
-//! Two differences remain, both in numbers: simd-json parses every float to the nearest
-//! `f64` (tested against the standard library's parser), while serde_json's default parser
-//! is best-effort and may land one unit in the last place away; and `-0` is the integer 0
-//! where serde_json makes it the float -0.0. Kubernetes objects carry quantities as strings;
-//! only `number` fields of custom resources can see either.
+//! One difference remains, in numbers: `-0` is the integer 0 where serde_json makes it the
+//! float -0.0. Floats agree: simd-json parses every float to the nearest `f64` (tested
+//! against the standard library's parser), and so does serde_json with `float_roundtrip`,
+//! which kinform-core turns on (the lean cache needs it; its default parser is best-effort
+//! and could land one unit in the last place away). Kubernetes objects carry quantities as
+//! strings; only `number` fields of custom resources can see the difference.
 //!
 //! One more job, for informers: when the reflector's hints say `metadata.managedFields` is
 //! dropped anyway (the informer factory's default transform, as kube-controller-manager
@@ -211,4 +212,4 @@ fn remove_managed_fields(tape: &mut Vec<Node<'_>>) {
 }
 
 #[cfg(test)]
-mod tests;
+pub(super) mod tests;

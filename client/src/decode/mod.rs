@@ -92,6 +92,8 @@ mod differential_tests;
 mod fast_decode;
 mod heap_ahead;
 mod hints;
+#[cfg(test)]
+mod lean_tests;
 pub(crate) mod list_decode;
 pub(crate) mod next_page;
 mod read_ahead;

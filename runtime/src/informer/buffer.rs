@@ -259,41 +259,59 @@ mod tests {
 
     use k8s_openapi::api::core::v1::ConfigMap;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+    use kinform_core::Lean;
 
     use super::*;
     use crate::fifo::Deleted;
 
+    /// The buffer's tests run with each form of cached object: the decoded `ConfigMap` and
+    /// the lean cache's `Lean<ConfigMap>` (`Obj`).
+    trait Obj: HasMetadata + Sized {
+        fn from_config_map(cm: ConfigMap) -> Self;
+    }
+    impl Obj for ConfigMap {
+        fn from_config_map(cm: ConfigMap) -> Self {
+            cm
+        }
+    }
+    impl Obj for Lean<ConfigMap> {
+        fn from_config_map(cm: ConfigMap) -> Self {
+            Lean::from_object(&cm).unwrap()
+        }
+    }
+
     /// Object `key` in state `v` (kept in its resourceVersion).
-    fn cm(key: &str, v: u32) -> Arc<ConfigMap> {
-        Arc::new(ConfigMap {
+    fn cm<K: Obj>(key: &str, v: u32) -> Arc<K> {
+        Arc::new(K::from_config_map(ConfigMap {
             metadata: ObjectMeta {
                 namespace: Some("ns".into()),
                 name: Some(key.into()),
                 resource_version: Some(v.to_string()),
                 ..ObjectMeta::default()
             },
+            data: Some([("k".to_owned(), format!("state {v}"))].into()),
             ..ConfigMap::default()
-        })
+        }))
     }
-    fn add(key: &str, v: u32, initial: bool) -> Notification<ConfigMap> {
+    fn add<K: Obj>(key: &str, v: u32, initial: bool) -> Notification<K> {
         Notification::Add {
             obj: cm(key, v),
             initial,
         }
     }
-    fn upd(key: &str, a: u32, b: u32) -> Notification<ConfigMap> {
+    fn upd<K: Obj>(key: &str, a: u32, b: u32) -> Notification<K> {
         Notification::Update {
             old: cm(key, a),
             new: cm(key, b),
         }
     }
-    fn del(key: &str, v: u32) -> Notification<ConfigMap> {
+    fn del<K: Obj>(key: &str, v: u32) -> Notification<K> {
         Notification::Delete(Deleted::Object(cm(key, v)))
     }
-    fn v(o: &ConfigMap) -> &str {
-        o.metadata.resource_version.as_deref().unwrap()
+    fn v<K: Obj>(o: &Arc<K>) -> &str {
+        o.resource_version()
     }
-    fn show(n: &Notification<ConfigMap>) -> String {
+    fn show<K: Obj>(n: &Notification<K>) -> String {
         match n {
             Notification::Add { obj, initial } => {
                 format!("add {}{}", v(obj), if *initial { "*" } else { "" })
@@ -302,7 +320,7 @@ mod tests {
             Notification::Delete(d) => format!("delete {}", v(d.object().unwrap())),
         }
     }
-    fn drain(b: &mut Buffer<ConfigMap>) -> Vec<String> {
+    fn drain<K: Obj>(b: &mut Buffer<K>) -> Vec<String> {
         let mut out = Vec::new();
         while let Some(n) = b.pop() {
             out.push(show(&n));
@@ -314,9 +332,8 @@ mod tests {
         out
     }
 
-    #[test]
-    fn folds_per_key_and_keeps_key_order() {
-        let mut b = Buffer::default();
+    fn folds_per_key_and_keeps_key_order<K: Obj>() {
+        let mut b = Buffer::<K>::default();
         b.push(add("a", 1, true));
         b.push(add("b", 10, false));
         b.push(upd("a", 1, 2));
@@ -330,9 +347,8 @@ mod tests {
         assert_eq!(drain(&mut b), ["update 3->5"]);
     }
 
-    #[test]
-    fn delete_wins_over_pending_state_and_a_recreation_follows_it() {
-        let mut b = Buffer::default();
+    fn delete_wins_over_pending_state_and_a_recreation_follows_it<K: Obj>() {
+        let mut b = Buffer::<K>::default();
         // The handler saw 1 (delivered), then 1 changed and went away.
         b.push(add("a", 1, true));
         assert_eq!(drain(&mut b), ["add 1*"]);
@@ -346,9 +362,8 @@ mod tests {
         assert_eq!(drain(&mut b), ["delete 2", "add 9"]);
     }
 
-    #[test]
-    fn a_deletion_and_a_recreation_come_out_together_before_later_keys() {
-        let mut b = Buffer::default();
+    fn a_deletion_and_a_recreation_come_out_together_before_later_keys<K: Obj>() {
+        let mut b = Buffer::<K>::default();
         b.push(add("a", 1, true));
         assert_eq!(drain(&mut b), ["add 1*"]);
         b.push(del("a", 1));
@@ -357,9 +372,8 @@ mod tests {
         assert_eq!(drain(&mut b), ["delete 1", "add 2", "add 10"]);
     }
 
-    #[test]
-    fn an_object_deleted_before_its_add_was_delivered_is_never_mentioned() {
-        let mut b = Buffer::default();
+    fn an_object_deleted_before_its_add_was_delivered_is_never_mentioned<K: Obj>() {
+        let mut b = Buffer::<K>::default();
         b.push(add("a", 1, true));
         b.push(add("b", 10, false));
         b.push(upd("a", 1, 2));
@@ -379,9 +393,8 @@ mod tests {
         assert_eq!(drain(&mut b), Vec::<String>::new());
     }
 
-    #[test]
-    fn bounded_by_keys_not_events() {
-        let mut b = Buffer::default();
+    fn bounded_by_keys_not_events<K: Obj>() {
+        let mut b = Buffer::<K>::default();
         for i in 0..10_000u32 {
             b.push(upd(&format!("k{}", i % 10), i, i + 1));
         }
@@ -391,9 +404,8 @@ mod tests {
         assert_eq!(out[0], "update 0->9991");
     }
 
-    #[test]
-    fn tombstones_fold_by_their_key() {
-        let mut b = Buffer::default();
+    fn tombstones_fold_by_their_key<K: Obj>() {
+        let mut b = Buffer::<K>::default();
         b.push(add("a", 1, false));
         assert_eq!(drain(&mut b), ["add 1"]);
         b.push(upd("a", 1, 2));
@@ -405,13 +417,32 @@ mod tests {
         assert_eq!(drain(&mut b), ["delete 2"]);
     }
 
-    #[test]
-    fn initial_add_counts_until_delivered() {
-        let mut b = Buffer::default();
+    fn initial_add_counts_until_delivered<K: Obj>() {
+        let mut b = Buffer::<K>::default();
         b.push(add("a", 1, true));
         let n = b.pop().unwrap();
         assert_eq!(b.initial_outstanding(), 1, "being delivered");
         b.delivered(&n);
         assert_eq!(b.initial_outstanding(), 0);
     }
+
+    macro_rules! for_each_object {
+        ($($test:ident),*) => {
+            mod config_map {
+                $(#[test] fn $test() { super::$test::<k8s_openapi::api::core::v1::ConfigMap>() })*
+            }
+            mod lean_config_map {
+                $(#[test] fn $test() { super::$test::<kinform_core::Lean<k8s_openapi::api::core::v1::ConfigMap>>() })*
+            }
+        };
+    }
+    for_each_object!(
+        folds_per_key_and_keeps_key_order,
+        delete_wins_over_pending_state_and_a_recreation_follows_it,
+        a_deletion_and_a_recreation_come_out_together_before_later_keys,
+        an_object_deleted_before_its_add_was_delivered_is_never_mentioned,
+        bounded_by_keys_not_events,
+        tombstones_fold_by_their_key,
+        initial_add_counts_until_delivered
+    );
 }

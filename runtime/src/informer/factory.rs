@@ -17,7 +17,9 @@ use crate::lister::Lister;
 use crate::reflector::ListerWatcher;
 use crate::reflector::{ListMode, ReflectorConfig};
 use kinform_client::{Api, Client, DynamicObject, PartialObjectMetadata};
+use kinform_core::Lean;
 use kinform_core::resource::{ApiResource, HasMetadata, Resource};
+use serde::de::DeserializeOwned;
 
 /// The factory's default transform: drops `metadata.managedFields`, which controllers
 /// rarely read and which is often the largest part of an object (kube-controller-manager
@@ -341,6 +343,14 @@ impl InformerFactory {
         &self,
         resource: &ApiResource,
     ) -> Arc<SharedIndexInformer<DynamicObject>> {
+        self.run_time_informer(resource)
+    }
+
+    /// The shared informer of `resource` caching `K`s decoded from its objects.
+    fn run_time_informer<K>(&self, resource: &ApiResource) -> Arc<SharedIndexInformer<K>>
+    where
+        K: HasMetadata + Clone + DeserializeOwned,
+    {
         let client = self.client().clone();
         let r = resource.clone();
         self.get_or_create(
@@ -356,6 +366,16 @@ impl InformerFactory {
     /// A lister over the cache of [`dynamic_informer`](Self::dynamic_informer).
     pub fn dynamic_lister(&self, resource: &ApiResource) -> Lister<DynamicObject> {
         self.dynamic_informer(resource).lister()
+    }
+
+    /// The shared informer of a resource known at run time, caching lean objects
+    /// ([`Lean<DynamicObject>`](kinform_core::Lean): decoded metadata, the rest as JSON
+    /// text, decoded on demand): the lean cache of [`dynamic_informer`](Self::dynamic_informer).
+    pub fn dynamic_lean_informer(
+        &self,
+        resource: &ApiResource,
+    ) -> Arc<SharedIndexInformer<Lean<DynamicObject>>> {
+        self.run_time_informer(resource)
     }
 
     /// The shared informer of a resource caching only metadata

@@ -45,6 +45,14 @@
 //!    `metadata.managedFields`, as kube-controller-manager does (opt out with
 //!    [`InformerFactoryBuilder::keep_managed_fields`]).
 //!
+//! **The lean cache.** An informer of [`Lean<K>`](kinform_core::Lean)
+//! (`factory.informer::<Lean<Pod>>()`) caches each object as its decoded metadata and the
+//! JSON of the rest, decoded into `K` only when a handler or worker asks
+//! (`lean.decode()`, or `lean.view::<V>()` for a few fields): a fraction of the memory of a
+//! decoded `K` (BENCHMARKS.md, "Lean cache"). Everything above holds for it as for `K`; the
+//! contract's tests run with both caches (`tests/tests/informer_*.rs`, `lean_cache::*`).
+//! Index functions and label selectors read the metadata, never the body.
+//!
 //! Handlers run on their own tokio tasks, one notification at a time; they should be short
 //! (typically: enqueue the key in a workqueue) and must not block the thread. A handler's
 //! task takes up to 64 pending notifications from its buffer at once; when the handler is

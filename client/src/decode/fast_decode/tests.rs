@@ -211,7 +211,9 @@ struct Nested {
     f: Option<i64>,
 }
 
-fn value() -> impl Strategy<Value = Value> {
+/// Any JSON value (any strings, any finite floats, any 64-bit integers), also used by the
+/// lean cache's tests (`decode::lean_tests`).
+pub(in crate::decode) fn value() -> impl Strategy<Value = Value> {
     let leaf = prop_oneof![
         Just(Value::Null),
         any::<bool>().prop_map(Value::from),

@@ -1,0 +1,52 @@
+//! The lean cache's figures beside the default cache's, per list size, as ratios to kube-rs
+//! measured in the same run (issue #20: RSS per cached object <= 0.3x kube-rs's at 10k and
+//! 100k pods, CPU no worse than the default cache).
+
+use crate::scenario::Figures;
+
+/// Bytes per cached object above the pre-client base: (RSS, live heap).
+fn per_object(f: &Figures) -> (f64, f64) {
+    let n = f.objects.max(1) as f64;
+    (
+        f.rss_steady.saturating_sub(f.rss_base) as f64 / n,
+        f.heap_steady.saturating_sub(f.heap_base) as f64 / n,
+    )
+}
+
+/// Prints one row per (size, kinform scenario) with its ratios to the `kube` row of the same
+/// size; sizes without a `kube` row are skipped.
+pub fn print(per_size: &[(usize, Vec<(&'static str, Figures)>)]) {
+    const ROWS: &[&str] = &[
+        "kinform-streaming",
+        "kinform-lean",
+        "kinform-paged",
+        "kinform-lean-paged",
+        "kinform-keep-mf",
+        "kinform-lean-keep-mf",
+    ];
+    if per_size.is_empty() {
+        return;
+    }
+    println!(
+        "\n| pods | scenario | steady RSS/obj | x kube | live heap/obj | x kube | sync s x kube | sync CPU µs/obj | x kube |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|");
+    for (pods, results) in per_size {
+        let find = |name: &str| results.iter().find(|r| r.0 == name).map(|r| &r.1);
+        let Some(kube) = find("kube") else { continue };
+        let (kube_rss, kube_heap) = per_object(kube);
+        let cpu_per_obj = |f: &Figures| f.sync_cpu_secs * 1e6 / f.objects.max(1) as f64;
+        for name in ROWS {
+            let Some(f) = find(name) else { continue };
+            let (rss, heap) = per_object(f);
+            println!(
+                "| {pods} | {name} | {rss:.0} B | {:.2} | {heap:.0} B | {:.2} | {:.2} | {:.1} | {:.2} |",
+                rss / kube_rss,
+                heap / kube_heap,
+                f.sync_secs / kube.sync_secs,
+                cpu_per_obj(f),
+                cpu_per_obj(f) / cpu_per_obj(kube),
+            );
+        }
+    }
+}

@@ -1,0 +1,204 @@
+//! Copies one JSON value from any serde `Deserializer` into compact JSON text.
+//!
+//! A lean object keeps the members of an object other than `metadata` as JSON text. The
+//! informer's decoding pipeline hands objects to serde from simd-json's tape (or from
+//! `serde_json` when simd-json cannot take a document), so the text cannot be cut out of the
+//! received bytes: it is written again, value by value, from what the deserializer reports.
+//! The copy is exact for what a typed decoding of the same deserializer sees: strings are
+//! the same characters (escaped as `serde_json` escapes them), integers the same integers,
+//! floats the same `f64` (written in the shortest form that reads back to it, which
+//! `serde_json` with `float_roundtrip`, the workspace's setting, reads back exactly).
+//!
+//! Hand-written, not `serde-transcode` (an unmaintained crate since 2021, which also goes
+//! through a `Serializer` and so through one more layer of calls per value): what is needed
+//! is one `Visitor` writing bytes into one buffer.
+
+use std::fmt;
+use std::io::Write as _;
+
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+
+/// Writes the next value of a deserializer as compact JSON to the end of a buffer.
+pub(super) struct JsonCopy<'b>(pub(super) &'b mut Vec<u8>);
+
+impl<'de> DeserializeSeed<'de> for JsonCopy<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+/// Writes `s` as a JSON string (quoted and escaped).
+pub(super) fn write_str(out: &mut Vec<u8>, s: &str) {
+    // Writing a `str` into a `Vec` cannot fail.
+    let _ = serde_json::to_writer(&mut *out, s);
+}
+
+impl<'de> Visitor<'de> for JsonCopy<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<(), E> {
+        self.0.extend_from_slice(if v { b"true" } else { b"false" });
+        Ok(())
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<(), E> {
+        let _ = write!(self.0, "{v}");
+        Ok(())
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<(), E> {
+        let _ = write!(self.0, "{v}");
+        Ok(())
+    }
+
+    fn visit_i128<E: de::Error>(self, v: i128) -> Result<(), E> {
+        let _ = write!(self.0, "{v}");
+        Ok(())
+    }
+
+    fn visit_u128<E: de::Error>(self, v: u128) -> Result<(), E> {
+        let _ = write!(self.0, "{v}");
+        Ok(())
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<(), E> {
+        if !v.is_finite() {
+            // JSON has no such number; `serde_json` would write `null`, another value.
+            return Err(E::custom(format_args!("the number {v} has no JSON form")));
+        }
+        // Writing a finite `f64` into a `Vec` cannot fail.
+        let _ = serde_json::to_writer(&mut *self.0, &v);
+        Ok(())
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<(), E> {
+        write_str(self.0, v);
+        Ok(())
+    }
+
+    fn visit_bytes<E: de::Error>(self, _: &[u8]) -> Result<(), E> {
+        Err(E::invalid_type(de::Unexpected::Other("bytes"), &self))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        self.0.extend_from_slice(b"null");
+        Ok(())
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<(), E> {
+        self.visit_unit()
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+
+    fn visit_newtype_struct<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        self.0.push(b'[');
+        let mut first = true;
+        loop {
+            let at = self.0.len();
+            if !first {
+                self.0.push(b',');
+            }
+            if seq.next_element_seed(JsonCopy(self.0))?.is_none() {
+                self.0.truncate(at);
+                break;
+            }
+            first = false;
+        }
+        self.0.push(b']');
+        Ok(())
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        self.0.push(b'{');
+        let mut first = true;
+        loop {
+            let at = self.0.len();
+            if !first {
+                self.0.push(b',');
+            }
+            if map.next_key_seed(KeyCopy(self.0))?.is_none() {
+                self.0.truncate(at);
+                break;
+            }
+            self.0.push(b':');
+            map.next_value_seed(JsonCopy(self.0))?;
+            first = false;
+        }
+        self.0.push(b'}');
+        Ok(())
+    }
+}
+
+/// Writes an object key (a string) as JSON.
+struct KeyCopy<'b>(&'b mut Vec<u8>);
+
+impl<'de> DeserializeSeed<'de> for KeyCopy<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for KeyCopy<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object key")
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<(), E> {
+        write_str(self.0, v);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn copy(json: &str) -> String {
+        let mut out = Vec::new();
+        let mut de = serde_json::Deserializer::from_str(json);
+        JsonCopy(&mut out).deserialize(&mut de).unwrap();
+        de.end().unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn copies_values_compactly() {
+        assert_eq!(
+            copy(r#" { "a" : [1, -2, 3.5, true, false, null, "x\"y\u00e9"], "b": {}, "c": [] } "#),
+            r#"{"a":[1,-2,3.5,true,false,null,"x\"yé"],"b":{},"c":[]}"#
+        );
+    }
+
+    #[test]
+    fn floats_read_back_to_the_same_f64() {
+        for f in [
+            0.1,
+            1e300,
+            5e-324,
+            123_456_789.123_456_78,
+            -0.0,
+            2.0f64.powi(60),
+        ] {
+            let text = copy(&serde_json::to_string(&f).unwrap());
+            let back: f64 = serde_json::from_str(&text).unwrap();
+            assert_eq!(back.to_bits(), f.to_bits(), "{f} -> {text}");
+        }
+    }
+}
