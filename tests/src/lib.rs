@@ -15,6 +15,7 @@
 //!   wire protocol itself;
 //! - [`kubectl`]: the real kubectl pointed at a test server;
 //! - [`python`]: the official Python client, running a pytest suite against a test server;
+//! - [`proxy`]: a TCP proxy that counts the bytes a client has read (backpressure tests);
 //! - [`mock`]: a small canned HTTP(S) server with its own CA, for client tests that need
 //!   answers no real server gives.
 //!
@@ -28,6 +29,7 @@ pub mod http;
 pub mod informer;
 pub mod kubectl;
 pub mod mock;
+pub mod proxy;
 pub mod python;
 pub mod shard;
 
