@@ -123,7 +123,7 @@ async fn pod_keys_of(server: &TestApiServer) -> Vec<(String, String)> {
     struct List {
         items: Vec<Item>,
     }
-    let client = server.client().expect("client");
+    let client = crate::sides::whole_list_client(server.client_config());
     let req = http::Request::get("/api/v1/pods").body(Vec::new()).unwrap();
     let text = client.request_text(req).await.expect("list pods");
     let list: List = serde_json::from_str(&text).expect("pod list");
