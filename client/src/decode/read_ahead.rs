@@ -217,6 +217,14 @@ mod tests {
         }
     }
 
+    /// Waits until `n` chunks have been pulled from the body, then checks that no more are
+    /// (the task waits for room).
+    async fn stops_at(pulled: &AtomicUsize, n: usize, what: &str) {
+        until(what, || pulled.load(Ordering::SeqCst) >= n).await;
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert_eq!(pulled.load(Ordering::SeqCst), n, "{what}");
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn reading_stops_at_the_byte_budget_until_chunks_are_dropped() {
         // A body of 10-byte chunks that counts how many were pulled from it.
@@ -230,42 +238,20 @@ mod tests {
             .boxed();
         let mut s = read_ahead(body, 35);
         // Three chunks fit in 35 bytes; the fourth is pulled and waits for room.
-        until("three chunks queued and a fourth pulled", || {
-            pulled.load(Ordering::SeqCst) == 4
-        })
-        .await;
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        assert_eq!(
-            pulled.load(Ordering::SeqCst),
-            4,
-            "reading went past the budget"
-        );
+        stops_at(&pulled, 4, "three chunks queued, a fourth waiting").await;
 
         // Taking chunks without dropping them frees nothing: the consumer still holds them.
         let held: Vec<Bytes> = vec![
             s.next().await.unwrap().unwrap(),
             s.next().await.unwrap().unwrap(),
         ];
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        assert_eq!(pulled.load(Ordering::SeqCst), 4, "held chunks count");
+        stops_at(&pulled, 4, "held chunks count").await;
         // A slice of a chunk holds its room as the chunk does.
         let line = held[0].slice(0..3);
         drop(held);
-        until("room for one more chunk", || {
-            pulled.load(Ordering::SeqCst) == 5
-        })
-        .await;
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        assert_eq!(
-            pulled.load(Ordering::SeqCst),
-            5,
-            "the slice still holds its chunk's room"
-        );
+        stops_at(&pulled, 5, "the slice still holds its chunk's room").await;
         drop(line);
-        until("room for the next chunk", || {
-            pulled.load(Ordering::SeqCst) == 6
-        })
-        .await;
+        stops_at(&pulled, 6, "room for the next chunk").await;
 
         // Everything comes through, in order, when the consumer keeps up.
         let mut rest = 2;
