@@ -1,8 +1,10 @@
 //! kinform vs kube-rs: time to synced, watch events per second and RSS per cached object,
 //! measured in one run against one TestApiServer preloaded with realistic pods.
 //!
-//! `kinform-compare [PODS] [EVENTS] [watch]` (defaults 10000 and 20000; `watch` runs only the
-//! watch scenarios) is the orchestrator: it
+//! `kinform-compare [PODS[,PODS...]] [EVENTS] [watch]` (defaults 10000 and 20000; several pod
+//! counts run one after the other, one server each; EVENTS is both the ConfigMap watch burst
+//! and the number of changes in each burst of changes to the cached pods; `watch` runs only
+//! the watch scenarios) is the orchestrator: it
 //! starts the server as a child process (`server PODS`), then runs every scenario as its own
 //! child process (`client SCENARIO URL [EVENTS]`), so each library's RSS is read from a
 //! fresh process (`/proc/self/status`: `VmRSS`, `VmHWM`, and a 2 ms `VmRSS` sampler for the
