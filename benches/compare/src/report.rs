@@ -135,6 +135,9 @@ const ALL: &[&str] = &[
     "kinform-paged-keep-mf",
 ];
 
+/// Which peak of a run a target reads.
+type Peak = fn(&Figures) -> u64;
+
 /// Issue #20's targets, per pod count, as ratios of this run.
 pub fn targets_table(sizes: &[(usize, Vec<Row>)]) {
     for (pods, rows) in sizes {
@@ -174,7 +177,7 @@ pub fn targets_table(sizes: &[(usize, Vec<Row>)]) {
             |f| Some(f.sync_secs / kube.sync_secs),
             |v| v <= 1.0 / 3.0,
         );
-        let peaks: [(&str, bool, fn(&Figures) -> u64); 3] = [
+        let peaks: [(&str, bool, Peak); 3] = [
             ("the burst", true, |f| f.peak_burst),
             ("the sync", false, |f| f.peak_sync),
             ("a relist", false, |f| f.peak_relist),
