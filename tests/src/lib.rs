@@ -16,6 +16,7 @@
 //!   wire protocol itself;
 //! - [`kubectl`]: the real kubectl pointed at a test server;
 //! - [`python`]: the official Python client, running a pytest suite against a test server;
+//! - [`proxy`]: a TCP proxy that counts the bytes a client has read (backpressure tests);
 //! - [`mock`]: a small canned HTTP(S) server with its own CA, for client tests that need
 //!   answers no real server gives.
 //!
@@ -30,6 +31,7 @@ pub mod informer;
 pub mod kubectl;
 pub mod mock;
 pub mod partition;
+pub mod proxy;
 pub mod python;
 pub mod shard;
 

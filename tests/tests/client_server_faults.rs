@@ -1,6 +1,7 @@
 //! The client under the server's injected faults: 429 with Retry-After (retried, or a typed
 //! error carrying the wait when retries are off), a share of 500s, latency against the
-//! client's read timeout, watches ended after K events, all watches dropped at once.
+//! client's read timeout, watches ended after K events, all watches dropped at once,
+//! requests held until released while changes are made in process.
 
 use std::time::Duration;
 
@@ -159,4 +160,38 @@ async fn drop_watches_ends_every_open_watch() {
     // New watches work after the "restart".
     let mut w3 = api.watch(&WatchParams::default()).await.unwrap();
     assert_eq!(summary(&next_event(&mut w3).await), "ADDED a");
+}
+
+#[tokio::test]
+async fn held_requests_wait_for_the_release_and_see_changes_made_meanwhile() {
+    let e = env().await;
+    let api: Api<ConfigMap> = Api::namespaced(e.client.clone(), "default");
+    e.server.faults().hold_requests();
+    let list = tokio::spawn({
+        let api = api.clone();
+        async move { api.list(&ListParams::default()).await }
+    });
+    // Changes made in process are not held.
+    e.server
+        .create_object(serde_json::json!({
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "a", "namespace": "default"}
+        }))
+        .unwrap();
+    e.server
+        .merge_patch_object(
+            "v1",
+            "ConfigMap",
+            Some("default"),
+            "a",
+            &serde_json::json!({"data": {"k": "v"}}),
+        )
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(!list.is_finished(), "the LIST is held");
+    e.server.faults().release_requests();
+    let items = list.await.unwrap().unwrap().items;
+    assert_eq!(items.len(), 1);
+    let data = items[0].data.as_ref().expect("patched data");
+    assert_eq!(data["k"], "v");
 }

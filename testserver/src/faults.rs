@@ -27,6 +27,8 @@ pub struct Faults {
     latency_micros: AtomicU64,
     errors: Mutex<ErrorShares>,
     drops: watch::Sender<u64>,
+    /// `true` while resource requests are held (see [`Faults::hold_requests`]).
+    held: watch::Sender<bool>,
 }
 
 #[derive(Default)]
@@ -58,6 +60,7 @@ impl Faults {
             latency_micros: AtomicU64::new(0),
             errors: Mutex::new(ErrorShares::default()),
             drops: watch::channel(0).0,
+            held: watch::channel(false).0,
         }
     }
 
@@ -103,6 +106,28 @@ impl Faults {
         Duration::from_micros(self.latency_micros.load(Ordering::SeqCst))
     }
 
+    /// Holds every resource request that arrives from now on until
+    /// [`release_requests`](Self::release_requests): a client that reconnects meanwhile finds
+    /// the changes made in between waiting in the history, and is then served them as fast
+    /// as it reads (a benchmark's burst of changes, received at the client's speed rather
+    /// than the writer's). Changes made in process (`create_object`, `merge_patch_object`)
+    /// are not held.
+    pub fn hold_requests(&self) {
+        self.held.send_replace(true);
+    }
+
+    /// Lets the requests held by [`hold_requests`](Self::hold_requests) go on.
+    pub fn release_requests(&self) {
+        self.held.send_replace(false);
+    }
+
+    /// Waits while requests are held.
+    pub(crate) async fn wait_released(&self) {
+        let mut held = self.held.subscribe();
+        // The sender lives as long as `self`, so the wait ends only on a release.
+        let _ = held.wait_for(|held| !held).await;
+    }
+
     /// Drops the change history, as etcd compaction does: watches and continue tokens from
     /// any earlier resourceVersion get 410 Expired.
     pub fn compact(&self) {
@@ -120,6 +145,7 @@ impl Faults {
         self.set_latency(Duration::ZERO);
         self.set_too_many_requests(0.0, 0);
         self.set_internal_errors(0.0);
+        self.release_requests();
     }
 
     /// A receiver that changes whenever [`drop_watches`](Self::drop_watches) is called.

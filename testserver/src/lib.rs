@@ -685,6 +685,37 @@ impl TestApiServer {
         Ok(obj.value())
     }
 
+    /// Changes a stored object with a JSON merge patch (RFC 7386), as a PATCH with
+    /// `Content-Type: application/merge-patch+json` would; returns the stored object.
+    /// `namespace` is `None` for a cluster-scoped kind.
+    pub fn merge_patch_object(
+        &self,
+        api_version: &str,
+        kind: &str,
+        namespace: Option<&str>,
+        name: &str,
+        patch: &Value,
+    ) -> Result<Value> {
+        let mut inner = self.state.storage.lock();
+        let info = inner.registry.by_kind(api_version, kind).ok_or_else(|| {
+            TestServerError::UnknownKind {
+                api_version: api_version.to_owned(),
+                kind: kind.to_owned(),
+            }
+        })?;
+        let obj = write::patch(
+            &mut inner,
+            &info,
+            namespace.unwrap_or_default(),
+            name,
+            false,
+            patch::PatchType::Merge,
+            patch.to_string().as_bytes(),
+            &mut validate::Check::default(),
+        )?;
+        Ok(obj.value())
+    }
+
     /// Registers a CustomResourceDefinition given as JSON.
     pub fn register_crd(&self, crd: Value) -> Result<Value> {
         self.create_object(crd)

@@ -142,6 +142,7 @@ async fn route(state: &Arc<State>, req: Request<Incoming>) -> Result<Response<Bo
     if !latency.is_zero() {
         tokio::time::sleep(latency).await;
     }
+    state.faults.wait_released().await;
     if let Some(e) = state.faults.next_error() {
         return Err(e);
     }

@@ -2,20 +2,12 @@
 //! measured in the same run (issue #20: RSS per cached object <= 0.3x kube-rs's at 10k and
 //! 100k pods, CPU no worse than the default cache).
 
+use crate::report::{Row, heap_per_obj, rss_per_obj};
 use crate::scenario::Figures;
-
-/// Bytes per cached object above the pre-client base: (RSS, live heap).
-fn per_object(f: &Figures) -> (f64, f64) {
-    let n = f.objects.max(1) as f64;
-    (
-        f.rss_steady.saturating_sub(f.rss_base) as f64 / n,
-        f.heap_steady.saturating_sub(f.heap_base) as f64 / n,
-    )
-}
 
 /// Prints one row per (size, kinform scenario) with its ratios to the `kube` row of the same
 /// size; sizes without a `kube` row are skipped.
-pub fn print(per_size: &[(usize, Vec<(&'static str, Figures)>)]) {
+pub fn print(per_size: &[(usize, Vec<Row>)]) {
     const ROWS: &[&str] = &[
         "kinform-streaming",
         "kinform-lean",
@@ -32,13 +24,13 @@ pub fn print(per_size: &[(usize, Vec<(&'static str, Figures)>)]) {
     );
     println!("|---|---|---|---|---|---|---|---|---|");
     for (pods, results) in per_size {
-        let find = |name: &str| results.iter().find(|r| r.0 == name).map(|r| &r.1);
+        let find = |name: &str| results.iter().find(|r| r.name == name).map(|r| &r.figures);
         let Some(kube) = find("kube") else { continue };
-        let (kube_rss, kube_heap) = per_object(kube);
+        let (kube_rss, kube_heap) = (rss_per_obj(kube), heap_per_obj(kube));
         let cpu_per_obj = |f: &Figures| f.sync_cpu_secs * 1e6 / f.objects.max(1) as f64;
         for name in ROWS {
             let Some(f) = find(name) else { continue };
-            let (rss, heap) = per_object(f);
+            let (rss, heap) = (rss_per_obj(f), heap_per_obj(f));
             println!(
                 "| {pods} | {name} | {rss:.0} B | {:.2} | {heap:.0} B | {:.2} | {:.2} | {:.1} | {:.2} |",
                 rss / kube_rss,

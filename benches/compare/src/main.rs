@@ -1,10 +1,10 @@
 //! kinform vs kube-rs: time to synced, watch events per second and RSS per cached object,
 //! measured in one run against one TestApiServer preloaded with realistic pods.
 //!
-//! `kinform-compare [PODS] [EVENTS] [watch]` (defaults 10000 and 20000; `watch` runs only the
-//! watch scenarios; PODS may be a comma list, `10000,100000`, for the sync scenarios at each
-//! size in one run, each against a server of its own, summed up at the end with the lean
-//! cache's figures beside the default cache's) is the orchestrator: it
+//! `kinform-compare [PODS[,PODS...]] [EVENTS] [watch]` (defaults 10000 and 20000; several pod
+//! counts run one after the other, one server each; EVENTS is both the ConfigMap watch burst
+//! and the number of changes in each burst of changes to the cached pods; `watch` runs only
+//! the watch scenarios) is the orchestrator: it
 //! starts the server as a child process (`server PODS`), then runs every scenario as its own
 //! child process (`client SCENARIO URL [EVENTS]`), so each library's RSS is read from a
 //! fresh process (`/proc/self/status`: `VmRSS`, `VmHWM`, and a 2 ms `VmRSS` sampler for the
@@ -18,6 +18,7 @@
 mod heap;
 mod lean_summary;
 mod page_touch;
+mod report;
 mod rss;
 mod scenario;
 mod server;
@@ -64,6 +65,14 @@ const SYNC: &[(&str, &str)] = &[
     (
         "kinform-paged-keep-mf",
         "kinform informer, paged LIST (500), managedFields kept",
+    ),
+    (
+        "kinform-meta",
+        "kinform metadata-only informer (PartialObjectMetadata), streaming list, managedFields dropped",
+    ),
+    (
+        "kinform-meta-paged",
+        "kinform metadata-only informer (PartialObjectMetadata), paged LIST (500), managedFields dropped",
     ),
     (
         "kinform-lean",
@@ -122,15 +131,14 @@ fn main() {
             println!("RESULT {}", serde_json::to_string(&figures).unwrap());
         }
         _ => {
-            // `10000,100000`: the sync scenarios at each size, each with a server of its own.
-            let sizes: Vec<usize> = args
+            // One size or several, comma-separated (`10000,100000`): one server per size.
+            let pods: Vec<usize> = args
                 .get(1)
-                .map(|a| a.split(',').filter_map(|n| n.parse().ok()).collect())
-                .filter(|s: &Vec<usize>| !s.is_empty())
-                .unwrap_or(vec![10_000]);
+                .map(|a| a.split(',').map(|p| p.parse().expect("pods")).collect())
+                .unwrap_or_else(|| vec![10_000]);
             let events: u64 = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(20_000);
             let watch_only = args.get(3).is_some_and(|a| a == "watch");
-            orchestrate(&sizes, events, watch_only);
+            orchestrate(pods, events, watch_only);
         }
     }
 }
@@ -143,64 +151,36 @@ fn client(scenario: &str, url: &str, events: u64, namespace: &str) -> Figures {
     heap::mark_base();
     let _ = heap::take_peak();
     let _ = sampler.take_peak();
+    // A sync scenario: sync, relist, then a burst of `events` changes to the cached pods.
+    macro_rules! sync {
+        ($client:expr) => {
+            scenario::sync_and_relist(base, &sampler, &$client, events).await
+        };
+    }
     rt.block_on(async {
-        use scenario::{sync_and_relist as sync, watch_burst as burst};
+        use scenario::watch_burst as burst;
         match scenario {
             "floor-sync" => sides::floor_sync(url).await,
             "floor-watch" => {
                 sampler.pause();
                 sides::floor_watch(url, events as usize).await
             }
-            "kinform-paged" => {
-                sync(
-                    base,
-                    &sampler,
-                    &Kinform::<Pod>::new(url, None, ListMode::Paged, false),
-                )
-                .await
+            "kinform-paged" => sync!(Kinform::<Pod>::new(url, None, ListMode::Paged, false)),
+            "kinform-streaming" => sync!(Kinform::<Pod>::new(url, None, ListMode::Auto, false)),
+            "kinform-keep-mf" => sync!(Kinform::<Pod>::new(url, None, ListMode::Auto, true)),
+            "kinform-paged-keep-mf" => sync!(Kinform::<Pod>::new(url, None, ListMode::Paged, true)),
+            "kinform-meta" => sync!(Kinform::metadata(url, ListMode::Auto, false)),
+            "kinform-meta-paged" => sync!(Kinform::metadata(url, ListMode::Paged, false)),
+            "kinform-lean" => sync!(Kinform::<Lean<Pod>>::new(url, None, ListMode::Auto, false)),
+            "kinform-lean-paged" => {
+                sync!(Kinform::<Lean<Pod>>::new(url, None, ListMode::Paged, false))
             }
-            "kinform-streaming" => {
-                sync(
-                    base,
-                    &sampler,
-                    &Kinform::<Pod>::new(url, None, ListMode::Auto, false),
-                )
-                .await
+            "kinform-lean-keep-mf" => {
+                sync!(Kinform::<Lean<Pod>>::new(url, None, ListMode::Auto, true))
             }
-            "kinform-keep-mf" => {
-                sync(
-                    base,
-                    &sampler,
-                    &Kinform::<Pod>::new(url, None, ListMode::Auto, true),
-                )
-                .await
-            }
-            "kinform-paged-keep-mf" => {
-                sync(
-                    base,
-                    &sampler,
-                    &Kinform::<Pod>::new(url, None, ListMode::Paged, true),
-                )
-                .await
-            }
-            "kinform-lean" | "kinform-lean-paged" | "kinform-lean-keep-mf" => {
-                let mode = match scenario {
-                    "kinform-lean-paged" => ListMode::Paged,
-                    _ => ListMode::Auto,
-                };
-                let keep_mf = scenario == "kinform-lean-keep-mf";
-                sync(
-                    base,
-                    &sampler,
-                    &Kinform::<Lean<Pod>>::new(url, None, mode, keep_mf),
-                )
-                .await
-            }
-            "kube" => sync(base, &sampler, &Kube::<Pod>::new(url, None, false, false)).await,
-            "kube-streaming" => {
-                sync(base, &sampler, &Kube::<Pod>::new(url, None, true, false)).await
-            }
-            "kube-drop-mf" => sync(base, &sampler, &Kube::<Pod>::new(url, None, false, true)).await,
+            "kube" => sync!(Kube::<Pod>::new(url, None, false, false)),
+            "kube-streaming" => sync!(Kube::<Pod>::new(url, None, true, false)),
+            "kube-drop-mf" => sync!(Kube::<Pod>::new(url, None, false, true)),
             "kinform-watch" => {
                 sampler.pause();
                 let k = Kinform::<ConfigMap>::new(url, Some(namespace), ListMode::Auto, false);
@@ -211,8 +191,7 @@ fn client(scenario: &str, url: &str, events: u64, namespace: &str) -> Figures {
             }
             "kinform-lean-watch" => {
                 sampler.pause();
-                let k =
-                    Kinform::<Lean<ConfigMap>>::new(url, Some(namespace), ListMode::Auto, false);
+                let k = Kinform::<Lean<ConfigMap>>::new(url, Some(namespace), ListMode::Auto, false);
                 scenario::Client::synced(&k).await;
                 burst(&k.counter, events, namespace).await
             }
@@ -268,12 +247,16 @@ impl Proc {
 }
 
 /// What the server process spent on one client scenario.
-struct ServerSide {
+pub struct ServerSide {
     /// How long creating the burst's objects took (watch scenarios).
-    create_secs: f64,
+    pub create_secs: f64,
     /// CPU seconds the server used serving the sync (from the client's start to its
     /// READY_RELIST) or the burst (from the end of its creation to the client's RESULT).
-    cpu_secs: f64,
+    pub cpu_secs: f64,
+    /// How long making a sync scenario's burst of changes took, and the server's CPU from
+    /// its end to the client's RESULT (serving the changes).
+    pub update_secs: f64,
+    pub update_cpu_secs: f64,
 }
 
 fn run_client(
@@ -288,7 +271,10 @@ fn run_client(
     let mut side = ServerSide {
         create_secs: 0.0,
         cpu_secs: 0.0,
+        update_secs: 0.0,
+        update_cpu_secs: 0.0,
     };
+    let mut update_cpu_start = None;
     let mut c = Proc::spawn(&args);
     loop {
         let l = c.line();
@@ -299,10 +285,17 @@ fn run_client(
             let b = server.say(&format!("burst {rest}"));
             side.create_secs = b.strip_prefix("BURST ").unwrap().parse().unwrap();
             cpu_start = server.cpu_secs();
+        } else if let Some(n) = l.strip_prefix("READY_UPDATES ") {
+            let u = server.say(&format!("update {n}"));
+            side.update_secs = u.strip_prefix("UPDATES ").unwrap().parse().unwrap();
+            update_cpu_start = Some(server.cpu_secs());
         } else if let Some(json) = l.strip_prefix("RESULT ") {
             let f: Figures = serde_json::from_str(json).unwrap();
             eprintln!("{scenario}: {f:?}");
             let _ = c.child.wait();
+            if let Some(start) = update_cpu_start {
+                side.update_cpu_secs = server.cpu_secs() - start;
+            }
             if side.cpu_secs == 0.0 {
                 side.cpu_secs = server.cpu_secs() - cpu_start;
             }
@@ -337,18 +330,18 @@ fn median<T>(mut runs: Vec<T>, key: impl Fn(&T) -> f64) -> T {
     runs.swap_remove(runs.len() / 2)
 }
 
-fn mb(b: u64) -> f64 {
+pub fn mb(b: u64) -> f64 {
     b as f64 / 1e6
 }
 
-fn orchestrate(sizes: &[usize], events: u64, watch_only: bool) {
+fn orchestrate(sizes: Vec<usize>, events: u64, watch_only: bool) {
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     println!(
-        "kinform-compare: {sizes:?} pods, {events} watch events, median of {} run(s); load average {}",
+        "kinform-compare: {sizes:?} pods, {events} watch events and changes per burst, median of {} run(s); load average {}",
         runs(),
         load.trim()
     );
-    let mut per_size = Vec::new();
+    let mut targets = Vec::new();
     for (i, &pods) in sizes.iter().enumerate() {
         let mut server = Proc::spawn(&["server", &pods.to_string()]);
         let url = server
@@ -357,52 +350,78 @@ fn orchestrate(sizes: &[usize], events: u64, watch_only: bool) {
             .expect("URL line")
             .to_owned();
         if !watch_only {
-            per_size.push((pods, sync_table(&mut server, &url, pods)));
+            let rows = sync_table(&mut server, &url, pods, events);
+            report::burst_table(&rows, pods, events);
+            targets.push((pods, rows));
         }
+        // The ConfigMap watch burst does not depend on the pods: once, on the first server.
         if i == 0 {
             watch_table(&mut server, &url, events);
         }
         let _ = writeln!(server.stdin, "quit");
         let _ = server.child.wait();
     }
-    lean_summary::print(&per_size);
+    report::targets_table(&targets);
+    lean_summary::print(&targets);
     println!("\nscenarios:");
     for (n, d) in SYNC.iter().chain(WATCH) {
         println!("- {n}: {d}");
     }
 }
 
-fn sync_table(server: &mut Proc, url: &str, pods: usize) -> Vec<(&'static str, Figures)> {
+/// Runs the sync scenarios (each: sync, relist, a burst of `events` changes to the cached
+/// pods), prints the sync table and answers each scenario's median run.
+fn sync_table(server: &mut Proc, url: &str, pods: usize, events: u64) -> Vec<report::Row> {
     println!(
         "\n| sync scenario ({pods} pods) | sync s | x floor | x kube | sync CPU s | steady RSS/obj | x kube | live heap/obj | x kube | peak sync / steady RSS | peak relist / steady RSS | peak sync / steady heap | peak relist / steady heap | server CPU s |"
     );
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
-    let names: Vec<&'static str> = SYNC.iter().map(|s| s.0).filter(|n| selected(n)).collect();
+    let names: Vec<&str> = SYNC.iter().map(|s| s.0).filter(|n| selected(n)).collect();
     let mut all: Vec<Vec<(Figures, ServerSide)>> = names.iter().map(|_| Vec::new()).collect();
+    let mut bursts: Vec<Vec<(Figures, ServerSide)>> = names.iter().map(|_| Vec::new()).collect();
     for _ in 0..runs() {
-        for (name, figures) in names.iter().zip(&mut all) {
+        for ((name, figures), burst) in names.iter().zip(&mut all).zip(&mut bursts) {
             figures.push(run_client(server, name, url, 0, name));
+            if *name != "floor-sync" && events > 0 {
+                burst.push(run_client(server, name, url, events, name));
+            }
         }
     }
-    let results: Vec<(&'static str, Figures, ServerSide)> = names
+    let results: Vec<report::Row> = names
         .into_iter()
         .zip(all)
-        .map(|(n, runs)| {
+        .zip(bursts)
+        .map(|((n, runs), bursts)| {
             let (f, s) = median(runs, |r| r.0.sync_secs);
-            (n, f, s)
+            let burst =
+                (!bursts.is_empty()).then(|| median(bursts, |r| report::events_per_sec(&r.0)));
+            report::Row {
+                name: n,
+                figures: f,
+                server: s,
+                burst,
+            }
         })
         .collect();
-    let row = |n: &str| &results.iter().find(|r| r.0 == n).unwrap_or(&results[0]).1;
+    let row = |n: &str| {
+        &results
+            .iter()
+            .find(|r| r.name == n)
+            .unwrap_or(&results[0])
+            .figures
+    };
     let floor = row("floor-sync").sync_secs;
     let kube = row("kube");
     let kube_secs = kube.sync_secs;
-    let per_obj =
-        |f: &Figures| (f.rss_steady.saturating_sub(f.rss_base)) as f64 / f.objects.max(1) as f64;
-    let kube_obj = per_obj(kube);
-    let heap_obj =
-        |f: &Figures| (f.heap_steady.saturating_sub(f.heap_base)) as f64 / f.objects.max(1) as f64;
-    let kube_heap = heap_obj(kube);
-    for (name, f, side) in &results {
+    let kube_obj = report::rss_per_obj(kube);
+    let kube_heap = report::heap_per_obj(kube);
+    for report::Row {
+        name,
+        figures: f,
+        server: side,
+        ..
+    } in &results
+    {
         if *name == "floor-sync" {
             println!(
                 "| {name} | {:.3} | 1.00 | {:.2} | {:.2} | - | - | - | - | - | - | - | - | {:.2} |",
@@ -422,10 +441,10 @@ fn sync_table(server: &mut Proc, url: &str, pods: usize) -> Vec<(&'static str, F
             f.sync_secs / floor,
             f.sync_secs / kube_secs,
             f.sync_cpu_secs,
-            per_obj(f),
-            per_obj(f) / kube_obj,
-            heap_obj(f),
-            heap_obj(f) / kube_heap,
+            report::rss_per_obj(f),
+            report::rss_per_obj(f) / kube_obj,
+            report::heap_per_obj(f),
+            report::heap_per_obj(f) / kube_heap,
             f.peak_sync.saturating_sub(f.rss_base) as f64 / steady,
             mb(f.peak_sync.saturating_sub(f.rss_base)),
             steady / 1e6,
@@ -439,7 +458,7 @@ fn sync_table(server: &mut Proc, url: &str, pods: usize) -> Vec<(&'static str, F
             side.cpu_secs,
         );
     }
-    results.into_iter().map(|(n, f, _)| (n, f)).collect()
+    results
 }
 
 /// One watch run's figures, per event where it says so.
@@ -453,14 +472,14 @@ struct WatchRun {
 }
 
 fn watch_table(server: &mut Proc, url: &str, events: u64) {
-    let names: Vec<&str> = WATCH.iter().map(|s| s.0).filter(|n| selected(n)).collect();
-    if names.is_empty() {
-        return;
-    }
     println!(
         "\n| watch scenario ({events} ConfigMap ADDED events) | events/s | x floor | x kube | client CPU µs/event | x kube | of it user µs | x kube | minor faults/event | server create s | server CPU µs/event |"
     );
     println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    let names: Vec<&str> = WATCH.iter().map(|s| s.0).filter(|n| selected(n)).collect();
+    if names.is_empty() {
+        return;
+    }
     let mut all: Vec<Vec<WatchRun>> = names.iter().map(|_| Vec::new()).collect();
     for run in 0..runs() {
         for (name, rows) in names.iter().zip(&mut all) {

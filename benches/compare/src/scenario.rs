@@ -35,6 +35,18 @@ pub struct Figures {
     pub events_user_secs: f64,
     /// Minor page faults of the client process over the same span.
     pub events_minor_faults: u64,
+    /// Sync scenarios' burst of changes to the cached objects (the `events*` fields above):
+    /// the highest RSS (`VmHWM`, reset just before) and live heap during the burst, and
+    /// both once the burst is applied and settled.
+    pub peak_burst: u64,
+    pub heap_peak_burst: u64,
+    pub rss_after_burst: u64,
+    pub heap_after_burst: u64,
+    /// Where a burst's memory waits (`KINFORM_COMPARE_TRACE=1`, kinform only, sampled every
+    /// 5 ms): the most events received by the reflector and not yet handled, and the most
+    /// notifications waiting in the handler's buffer.
+    pub burst_max_in_flight: u64,
+    pub burst_max_pending: u64,
 }
 
 impl Figures {
@@ -98,14 +110,29 @@ pub trait Client {
     fn lists(&self) -> u64;
     /// Whether everything received so far is applied (queues empty).
     fn idle(&self) -> bool;
+    /// The handler's calls for changes to cached objects (MODIFIED events).
+    fn updates(&self) -> &Counter;
+    /// Watch events received and notifications waiting in handler buffers, where the
+    /// library says (for [`update_burst`]'s trace).
+    fn queued(&self) -> Option<(u64, u64)> {
+        None
+    }
 }
 
 async fn settle() {
     tokio::time::sleep(Duration::from_millis(500)).await;
 }
 
-/// Sync, steady RSS, then a relist forced by the server (compaction + dropped watches).
-pub async fn sync_and_relist<C: Client>(base: u64, sampler: &Sampler, c: &C) -> Figures {
+/// Sync, steady RSS, then either a relist forced by the server (compaction + dropped
+/// watches) or, if `updates` > 0, a burst of that many changes to the cached objects (each
+/// in a process of its own: with glibc malloc RSS never falls after a peak, so a phase run
+/// after another would be measured against the first one's leftovers).
+pub async fn sync_and_relist<C: Client>(
+    base: u64,
+    sampler: &Sampler,
+    c: &C,
+    updates: u64,
+) -> Figures {
     let cpu_before = crate::rss::cpu_secs();
     let start = Instant::now();
     let objects = c.synced().await;
@@ -129,6 +156,21 @@ pub async fn sync_and_relist<C: Client>(base: u64, sampler: &Sampler, c: &C) -> 
     let rss_steady = rss();
     let heap_steady = crate::heap::live();
     let _ = sampler.take_peak();
+    let synced = Figures {
+        objects,
+        sync_secs,
+        sync_cpu_secs,
+        rss_base: base,
+        rss_steady,
+        heap_base: crate::heap::base(),
+        heap_steady,
+        peak_sync,
+        heap_peak_sync,
+        ..Figures::default()
+    };
+    if updates > 0 {
+        return update_burst(sampler, c, updates).await.with(synced);
+    }
     println!("READY_RELIST");
     let start = Instant::now();
     while c.lists() < 2 {
@@ -143,22 +185,94 @@ pub async fn sync_and_relist<C: Client>(base: u64, sampler: &Sampler, c: &C) -> 
     }
     let relist_secs = start.elapsed().as_secs_f64();
     settle().await;
-    let heap_peak_relist = crate::heap::take_peak();
     Figures {
-        objects,
-        sync_secs,
-        sync_cpu_secs,
-        rss_base: base,
-        rss_steady,
-        heap_base: crate::heap::base(),
-        heap_steady,
-        peak_sync,
+        heap_peak_relist: crate::heap::take_peak(),
         peak_relist: sampler.take_peak(),
-        heap_peak_sync,
-        heap_peak_relist,
         relist_secs,
-        ..Figures::default()
+        ..synced
     }
+}
+
+impl Figures {
+    /// These burst figures with the sync figures of `synced`.
+    fn with(self, synced: Figures) -> Figures {
+        Figures {
+            events: self.events,
+            events_secs: self.events_secs,
+            events_cpu_secs: self.events_cpu_secs,
+            events_user_secs: self.events_user_secs,
+            events_minor_faults: self.events_minor_faults,
+            peak_burst: self.peak_burst,
+            heap_peak_burst: self.heap_peak_burst,
+            rss_after_burst: self.rss_after_burst,
+            heap_after_burst: self.heap_after_burst,
+            burst_max_in_flight: self.burst_max_in_flight,
+            burst_max_pending: self.burst_max_pending,
+            ..synced
+        }
+    }
+}
+
+/// Resets this process's `VmHWM` to its current RSS (`/proc/self/clear_refs`, value 5), so
+/// that `VmHWM` is then the exact peak of what follows, at no cost while it runs.
+fn reset_hwm() {
+    std::fs::write("/proc/self/clear_refs", "5").expect("reset VmHWM");
+}
+
+/// `n` changes to the cached objects, made by the server while it holds the client's
+/// re-watch (see the server's `update` command) and then received at the client's speed.
+/// CPU and page faults are taken from just before the server starts (the client idles
+/// while the server writes) to the last handler call; the RSS sampler is paused, its
+/// peak is `VmHWM`.
+async fn update_burst<C: Client>(sampler: &Sampler, c: &C, n: u64) -> Figures {
+    while !c.idle() {
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    let counter = c.updates();
+    assert_eq!(counter.get(), 0, "no updates before the burst");
+    settle().await;
+    sampler.pause();
+    reset_hwm();
+    let _ = crate::heap::take_peak();
+    let trace = std::env::var_os("KINFORM_COMPARE_TRACE").is_some();
+    println!("READY_UPDATES {n}");
+    let usage = crate::rss::usage();
+    let start = Instant::now();
+    let (mut max_in_flight, mut max_pending) = (0u64, 0u64);
+    let received_before = c.queued().map_or(0, |q| q.0);
+    // kinform's handler buffer coalesces notifications per key when the handler falls
+    // behind (several changes to one pod may reach it as one call), so the burst is also
+    // over once the reflector has received `n` events and everything is applied.
+    let received = || {
+        c.queued()
+            .map_or(0, |q| q.0)
+            .saturating_sub(received_before)
+    };
+    while counter.get() < n && !(received() >= n && c.idle()) {
+        assert!(
+            start.elapsed() < Duration::from_secs(900),
+            "burst of updates not received within 15 minutes"
+        );
+        if trace && let Some((received, pending)) = c.queued() {
+            let handled = received_before + counter.get();
+            max_in_flight = max_in_flight.max(received.saturating_sub(handled));
+            max_pending = max_pending.max(pending);
+        }
+        tokio::time::sleep(Duration::from_millis(if trace { 5 } else { 1 })).await;
+    }
+    let secs = (counter.last_instant() - counter.first_instant()).as_secs_f64();
+    let mut f = Figures::burst(n, secs, &usage);
+    f.peak_burst = status().1;
+    f.heap_peak_burst = crate::heap::take_peak();
+    while !c.idle() {
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    settle().await;
+    f.rss_after_burst = rss();
+    f.heap_after_burst = crate::heap::live();
+    f.burst_max_in_flight = max_in_flight;
+    f.burst_max_pending = max_pending;
+    f
 }
 
 /// Waits for `n` handler calls after asking the server for a burst. The time is taken from

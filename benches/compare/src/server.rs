@@ -3,6 +3,9 @@
 //!
 //! Commands: `burst N NAMESPACE` (hold new requests for 3 s, end every watch, create N ConfigMaps:
 //! the watchers reconnect and receive the N events from the history at full speed);
+//! `update N` (hold new requests, end every watch, change N preloaded pods round robin
+//! with a label merge patch, release: the pod watchers reconnect and receive the N MODIFIED
+//! events from the history at full speed);
 //! `relist` (one unrelated change, compaction past it, every watch ended: the watchers'
 //! resourceVersion is too old, they get 410 and relist);
 //! `cpu` (this process's CPU seconds so far, to measure what serving a burst costs);
@@ -32,6 +35,7 @@ pub fn run(pods: usize) {
     server.create_namespace("relist").expect("namespace");
     println!("URL {}", server.url());
     let mut round = 0u64;
+    let mut pod_keys: Vec<(String, String)> = Vec::new();
     for line in std::io::stdin().lock().lines() {
         let line = line.unwrap_or_default();
         let mut words = line.split_whitespace();
@@ -62,6 +66,27 @@ pub fn run(pods: usize) {
                 server.faults().set_latency(Duration::ZERO);
                 println!("BURST {}", took.as_secs_f64());
             }
+            Some("update") => {
+                let n: usize = words.next().and_then(|w| w.parse().ok()).unwrap_or(1000);
+                if pod_keys.is_empty() {
+                    pod_keys = rt.block_on(pod_keys_of(&server));
+                }
+                round += 1;
+                server.faults().hold_requests();
+                server.faults().drop_watches();
+                let start = Instant::now();
+                for i in 0..n {
+                    let (ns, name) = &pod_keys[i % pod_keys.len()];
+                    let patch =
+                        json!({"metadata": {"labels": {"bench-update": format!("{round}-{i}")}}});
+                    server
+                        .merge_patch_object("v1", "Pod", Some(ns), name, &patch)
+                        .expect("patch");
+                }
+                let took = start.elapsed();
+                server.faults().release_requests();
+                println!("UPDATES {}", took.as_secs_f64());
+            }
             Some("relist") => {
                 // A change the pod watchers do not see, then compaction past it: their
                 // resourceVersion is now too old, so they get 410 and relist.
@@ -81,4 +106,29 @@ pub fn run(pods: usize) {
         }
     }
     rt.block_on(server.shutdown());
+}
+
+/// The namespace and name of every pod the server holds (one LIST, decoded down to the keys).
+async fn pod_keys_of(server: &TestApiServer) -> Vec<(String, String)> {
+    #[derive(serde::Deserialize)]
+    struct Meta {
+        name: String,
+        namespace: String,
+    }
+    #[derive(serde::Deserialize)]
+    struct Item {
+        metadata: Meta,
+    }
+    #[derive(serde::Deserialize)]
+    struct List {
+        items: Vec<Item>,
+    }
+    let client = crate::sides::whole_list_client(server.client_config());
+    let req = http::Request::get("/api/v1/pods").body(Vec::new()).unwrap();
+    let text = client.request_text(req).await.expect("list pods");
+    let list: List = serde_json::from_str(&text).expect("pod list");
+    list.items
+        .into_iter()
+        .map(|i| (i.metadata.namespace, i.metadata.name))
+        .collect()
 }

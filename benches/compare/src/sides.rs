@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use futures_util::StreamExt;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
+use kinform::client::PartialObjectMetadata;
 use kinform::informer::{EventHandlerFns, InformerFactory, SharedIndexInformer};
 use kinform::reflector::ListMode;
 use kube::runtime::reflector::{self, Store};
@@ -20,47 +21,86 @@ fn kinform_client(url: &str) -> kinform::Client {
     kinform::Client::new(kinform::Config::new(url.parse().expect("url"))).expect("client")
 }
 
+/// A client that reads a whole list of 100,000 pods (620 MB) in one response, beyond
+/// `Config::max_body_bytes`' default, for the floor and the server's own key listing.
+pub fn whole_list_client(mut config: kinform::Config) -> kinform::Client {
+    config.max_body_bytes = usize::MAX;
+    kinform::Client::new(config).expect("client")
+}
+
 fn kube_client(url: &str) -> kube::Client {
     let config = kube::Config::new(url.parse::<http::Uri>().expect("url"));
     kube::Client::try_from(config).expect("kube client")
 }
 
-/// kinform's informer with one counting handler.
-pub struct Kinform<K: kinform::Resource> {
+/// kinform's informer with one counting handler (adds and updates counted apart).
+pub struct Kinform<K: kinform::HasMetadata> {
     factory: InformerFactory,
     informer: Arc<SharedIndexInformer<K>>,
     pub counter: Arc<Counter>,
+    updates: Arc<Counter>,
+}
+
+/// A factory for `url` with the given scope, list mode and managedFields option.
+fn kinform_factory(
+    url: &str,
+    namespace: Option<&str>,
+    mode: ListMode,
+    keep_mf: bool,
+) -> InformerFactory {
+    let mut b = InformerFactory::builder(kinform_client(url)).list_mode(mode);
+    if keep_mf {
+        b = b.keep_managed_fields();
+    }
+    if let Some(ns) = namespace {
+        b = b.namespace(ns);
+    }
+    b.build()
 }
 
 impl<K: kinform::Resource> Kinform<K> {
+    /// The typed informer of `K` (the full objects).
     pub fn new(url: &str, namespace: Option<&str>, mode: ListMode, keep_mf: bool) -> Self {
-        let mut b = InformerFactory::builder(kinform_client(url)).list_mode(mode);
-        if keep_mf {
-            b = b.keep_managed_fields();
-        }
-        if let Some(ns) = namespace {
-            b = b.namespace(ns);
-        }
-        let factory = b.build();
+        let factory = kinform_factory(url, namespace, mode, keep_mf);
         let informer = factory.informer::<K>();
+        Self::with(factory, informer)
+    }
+}
+
+impl Kinform<PartialObjectMetadata> {
+    /// The metadata-only informer of pods (`PartialObjectMetadata`, the cache holds
+    /// `metadata` alone).
+    pub fn metadata(url: &str, mode: ListMode, keep_mf: bool) -> Self {
+        let factory = kinform_factory(url, None, mode, keep_mf);
+        let informer = factory.metadata_informer(&<Pod as kinform::Resource>::api_resource());
+        Self::with(factory, informer)
+    }
+}
+
+impl<K: kinform::HasMetadata> Kinform<K> {
+    fn with(factory: InformerFactory, informer: Arc<SharedIndexInformer<K>>) -> Self {
         let counter = Arc::new(Counter::default());
-        let c = counter.clone();
-        informer.add_event_handler(EventHandlerFns::new().on_add(move |_: &Arc<K>, _| c.hit()));
+        let updates = Arc::new(Counter::default());
+        let (c, u) = (counter.clone(), updates.clone());
+        informer.add_event_handler(
+            EventHandlerFns::new()
+                .on_add(move |_: &Arc<K>, _| c.hit())
+                .on_update(move |_: &Arc<K>, _: &Arc<K>| u.hit()),
+        );
         Self {
             factory,
             informer,
             counter,
+            updates,
         }
     }
-}
 
-impl<K: kinform::Resource> Kinform<K> {
     pub fn metrics(&self) -> kinform::reflector::MetricsSnapshot {
         self.informer.metrics()
     }
 }
 
-impl<K: kinform::Resource> Client for Kinform<K> {
+impl<K: kinform::HasMetadata> Client for Kinform<K> {
     async fn synced(&self) -> u64 {
         self.factory.start();
         self.informer.wait_for_sync().await;
@@ -72,6 +112,15 @@ impl<K: kinform::Resource> Client for Kinform<K> {
     fn idle(&self) -> bool {
         self.informer.pending_notifications() == 0
     }
+    fn updates(&self) -> &Counter {
+        &self.updates
+    }
+    fn queued(&self) -> Option<(u64, u64)> {
+        Some((
+            self.informer.metrics().watch_events,
+            self.informer.pending_notifications() as u64,
+        ))
+    }
 }
 
 /// kube-rs's watcher + reflector store, its stream consumed by one counting "handler".
@@ -79,6 +128,7 @@ pub struct Kube<K: kube::Resource<DynamicType = ()> + Clone + 'static> {
     reader: Store<K>,
     inits: Arc<AtomicU64>,
     pub counter: Arc<Counter>,
+    updates: Arc<Counter>,
 }
 
 impl<K> Kube<K>
@@ -111,10 +161,18 @@ where
                     o.meta_mut().managed_fields = None;
                 }
             });
-        let (c, i) = (counter.clone(), inits.clone());
+        let updates = Arc::new(Counter::default());
+        let (c, i, u) = (counter.clone(), inits.clone(), updates.clone());
         tokio::spawn(reflector::reflector(writer, stream).for_each(move |ev| {
             match ev {
-                Ok(Event::Apply(_) | Event::InitApply(_)) => c.hit(),
+                Ok(Event::InitApply(_)) => c.hit(),
+                // kube-rs does not tell adds from updates after the initial list: an object
+                // applied after it counts as both (the watch bursts add ConfigMaps, the
+                // update bursts change cached pods).
+                Ok(Event::Apply(_)) => {
+                    c.hit();
+                    u.hit();
+                }
                 Ok(Event::InitDone) => {
                     i.fetch_add(1, Ordering::SeqCst);
                 }
@@ -126,6 +184,7 @@ where
             reader,
             inits,
             counter,
+            updates,
         }
     }
 }
@@ -144,6 +203,9 @@ where
     fn idle(&self) -> bool {
         true
     }
+    fn updates(&self) -> &Counter {
+        &self.updates
+    }
 }
 
 #[derive(Deserialize)]
@@ -154,10 +216,7 @@ struct List<T> {
 /// The floor of a sync: one GET of the whole list, then one `serde_json::from_slice` of
 /// those bytes into `Pod`s on one thread (only the decode is timed).
 pub async fn floor_sync(url: &str) -> Figures {
-    // One unpaged list of 100,000 realistic pods is 624 MB, above the default body limit.
-    let mut config = kinform::Config::new(url.parse().expect("url"));
-    config.max_body_bytes = 4 << 30;
-    let client = kinform::Client::new(config).expect("client");
+    let client = whole_list_client(kinform::Config::new(url.parse().expect("url")));
     let req = http::Request::get("/api/v1/pods").body(Vec::new()).unwrap();
     let bytes = client.request_text(req).await.expect("list").into_bytes();
     let start = Instant::now();

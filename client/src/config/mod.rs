@@ -141,12 +141,24 @@ pub struct Config {
     ///
     /// [`Error::TooLarge`]: crate::Error::TooLarge
     pub max_watch_event_bytes: usize,
+    /// How many bytes of a response a reflector's decoding reads ahead of the decoder: of a
+    /// watch body (a streaming list's included), the chunks read and not yet decoded; of a
+    /// paged LIST, the part of the next page fetched before the reflector asks for it. At
+    /// the bound the client stops reading, so the server's writes wait on TCP (HTTP/2) flow
+    /// control instead of the client's memory growing with a slow consumer. Larger values
+    /// let the two decoding threads take larger batches; the default,
+    /// [`DEFAULT_READ_AHEAD_BYTES`], holds a whole 500-object page of realistic pods.
+    pub read_ahead_bytes: usize,
 }
 
 /// Default of [`Config::max_body_bytes`]: 256 MiB, far above a 500-object LIST page of
 /// the largest objects etcd stores (1.5 MiB each by default) that a client would page
 /// through, yet a bound.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 256 << 20;
+
+/// Default of [`Config::read_ahead_bytes`]: 4 MiB (a 500-pod page is about 3 MB; a watch
+/// batch is decoded from at most about 1 MiB of lines).
+pub const DEFAULT_READ_AHEAD_BYTES: usize = 4 << 20;
 
 /// Default of [`Config::max_watch_event_bytes`]: 16 MiB, well above the largest object the
 /// API server accepts (its request body limit is 3 MiB, and etcd's value limit 1.5 MiB) with
@@ -177,6 +189,7 @@ impl Config {
             user_agent: concat!("kinform/", env!("CARGO_PKG_VERSION")).into(),
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             max_watch_event_bytes: DEFAULT_MAX_WATCH_EVENT_BYTES,
+            read_ahead_bytes: DEFAULT_READ_AHEAD_BYTES,
         }
     }
 

@@ -18,7 +18,9 @@
 //!    what its `metadata` says, without decoding). As soon as a page's continue token is
 //!    known, the request for the next page is sent from [`list`], so the server serializes
 //!    page N+1 while page N decodes (client-go's pager waits; the server sees the same
-//!    requests in the same order, only earlier). At most one page is held ahead.
+//!    requests in the same order, only earlier). At most one page is held ahead, and of it
+//!    at most `Config::read_ahead_bytes` (4 MiB by default) is read before the reflector
+//!    asks for it; the rest waits in the server (flow control) until then.
 //! 2. **Reuse** (`list_decode`): an item whose namespace, name and resourceVersion are
 //!    those of the object the reflector's store holds ([`ListHints::cached`]) is that
 //!    object's `Arc`, not decoded again (a resourceVersion names one state of one object,
@@ -39,9 +41,13 @@
 //! A WATCH (and a streaming list, which is a watch with `sendInitialEvents=true`):
 //!
 //! 1. **Read ahead, on a task of its own** (`read_ahead`): the body's chunks are read
-//!    into a queue of at most 64 chunks whenever they arrive, so reading does not wait for
-//!    the decoding of the batch before (a task woken on the decoding worker would sit in its
-//!    LIFO slot until the decoding ended).
+//!    into a queue whenever they arrive, so reading does not wait for the decoding of the
+//!    batch before (a task woken on the decoding worker would sit in its LIFO slot until the
+//!    decoding ended). The chunks read and not yet decoded hold at most
+//!    `Config::read_ahead_bytes` (4 MiB by default); at the bound the task stops reading,
+//!    so a slow consumer stops the server's writes (TCP / HTTP/2 flow control) instead of
+//!    growing the client's memory. Beyond it, the batch being split and decoded holds at
+//!    most about 1 MiB of lines (`watch_lines`).
 //! 2. **Lines** (`watch_lines`): chunks are split at newlines with `memchr`; the complete
 //!    lines of every chunk ready at once form one batch; only an unfinished tail is copied. A
 //!    line longer than `Config::max_watch_event_bytes` (16 MiB by default), finished or not,
@@ -132,7 +138,7 @@ where
         Some(fetched) => fetched,
         None => {
             let req = api.request(Method::GET, uri, Vec::new(), None, true)?;
-            next_page::fetch(api.client(), req).await
+            next_page::fetch(api.client(), req, None).await
         }
     };
     let (request, page) = fetched?;
@@ -160,5 +166,6 @@ where
         body,
         origin,
         hints.clone(),
+        api.client().read_ahead_bytes(),
     ))
 }

@@ -8,28 +8,39 @@
 //! reflector asks for exactly that request (same URI). The server sees the same requests in
 //! the same order, only earlier; a response nobody asks for (the list ended in an error, the
 //! informer stopped) is dropped, and its request aborted, when the next list asks for
-//! something else or the `Api` is dropped. At most one page is held ahead. The task that
-//! fetches a page also scans it (finds its items), so that this pass over the page runs
-//! while the page before it decodes, not in between.
+//! something else or the `Api` is dropped. At most one page is held ahead, and of it at most
+//! `Config::read_ahead_bytes` (4 MiB by default, more than a 500-pod page) before the
+//! reflector asks for it: a larger page stops being read there (the server's writes wait
+//! on flow control) and is read on when it is asked for. The task that fetches a page also
+//! scans it (finds its items), so that this pass over the page runs while the page before
+//! it decodes, not in between.
 
 use parking_lot::Mutex;
+use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 use super::list_decode::ScannedList;
+use crate::transport::Pause;
 use crate::{Client, Result};
 
 /// The response of a request sent ahead: the request's description and the scanned body.
 type Fetched = Result<(String, ScannedList)>;
 
-/// Sends a LIST request and scans its response's body.
-pub(crate) async fn fetch(client: &Client, req: http::Request<Vec<u8>>) -> Fetched {
-    let (request, bytes) = client.request_bytes(req).await?;
+/// Sends a LIST request and scans its response's body (read up to `pause`, if given).
+pub(crate) async fn fetch(
+    client: &Client,
+    req: http::Request<Vec<u8>>,
+    pause: Option<Pause>,
+) -> Fetched {
+    let (request, bytes) = client.request_bytes_paused(req, pause).await?;
     Ok((request, ScannedList::new(bytes)))
 }
 
 struct Ahead {
     uri: String,
     task: JoinHandle<Fetched>,
+    /// Lets the reading go on past the read-ahead budget (sent, or dropped with `self`).
+    wanted: Option<oneshot::Sender<()>>,
 }
 
 impl Drop for Ahead {
@@ -47,8 +58,17 @@ impl NextPage {
     /// Sends `req` (a GET of `uri`) now, replacing any request sent ahead before.
     pub(crate) fn send_ahead(&self, client: &Client, uri: String, req: http::Request<Vec<u8>>) {
         let client = client.clone();
-        let task = tokio::spawn(async move { fetch(&client, req).await });
-        *self.0.lock() = Some(Ahead { uri, task });
+        let (wanted, until) = oneshot::channel();
+        let pause = Pause {
+            after: client.read_ahead_bytes(),
+            until,
+        };
+        let task = tokio::spawn(async move { fetch(&client, req, Some(pause)).await });
+        *self.0.lock() = Some(Ahead {
+            uri,
+            task,
+            wanted: Some(wanted),
+        });
     }
 
     /// The response of the request sent ahead for `uri`, if there is one (a request sent
@@ -56,6 +76,9 @@ impl NextPage {
     /// finish (the runtime is shutting down): the caller sends the request itself.
     pub(crate) async fn take(&self, uri: &str) -> Option<Fetched> {
         let mut ahead = self.0.lock().take().filter(|a| a.uri == uri)?;
+        if let Some(wanted) = ahead.wanted.take() {
+            let _ = wanted.send(());
+        }
         (&mut ahead.task).await.ok()
     }
 }

@@ -224,18 +224,20 @@ where
 
 /// Decodes a watch body stream into batches of shared events following `hints` (see the
 /// module docs): the batches of [`decode_batches`](super::watch_lines::decode_batches), with the
-/// body read ahead by a task of its own (see [`read_ahead`]), the transform applied,
+/// body read ahead by a task of its own, at most `read_ahead_bytes` ahead (see
+/// [`read_ahead`]), the transform applied,
 /// managedFields skipped, exact capacities, two threads for a large batch, and, until the
 /// initial-events-end bookmark, cached objects reused. Fused.
 pub(crate) fn decode_shared_batches<K>(
     src: BoxStream<'static, Result<Bytes, Error>>,
     origin: Origin,
     hints: ListHints<K>,
+    read_ahead_bytes: usize,
 ) -> WatchBatchStream<Arc<K>>
 where
     K: HasMetadata + Clone + DeserializeOwned,
 {
-    let raw = raw_batches(read_ahead::read_ahead(src), &origin);
+    let raw = raw_batches(read_ahead::read_ahead(src, read_ahead_bytes), &origin);
     let origin = Arc::new(origin);
     let state = (raw, Arc::new(LineHints::new(hints)));
     stream::unfold(state, move |(mut raw, mut hints)| {

@@ -53,12 +53,34 @@ const GZIP_PIECE: usize = 8 * 1024;
 
 /// Reads a whole body of at most `limit` bytes (gunzipped) into one buffer.
 pub(crate) async fn collect(
+    body: Incoming,
+    gzip: bool,
+    size_hint: usize,
+    idle: Option<Duration>,
+    request: &str,
+    limit: usize,
+) -> Result<Vec<u8>, Error> {
+    collect_paused(body, gzip, size_hint, idle, request, limit, None).await
+}
+
+/// Where reading a body read ahead of its use stops until the body is wanted: once `after`
+/// bytes (gunzipped) are held, nothing more is read from the connection until `until`
+/// resolves (its sender sends or is dropped).
+pub(crate) struct Pause {
+    pub(crate) after: usize,
+    pub(crate) until: tokio::sync::oneshot::Receiver<()>,
+}
+
+/// [`collect`], stopping at `pause` (see [`Pause`]); the idle timeout does not run while
+/// paused.
+pub(crate) async fn collect_paused(
     mut body: Incoming,
     gzip: bool,
     size_hint: usize,
     idle: Option<Duration>,
     request: &str,
     limit: usize,
+    mut pause: Option<Pause>,
 ) -> Result<Vec<u8>, Error> {
     if !gzip && size_hint > limit {
         return Err(too_large(request, limit));
@@ -70,6 +92,11 @@ pub(crate) async fn collect(
         ))
     });
     loop {
+        let held = decoder.as_ref().map_or(plain.len(), |d| d.get_ref().len());
+        if let Some(p) = pause.take_if(|p| held >= p.after) {
+            // Sent or dropped, the wait is over either way.
+            let _ = p.until.await;
+        }
         let next = match idle {
             Some(limit) => tokio::time::timeout(limit, body.frame())
                 .await

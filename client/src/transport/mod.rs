@@ -18,6 +18,7 @@
 
 mod auth;
 mod body;
+pub(crate) use body::Pause;
 mod connector;
 mod ratelimit;
 mod retry;
@@ -93,6 +94,7 @@ struct Inner {
     gzip: bool,
     max_body_bytes: usize,
     max_watch_event_bytes: usize,
+    read_ahead_bytes: usize,
     user_agent: HeaderValue,
     impersonate: Vec<(http::HeaderName, HeaderValue)>,
 }
@@ -208,6 +210,7 @@ impl Client {
                 gzip: !config.disable_compression,
                 max_body_bytes: config.max_body_bytes,
                 max_watch_event_bytes: config.max_watch_event_bytes,
+                read_ahead_bytes: config.read_ahead_bytes,
                 user_agent: HeaderValue::try_from(config.user_agent.as_str())
                     .map_err(|_| invalid("user_agent", "not a header value"))?,
                 impersonate,
@@ -256,19 +259,30 @@ impl Client {
         &self,
         req: http::Request<Vec<u8>>,
     ) -> Result<(String, Vec<u8>)> {
+        self.request_bytes_paused(req, None).await
+    }
+
+    /// [`request_bytes`](Self::request_bytes) for a body read ahead of its use: reading
+    /// stops at `pause` (see [`Pause`]).
+    pub(crate) async fn request_bytes_paused(
+        &self,
+        req: http::Request<Vec<u8>>,
+        pause: Option<Pause>,
+    ) -> Result<(String, Vec<u8>)> {
         let (parts, body) = req.into_parts();
         let desc = describe(&parts.method, &parts.uri);
         let resp = self.send(parts, Bytes::from(body), &desc).await?;
         let resp = self.check(resp, &desc).await?;
         let gzip = body::is_gzip(resp.headers());
         let hint = content_length(resp.headers());
-        let bytes = body::collect(
+        let bytes = body::collect_paused(
             resp.into_body(),
             gzip,
             hint,
             self.inner.read_timeout,
             &desc,
             self.inner.max_body_bytes,
+            pause,
         )
         .await?;
         Ok((desc, bytes))
@@ -285,6 +299,11 @@ impl Client {
         let resp = self.check(resp, &desc).await?;
         let gzip = body::is_gzip(resp.headers());
         Ok(body::stream(resp.into_body(), gzip, Arc::from(desc)))
+    }
+
+    /// How far a reflector's decoding reads ahead ([`Config::read_ahead_bytes`]).
+    pub(crate) fn read_ahead_bytes(&self) -> usize {
+        self.inner.read_ahead_bytes
     }
 
     /// The longest watch event this client reads ([`Config::max_watch_event_bytes`]).

@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 
 use super::super::test_cache::Cache;
 use super::*;
+use crate::config::DEFAULT_READ_AHEAD_BYTES;
 use crate::decode::{CachedLookup, ListHints};
 use kinform_core::resource::HasMetadata;
 
@@ -49,7 +50,7 @@ fn body(chunks: Vec<Vec<u8>>) -> BoxStream<'static, Result<Bytes, Error>> {
 }
 
 async fn events(chunks: Vec<Vec<u8>>, hints: ListHints<ConfigMap>) -> WatchBatch<Arc<ConfigMap>> {
-    decode_shared_batches(body(chunks), origin(), hints)
+    decode_shared_batches(body(chunks), origin(), hints, DEFAULT_READ_AHEAD_BYTES)
         .collect::<Vec<_>>()
         .await
         .into_iter()
@@ -194,7 +195,7 @@ async fn added_objects_at_the_cached_resource_version_are_reused_until_the_end_b
     // batches).
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Result<Bytes, Error>>();
     let rx = stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|c| (c, rx)) });
-    let mut batches = decode_shared_batches(rx.boxed(), origin(), hints);
+    let mut batches = decode_shared_batches(rx.boxed(), origin(), hints, DEFAULT_READ_AHEAD_BYTES);
     let first = [
         line("ADDED", cm("a", "5", "old")),
         line("ADDED", cm("b", "7", "new")),

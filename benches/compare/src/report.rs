@@ -1,0 +1,231 @@
+//! The tables printed from the sync scenarios' figures beyond the sync table: the burst of
+//! changes to the cached pods, and the targets of issue #20 as ratios of one run.
+
+use crate::ServerSide;
+use crate::scenario::Figures;
+
+/// One sync scenario's median run (sync and relist), and its median burst run (sync and a
+/// burst of changes, in a process of its own).
+pub struct Row {
+    pub name: &'static str,
+    pub figures: Figures,
+    pub server: ServerSide,
+    pub burst: Option<(Figures, ServerSide)>,
+}
+
+/// Steady RSS per cached object, above the process's RSS before the client was built.
+pub fn rss_per_obj(f: &Figures) -> f64 {
+    f.rss_steady.saturating_sub(f.rss_base) as f64 / f.objects.max(1) as f64
+}
+
+/// Steady live heap per cached object.
+pub fn heap_per_obj(f: &Figures) -> f64 {
+    f.heap_steady.saturating_sub(f.heap_base) as f64 / f.objects.max(1) as f64
+}
+
+pub fn events_per_sec(f: &Figures) -> f64 {
+    f.events.saturating_sub(1) as f64 / f.events_secs.max(1e-9)
+}
+
+fn cpu_us(f: &Figures) -> f64 {
+    f.events_cpu_secs * 1e6 / f.events.max(1) as f64
+}
+
+/// A peak (or any RSS reading) above the base, over the steady RSS above the base.
+fn over_steady_rss(f: &Figures, rss: u64) -> f64 {
+    rss.saturating_sub(f.rss_base) as f64 / f.rss_steady.saturating_sub(f.rss_base).max(1) as f64
+}
+
+fn over_steady_heap(f: &Figures, heap: u64) -> f64 {
+    heap.saturating_sub(f.heap_base) as f64
+        / f.heap_steady.saturating_sub(f.heap_base).max(1) as f64
+}
+
+fn find<'a>(rows: &'a [Row], name: &str) -> Option<&'a Figures> {
+    rows.iter().find(|r| r.name == name).map(|r| &r.figures)
+}
+
+/// The burst run of scenario `name`.
+fn find_burst<'a>(rows: &'a [Row], name: &str) -> Option<&'a Figures> {
+    rows.iter()
+        .find(|r| r.name == name)
+        .and_then(|r| r.burst.as_ref())
+        .map(|b| &b.0)
+}
+
+/// The burst of `events` changes to the `pods` cached pods, one row per sync scenario.
+pub fn burst_table(rows: &[Row], pods: usize, events: u64) {
+    println!(
+        "\n| burst scenario ({events} changes to {pods} cached pods) | events/s | x kube | client CPU µs/event | x kube | of it user µs | x kube | minor faults/event | peak burst / steady RSS | RSS after burst / steady | peak burst / steady heap | heap after burst / steady | max events in flight | server update s | server CPU µs/event |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    let Some(kube) = find_burst(rows, "kube") else {
+        return;
+    };
+    for (name, (f, server)) in rows
+        .iter()
+        .filter_map(|r| Some((r.name, r.burst.as_ref()?)))
+    {
+        let user_us = |f: &Figures| f.events_user_secs * 1e6 / f.events.max(1) as f64;
+        println!(
+            "| {name} | {:.0} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} ({:.0} MB) | {:.2} | {:.2} ({:.0} MB) | {:.2} | {} | {:.2} | {:.2} |",
+            events_per_sec(f),
+            events_per_sec(f) / events_per_sec(kube),
+            cpu_us(f),
+            cpu_us(f) / cpu_us(kube),
+            user_us(f),
+            user_us(f) / user_us(kube),
+            f.events_minor_faults as f64 / f.events.max(1) as f64,
+            over_steady_rss(f, f.peak_burst),
+            crate::mb(f.peak_burst.saturating_sub(f.rss_base)),
+            over_steady_rss(f, f.rss_after_burst),
+            over_steady_heap(f, f.heap_peak_burst),
+            crate::mb(f.heap_peak_burst.saturating_sub(f.heap_base)),
+            over_steady_heap(f, f.heap_after_burst),
+            match f.burst_max_in_flight {
+                0 => "-".to_owned(),
+                n => format!("{n} (+{} pending)", f.burst_max_pending),
+            },
+            server.update_secs,
+            server.update_cpu_secs * 1e6 / f.events.max(1) as f64,
+        );
+    }
+}
+
+/// One line of the targets table: `figure(scenario)` for each scenario (of its burst run if
+/// `burst`), and whether every one meets `met`.
+fn target(
+    rows: &[Row],
+    label: &str,
+    goal: &str,
+    scenarios: &[&str],
+    burst: bool,
+    figure: impl Fn(&Figures) -> Option<f64>,
+    met: impl Fn(f64) -> bool,
+) {
+    let pick = |n: &str| {
+        if burst {
+            find_burst(rows, n)
+        } else {
+            find(rows, n)
+        }
+    };
+    let values: Vec<(&str, f64)> = scenarios
+        .iter()
+        .filter_map(|n| pick(n).and_then(&figure).map(|v| (*n, v)))
+        .collect();
+    if values.is_empty() {
+        return;
+    }
+    let shown: Vec<String> = values.iter().map(|(n, v)| format!("{n} {v:.2}x")).collect();
+    let all_met = values.iter().all(|(_, v)| met(*v));
+    println!(
+        "| {label} | {goal} | {} | {} |",
+        shown.join(", "),
+        if all_met { "yes" } else { "no" }
+    );
+}
+
+const DEFAULTS: &[&str] = &["kinform-streaming", "kinform-paged"];
+const KEEP_MF: &[&str] = &["kinform-keep-mf", "kinform-paged-keep-mf"];
+const ALL: &[&str] = &[
+    "kinform-streaming",
+    "kinform-paged",
+    "kinform-keep-mf",
+    "kinform-paged-keep-mf",
+];
+
+/// Which peak of a run a target reads.
+type Peak = fn(&Figures) -> u64;
+
+/// Issue #20's targets, per pod count, as ratios of this run.
+pub fn targets_table(sizes: &[(usize, Vec<Row>)]) {
+    for (pods, rows) in sizes {
+        let (Some(kube), Some(kube_burst)) = (find(rows, "kube"), find_burst(rows, "kube")) else {
+            continue;
+        };
+        println!(
+            "\n| target ({pods} pods; x kube = against kube-rs's paged default, managedFields kept) | goal | measured | met |"
+        );
+        println!("|---|---|---|---|");
+        for (options, scenarios) in [("defaults", DEFAULTS), ("managedFields kept", KEEP_MF)] {
+            target(
+                rows,
+                &format!("client CPU per watch event x kube, {options}"),
+                "<= 0.33",
+                scenarios,
+                true,
+                |f| Some(cpu_us(f) / cpu_us(kube_burst)),
+                |v| v <= 1.0 / 3.0,
+            );
+        }
+        target(
+            rows,
+            "watch events/s x kube, both list modes",
+            ">= 3",
+            ALL,
+            true,
+            |f| Some(events_per_sec(f) / events_per_sec(kube_burst)),
+            |v| v >= 3.0,
+        );
+        target(
+            rows,
+            "sync time x kube",
+            "<= 0.33",
+            ALL,
+            false,
+            |f| Some(f.sync_secs / kube.sync_secs),
+            |v| v <= 1.0 / 3.0,
+        );
+        let peaks: [(&str, bool, Peak); 3] = [
+            ("the burst", true, |f| f.peak_burst),
+            ("the sync", false, |f| f.peak_sync),
+            ("a relist", false, |f| f.peak_relist),
+        ];
+        for (phase, burst, peak) in peaks {
+            target(
+                rows,
+                &format!("peak RSS during {phase} / steady RSS"),
+                "<= 1.2",
+                ALL,
+                burst,
+                |f| Some(over_steady_rss(f, peak(f))),
+                |v| v <= 1.2,
+            );
+        }
+        for (meta, full, mode) in [
+            ("kinform-meta", "kinform-streaming", "streaming"),
+            ("kinform-meta-paged", "kinform-paged", "paged"),
+        ] {
+            println!(
+                "| metadata-only informer x the full one ({mode}, managedFields dropped) | recorded | {} | - |",
+                metadata_ratios(rows, meta, full)
+            );
+        }
+    }
+}
+
+/// The metadata-only informer's figures over the full informer's, in the same list mode.
+fn metadata_ratios(rows: &[Row], meta: &str, full: &str) -> String {
+    let (Some(m), Some(f)) = (find(rows, meta), find(rows, full)) else {
+        return "not run".into();
+    };
+    let mut out = format!(
+        "steady RSS/obj {:.0} B ({:.2}x), live heap/obj {:.0} B ({:.2}x), sync time {:.2}x",
+        rss_per_obj(m),
+        rss_per_obj(m) / rss_per_obj(f),
+        heap_per_obj(m),
+        heap_per_obj(m) / heap_per_obj(f),
+        m.sync_secs / f.sync_secs,
+    );
+    if let (Some(m), Some(f)) = (find_burst(rows, meta), find_burst(rows, full)) {
+        out += &format!(
+            ", CPU per event {:.2} µs ({:.2}x), events/s {:.2}x, peak burst / steady RSS {:.2}",
+            cpu_us(m),
+            cpu_us(m) / cpu_us(f),
+            events_per_sec(m) / events_per_sec(f),
+            over_steady_rss(m, m.peak_burst),
+        );
+    }
+    out
+}
