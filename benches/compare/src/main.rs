@@ -191,7 +191,8 @@ fn client(scenario: &str, url: &str, events: u64, namespace: &str) -> Figures {
             }
             "kinform-lean-watch" => {
                 sampler.pause();
-                let k = Kinform::<Lean<ConfigMap>>::new(url, Some(namespace), ListMode::Auto, false);
+                let k =
+                    Kinform::<Lean<ConfigMap>>::new(url, Some(namespace), ListMode::Auto, false);
                 scenario::Client::synced(&k).await;
                 burst(&k.counter, events, namespace).await
             }
