@@ -11,12 +11,12 @@
 //!   history check;
 //! - [`controller`]: factories and a log of reconcile calls that tests wait on;
 //! - [`shard`]: a Widget CRD, a witness of concurrent reconciles and sharded replicas;
-//! - [`partition`]: a TCP proxy that cuts one client off its server and heals the link;
 //! - [`http`]: a raw HTTP client (no kinform code) for checking the test server against the
 //!   wire protocol itself;
 //! - [`kubectl`]: the real kubectl pointed at a test server;
 //! - [`python`]: the official Python client, running a pytest suite against a test server;
-//! - [`proxy`]: a TCP proxy that counts the bytes a client has read (backpressure tests);
+//! - [`proxy`]: a TCP proxy in front of the server for one client: counts the bytes it has
+//!   read (backpressure tests), and cuts it off and heals the link (partition tests);
 //! - [`mock`]: a small canned HTTP(S) server with its own CA, for client tests that need
 //!   answers no real server gives.
 //!
@@ -30,7 +30,6 @@ pub mod http;
 pub mod informer;
 pub mod kubectl;
 pub mod mock;
-pub mod partition;
 pub mod proxy;
 pub mod python;
 pub mod shard;

@@ -24,7 +24,7 @@ use serde_json::json;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::partition::Partition;
+use crate::proxy::Proxy;
 
 /// `shard.example.com/v1` `Widget`: a `spec.value` that the controller copies into the
 /// `observed` annotation.
@@ -271,7 +271,7 @@ pub fn start_replica_with(
 /// can cut this replica alone off the API server.
 pub fn start_replica_behind(
     server: &TestApiServer,
-    partition: &Partition,
+    partition: &Proxy,
     identity: &str,
     witness: &Arc<Witness>,
 ) -> Replica {

@@ -13,7 +13,7 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use kinform::client::decode::{self, ListHints};
 use kinform::testing::TestApiServer;
 use kinform::{Api, Client, HasMetadata, ListParams, WatchEvent, WatchParams};
-use kinform_tests::proxy::CountingProxy;
+use kinform_tests::proxy::Proxy;
 use serde_json::json;
 
 const NS: &str = "default";
@@ -44,7 +44,7 @@ fn create_big(server: &TestApiServer, prefix: &str, n: usize) {
 }
 
 /// A client through `proxy` reading ahead at most `budget` bytes.
-fn client_through(server: &TestApiServer, proxy: &CountingProxy, budget: usize) -> Client {
+fn client_through(server: &TestApiServer, proxy: &Proxy, budget: usize) -> Client {
     let mut config = server.client_config();
     config.cluster_url = proxy.url().parse().unwrap();
     config.read_ahead_bytes = budget;
@@ -56,7 +56,7 @@ fn client_through(server: &TestApiServer, proxy: &CountingProxy, budget: usize) 
 /// consumer did not read, and the names received.
 async fn watch_without_reading(budget: usize, n: usize) -> (u64, Vec<String>) {
     let server = TestApiServer::start().await.expect("server");
-    let proxy = CountingProxy::start(server.addr()).await;
+    let proxy = Proxy::start(server.addr()).await;
     let api: Api<ConfigMap> = Api::namespaced(client_through(&server, &proxy, budget), NS);
     let from = server.resource_version().to_string();
     create_big(&server, "w", n);
@@ -113,7 +113,7 @@ async fn a_watch_is_read_at_most_the_budget_ahead_of_a_slow_consumer() {
 async fn second_page_without_asking(budget: usize, per_page: usize) -> (u64, Vec<String>) {
     let server = TestApiServer::start().await.expect("server");
     create_big(&server, "p", 2 * per_page);
-    let proxy = CountingProxy::start(server.addr()).await;
+    let proxy = Proxy::start(server.addr()).await;
     let api: Api<ConfigMap> = Api::namespaced(client_through(&server, &proxy, budget), NS);
     let page = |token: Option<String>| ListParams {
         limit: Some(per_page as u32),

@@ -29,7 +29,7 @@ use kinform::client::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kinform::controller::shard::owner_of;
 use kinform::testing::TestApiServer;
 use kinform::{Api, HasMetadata, PartialObjectMetadata, Resource};
-use kinform_tests::partition::Partition;
+use kinform_tests::proxy::Proxy;
 use kinform_tests::shard::{
     Replica, Widget, Witness, register_widgets, start_replica, start_replica_behind,
     start_replica_with, widget,
@@ -525,9 +525,7 @@ async fn a_partitioned_replica_rejoins_with_a_fresh_cache() {
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let partition = Partition::start(server.addr())
-        .await
-        .expect("the proxy starts");
+    let partition = Proxy::start(server.addr()).await;
     replicas.push(start_replica(&server, "r1", &witness));
     replicas.push(start_replica_behind(&server, &partition, "r2", &witness));
     create_widgets(&api, WIDGETS).await;
