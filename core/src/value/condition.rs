@@ -90,14 +90,7 @@ impl Condition {
     ///
     /// When `lastTransitionTime` is not an RFC 3339 timestamp.
     pub fn to_k8s(&self) -> Result<meta::Condition, k8s_openapi::jiff::Error> {
-        Ok(meta::Condition {
-            last_transition_time: self.last_transition_time.to_time()?,
-            message: self.message.clone(),
-            observed_generation: self.observed_generation,
-            reason: self.reason.clone(),
-            status: self.status.clone(),
-            type_: self.type_.clone(),
-        })
+        self.clone().try_into()
     }
 }
 
