@@ -77,7 +77,7 @@ pub enum ConfigError {
         /// The identity given.
         identity: String,
         /// What is wrong with it.
-        reason: &'static str,
+        reason: String,
     },
 }
 

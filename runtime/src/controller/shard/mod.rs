@@ -151,18 +151,9 @@ impl ShardingConfig {
             return Err(ConfigError::EmptyIdentity);
         }
         let reason = if id.len() > MAX_IDENTITY_LEN {
-            Some("longer than 56 characters (a label value, with room for a rejoin suffix)")
-        } else if !id
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
-        {
-            Some("not a label value: only [A-Za-z0-9-_.] are allowed")
-        } else if !id.starts_with(|c: char| c.is_ascii_alphanumeric())
-            || !id.ends_with(|c: char| c.is_ascii_alphanumeric())
-        {
-            Some("not a label value: must begin and end with a letter or digit")
+            Some("longer than 56 characters (a label value, with room for a rejoin suffix)".into())
         } else {
-            None
+            kinform_core::selector::validate_label_value(id).err()
         };
         match reason {
             Some(reason) => Err(ConfigError::InvalidShardIdentity {
