@@ -510,8 +510,11 @@ async fn admit<K: Resource>(
             true
         }
         Gate::Skip => {
-            if object.is_none() {
-                shared.deleted.lock().remove(key);
+            // An absent object's deletion is consumed here; when it was our own release's
+            // (the object left our selection), that handover is over too, so neither set
+            // keeps keys of objects that moved away for good.
+            if object.is_none() && shared.deleted.lock().remove(key) {
+                shared.released.lock().remove(key);
             }
             queue.forget(&key.to_owned());
             false
