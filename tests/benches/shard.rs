@@ -42,17 +42,17 @@ use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures_util::{StreamExt, stream};
-use kinform::client::{AuthConfig, Config, ListParams, Patch, PatchParams, PostParams, Secret};
+use kinform::client::{AuthConfig, Config, ListParams, Secret};
 use kinform::controller::shard::owner_of;
 use kinform::informer::InformerFactory;
 use kinform::testing::TestApiServer;
 use kinform::{Api, Client, HasMetadata, PartialObjectMetadata, Resource};
+use kinform_tests::rss_bytes;
 use kinform_tests::shard::{
-    ReplicaOptions, Widget, Witness, register_widgets, start_replica_on, widget,
+    ReplicaOptions, Widget, Witness, create_widgets, register_widgets, set_widget_values,
+    start_replica_on, widget_name,
 };
 use parking_lot::Mutex;
-use serde_json::json;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, Command};
 use tokio::time::Instant;
@@ -86,16 +86,6 @@ fn main() {
 // ---------------------------------------------------------------------------------------
 // Child processes
 
-/// `VmRSS` of this process, in bytes.
-fn rss() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
-        .map_or(0, |kb| kb * 1024)
-}
-
 fn child_client() -> Client {
     let var = |name: &str| std::env::var(name).unwrap_or_else(|_| panic!("{name} is set"));
     let mut config = Config::new(var("SHARD_BENCH_URL").parse().expect("a server URL"));
@@ -122,7 +112,12 @@ fn stdin_lines() -> tokio::sync::mpsc::UnboundedReceiver<String> {
 /// Prints one status line: `<cached> <rss> <baseline> <is sharder>`.
 fn report(cached: usize, baseline: u64, sharder: bool) {
     let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{cached} {} {baseline} {}", rss(), u8::from(sharder));
+    let _ = writeln!(
+        out,
+        "{cached} {} {baseline} {}",
+        rss_bytes(),
+        u8::from(sharder)
+    );
     let _ = out.flush();
 }
 
@@ -131,7 +126,7 @@ fn report(cached: usize, baseline: u64, sharder: bool) {
 /// leaves gracefully on the line `leave`.
 async fn child(role: &str) {
     let client = child_client();
-    let baseline = rss();
+    let baseline = rss_bytes();
     let mut stdin = stdin_lines();
     if let Some(metadata) = match role {
         "cache-full" => Some(false),
@@ -305,20 +300,6 @@ async fn settled(meta: &Api<PartialObjectMetadata>, members: &[String], value: i
         })
 }
 
-async fn set_values(api: &Api<Widget>, objects: usize, value: i64) {
-    stream::iter(0..objects)
-        .for_each_concurrent(64, |i| async move {
-            api.patch(
-                &format!("w-{i:05}"),
-                &PatchParams::default(),
-                &Patch::Merge(json!({"spec": {"value": value}})),
-            )
-            .await
-            .expect("update a widget");
-        })
-        .await;
-}
-
 /// One row of the results.
 #[derive(Default)]
 struct Row {
@@ -335,19 +316,7 @@ async fn populate(objects: usize, payload: usize) -> (TestApiServer, Api<Widget>
     let server = TestApiServer::start().await.expect("the server starts");
     register_widgets(&server);
     let api: Api<Widget> = Api::namespaced(server.client().expect("a client"), "default");
-    let body = "x".repeat(payload);
-    stream::iter(0..objects)
-        .for_each_concurrent(64, |i| {
-            let (api, body) = (&api, &body);
-            async move {
-                let mut w = widget(&format!("w-{i:05}"), 0);
-                w.spec.payload.clone_from(body);
-                api.create(&PostParams::default(), &w)
-                    .await
-                    .expect("create a widget");
-            }
-        })
-        .await;
+    create_widgets(&api, objects, &"x".repeat(payload)).await;
     (server, api)
 }
 
@@ -385,7 +354,7 @@ async fn run(n: usize, objects: usize, payload: usize) -> Row {
         })
         .collect();
     let updated = Instant::now();
-    set_values(&api, objects, 1).await;
+    set_widget_values(&api, (0..objects).map(widget_name), 1).await;
     wait_for("updates", async || settled(&meta, &members, 1).await).await;
     #[allow(clippy::cast_precision_loss)]
     let throughput = objects as f64 / updated.elapsed().as_secs_f64();

@@ -34,6 +34,17 @@ pub mod proxy;
 pub mod python;
 pub mod shard;
 
+/// Resident memory of this process (`VmRSS` of `/proc/self/status`), in bytes; 0 where it
+/// cannot be read (not Linux).
+pub fn rss_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
+        .map_or(0, |kib| kib * 1024)
+}
+
 /// Polls `cond` every 20 ms until it holds, for at most `limit`; the last answer of `cond`.
 pub async fn eventually(limit: Duration, mut cond: impl AsyncFnMut() -> bool) -> bool {
     let deadline = tokio::time::Instant::now() + limit;

@@ -7,6 +7,7 @@ use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures_util::{StreamExt as _, stream};
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kinform::Client;
@@ -82,6 +83,43 @@ pub fn register_widgets(server: &TestApiServer) {
             }
         }))
         .expect("the Widget CRD registers");
+}
+
+/// The name of the `i`th Widget of a test or benchmark (`w-00042`).
+pub fn widget_name(i: usize) -> String {
+    format!("w-{i:05}")
+}
+
+/// Creates Widgets `0..n` (value 0, `spec.payload` = `payload`), 32 at a time.
+pub async fn create_widgets(api: &Api<Widget>, n: usize, payload: &str) {
+    stream::iter(0..n)
+        .for_each_concurrent(32, |i| async move {
+            let mut w = widget(&widget_name(i), 0);
+            w.spec.payload = payload.to_owned();
+            api.create(&PostParams::default(), &w)
+                .await
+                .expect("create a widget");
+        })
+        .await;
+}
+
+/// Sets `spec.value` of the named Widgets with merge patches, 32 at a time.
+pub async fn set_widget_values(
+    api: &Api<Widget>,
+    names: impl IntoIterator<Item = String>,
+    value: i64,
+) {
+    stream::iter(names)
+        .for_each_concurrent(32, |n| async move {
+            api.patch(
+                &n,
+                &PatchParams::default(),
+                &Patch::Merge(json!({"spec": {"value": value}})),
+            )
+            .await
+            .expect("update a widget");
+        })
+        .await;
 }
 
 /// The Widget `default/name` with `spec.value = value`.

@@ -25,16 +25,15 @@ use std::time::Duration;
 
 use futures_util::{StreamExt, stream};
 use k8s_openapi::api::core::v1::ConfigMap;
-use kinform::client::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use kinform::client::{DeleteParams, ListParams};
 use kinform::controller::shard::owner_of;
 use kinform::testing::TestApiServer;
 use kinform::{Api, HasMetadata, PartialObjectMetadata, Resource};
 use kinform_tests::proxy::Proxy;
 use kinform_tests::shard::{
-    Replica, Widget, Witness, register_widgets, start_replica, start_replica_behind,
-    start_replica_with, widget,
+    Replica, Widget, Witness, create_widgets, register_widgets, set_widget_values, start_replica,
+    start_replica_behind, start_replica_with, widget_name,
 };
-use serde_json::json;
 use tokio::time::Instant;
 
 /// How many Widgets the test creates (the issue asks for 10,000; see the module docs).
@@ -65,10 +64,6 @@ fn scaled(objects: usize, secs: u64) -> Duration {
 /// lists every Widget: 3 s, plus 0.5 ms per Widget.
 fn slack(objects: usize) -> Duration {
     Duration::from_secs(3) + Duration::from_micros(500) * u32::try_from(objects).unwrap_or(0)
-}
-
-fn name(i: usize) -> String {
-    format!("w-{i:05}")
 }
 
 /// Metadata-only access to the Widgets of `api`'s namespace: the checks below read labels
@@ -112,30 +107,6 @@ async fn settled(api: &Api<Widget>, members: &[&str], expected: &BTreeMap<String
 }
 
 /// Creates the Widgets `w-00000` .. of value 0, 32 at a time.
-async fn create_widgets(api: &Api<Widget>, n: usize) {
-    stream::iter(0..n)
-        .for_each_concurrent(32, |i| async move {
-            api.create(&PostParams::default(), &widget(&name(i), 0))
-                .await
-                .expect("create a widget");
-        })
-        .await;
-}
-
-async fn set_values(api: &Api<Widget>, names: Vec<String>, value: i64) {
-    stream::iter(names)
-        .for_each_concurrent(32, |n| async move {
-            api.patch(
-                &n,
-                &PatchParams::default(),
-                &Patch::Merge(json!({"spec": {"value": value}})),
-            )
-            .await
-            .expect("update a widget");
-        })
-        .await;
-}
-
 fn counts(owners: &BTreeMap<String, String>) -> BTreeMap<String, usize> {
     let mut c = BTreeMap::new();
     for o in owners.values() {
@@ -226,18 +197,21 @@ async fn three_replicas_share_widgets_and_hand_them_over_without_overlap() {
     // Phase 1: concurrent creates, updates and deletes while the replicas start.
     let mut expected: BTreeMap<String, i64> = BTreeMap::new();
     let phase = Instant::now();
-    create_widgets(&api, total).await;
+    create_widgets(&api, total, "").await;
     eprintln!("created {total} widgets in {:?}", phase.elapsed());
     let phase = Instant::now();
     for i in 0..total {
-        expected.insert(name(i), 0);
+        expected.insert(widget_name(i), 0);
     }
-    let updated: Vec<String> = (0..total).filter(|i| i % 2 == 0).map(name).collect();
-    let deleted: Vec<String> = (0..total).filter(|i| i % 10 == 5).map(name).collect();
+    let updated: Vec<String> = (0..total).filter(|i| i % 2 == 0).map(widget_name).collect();
+    let deleted: Vec<String> = (0..total)
+        .filter(|i| i % 10 == 5)
+        .map(widget_name)
+        .collect();
     let (u, d) = (api.clone(), api.clone());
     let updates = tokio::spawn({
         let names = updated.clone();
-        async move { set_values(&u, names, 1).await }
+        async move { set_widget_values(&u, names, 1).await }
     });
     let deletes = tokio::spawn({
         let names = deleted.clone();
@@ -340,7 +314,7 @@ async fn three_replicas_share_widgets_and_hand_them_over_without_overlap() {
     // Phase 3: a replica joins while the Widgets change: about a third move, all onto it.
     let updates = tokio::spawn({
         let (api, names) = (api.clone(), expected.keys().cloned().collect::<Vec<_>>());
-        async move { set_values(&api, names, 2).await }
+        async move { set_widget_values(&api, names, 2).await }
     });
     replicas.push(start_replica(&server, "r3", &witness));
     updates.await.unwrap();
@@ -458,11 +432,7 @@ async fn owned_objects_follow_their_owners_shard() {
         .iter()
         .map(|id| start_replica_with(&server, id, &witness, true))
         .collect();
-    for i in 0..WIDGETS {
-        api.create(&PostParams::default(), &widget(&name(i), 0))
-            .await
-            .expect("create a widget");
-    }
+    create_widgets(&api, WIDGETS, "").await;
     let follow = async |what: &str| {
         let started = Instant::now();
         while !configmaps_follow(&api, &cms, WIDGETS).await {
@@ -528,8 +498,8 @@ async fn a_partitioned_replica_rejoins_with_a_fresh_cache() {
     let partition = Proxy::start(server.addr()).await;
     replicas.push(start_replica(&server, "r1", &witness));
     replicas.push(start_replica_behind(&server, &partition, "r2", &witness));
-    create_widgets(&api, WIDGETS).await;
-    let mut expected: BTreeMap<String, i64> = (0..WIDGETS).map(|i| (name(i), 0)).collect();
+    create_widgets(&api, WIDGETS, "").await;
+    let mut expected: BTreeMap<String, i64> = (0..WIDGETS).map(|i| (widget_name(i), 0)).collect();
     let all = ["r0", "r1", "r2"];
     wait_settled(
         &api,
@@ -549,7 +519,7 @@ async fn a_partitioned_replica_rejoins_with_a_fresh_cache() {
     // Cut r2 off; change every Widget while it is away.
     partition.cut();
     let cut = Instant::now();
-    set_values(&api, expected.keys().cloned().collect(), 1).await;
+    set_widget_values(&api, expected.keys().cloned(), 1).await;
     for v in expected.values_mut() {
         *v = 1;
     }
@@ -588,7 +558,7 @@ async fn a_partitioned_replica_rejoins_with_a_fresh_cache() {
         "r2.1 caches exactly its shard"
     );
     // It reconciles again: a change reaches its Widgets.
-    set_values(&api, expected.keys().cloned().collect(), 2).await;
+    set_widget_values(&api, expected.keys().cloned(), 2).await;
     for v in expected.values_mut() {
         *v = 2;
     }

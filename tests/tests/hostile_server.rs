@@ -156,12 +156,7 @@ fn good(is_watch: bool, initial: bool) -> Reply {
 }
 
 fn rss_kib() -> usize {
-    std::fs::read_to_string("/proc/self/status")
-        .unwrap_or_default()
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or(0)
+    usize::try_from(kinform_tests::rss_bytes() / 1024).unwrap_or(usize::MAX)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
