@@ -1,6 +1,8 @@
 //! The sharding benchmark (issue #21): one Widget controller run as 1, 2 and 4 sharded
-//! replicas, and as one plain (unsharded) controller for the baseline, over the same
-//! workload against one `TestApiServer`.
+//! replicas (each a member standing for sharder, the default role), as 2 and 4 members with
+//! the sharder apart (`ShardRole::Member` replicas and one `ShardRole::Sharder` process),
+//! and as one plain (unsharded) controller for the baseline, over the same workload against
+//! one `TestApiServer`.
 //!
 //! Every replica is a **child process** of this one (this binary run again with
 //! `SHARD_BENCH_ROLE` set), so its memory is its own: each reports its resident set
@@ -9,7 +11,9 @@
 //! **RSS growth** is its RSS after its shard is cached and reconciled less its RSS before
 //! the controller started; its **cache memory** is that growth less the growth of the same
 //! kind of process run against a server with no Widget (the fixed cost of the runtime,
-//! connections, informers, queue and Leases). Both are reported. The server, and the client
+//! connections, informers, queue and Leases). Both are reported, and beside them the growth
+//! of the **live heap** (`kinform_tests::heap_bytes`, glibc's count of allocated bytes),
+//! which tells what a replica holds from what the allocator keeps after a peak. The server, and the client
 //! that creates and updates the Widgets, run in this process.
 //!
 //! For each replica count N, on a fresh server with `objects` Widgets of `payload` bytes:
@@ -43,15 +47,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kinform::client::{AuthConfig, Config, ListParams, Secret};
-use kinform::controller::shard::owner_of;
+use kinform::controller::shard::{ShardRole, owner_of};
 use kinform::informer::InformerFactory;
 use kinform::testing::TestApiServer;
 use kinform::{Api, Client, HasMetadata, PartialObjectMetadata, Resource};
-use kinform_tests::rss_bytes;
 use kinform_tests::shard::{
     ReplicaOptions, Widget, Witness, create_widgets, register_widgets, set_widget_values,
     start_replica_on, widget_name,
 };
+use kinform_tests::{heap_bytes, rss_bytes};
 use parking_lot::Mutex;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, Command};
@@ -109,24 +113,29 @@ fn stdin_lines() -> tokio::sync::mpsc::UnboundedReceiver<String> {
     rx
 }
 
-/// Prints one status line: `<cached> <rss> <baseline> <is sharder>`.
-fn report(cached: usize, baseline: u64, sharder: bool) {
+/// Prints one status line: `<cached> <rss> <rss baseline> <is sharder> <heap> <heap
+/// baseline>`.
+fn report(cached: usize, baseline: (u64, u64), sharder: bool) {
     let mut out = std::io::stdout().lock();
     let _ = writeln!(
         out,
-        "{cached} {} {baseline} {}",
+        "{cached} {} {} {} {} {}",
         rss_bytes(),
-        u8::from(sharder)
+        baseline.0,
+        u8::from(sharder),
+        heap_bytes(),
+        baseline.1
     );
     let _ = out.flush();
 }
 
-/// A child: `replica`, `plain` (an unsharded controller), or `cache-full` /
-/// `cache-metadata` (one informer of every Widget). Ends when its stdin closes; a replica
+/// A child: `replica` (a member standing for sharder), `member` (one that never does),
+/// `sharder` (the sharder apart, [`ShardRole::Sharder`]), `plain` (an unsharded
+/// controller), or `cache-full` / `cache-metadata` (one informer of every Widget). Ends when its stdin closes; a replica
 /// leaves gracefully on the line `leave`.
 async fn child(role: &str) {
     let client = child_client();
-    let baseline = rss_bytes();
+    let baseline = (rss_bytes(), heap_bytes());
     let mut stdin = stdin_lines();
     if let Some(metadata) = match role {
         "cache-full" => Some(false),
@@ -152,8 +161,13 @@ async fn child(role: &str) {
     }
     let identity = std::env::var("SHARD_BENCH_ID").expect("SHARD_BENCH_ID is set");
     let options = ReplicaOptions {
-        sharded: role == "replica",
+        sharded: role != "plain",
         overlap_window: Duration::ZERO,
+        role: match role {
+            "member" => ShardRole::Member,
+            "sharder" => ShardRole::Sharder,
+            _ => ShardRole::MemberAndSharder,
+        },
         ..ReplicaOptions::default()
     };
     let replica = start_replica_on(client, &identity, &Witness::new(), &options);
@@ -184,11 +198,17 @@ struct Status {
     rss: u64,
     baseline: u64,
     sharder: bool,
+    heap: u64,
+    heap_baseline: u64,
 }
 
 impl Status {
     fn growth(&self) -> u64 {
         self.rss.saturating_sub(self.baseline)
+    }
+
+    fn heap_growth(&self) -> u64 {
+        self.heap.saturating_sub(self.heap_baseline)
     }
 }
 
@@ -222,12 +242,14 @@ impl Proc {
                     .split_whitespace()
                     .filter_map(|v| v.parse().ok())
                     .collect();
-                if let [cached, rss, baseline, sharder] = f[..] {
+                if let [cached, rss, baseline, sharder, heap, heap_baseline] = f[..] {
                     *s.lock() = Some(Status {
                         cached: usize::try_from(cached).unwrap_or(usize::MAX),
                         rss,
                         baseline,
                         sharder: sharder == 1,
+                        heap,
+                        heap_baseline,
                     });
                 }
             }
@@ -300,13 +322,52 @@ async fn settled(meta: &Api<PartialObjectMetadata>, members: &[String], value: i
         })
 }
 
+/// The replicas of one run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Layout {
+    /// One plain (unsharded) controller: the baseline.
+    Plain,
+    /// N replicas, each a member standing for sharder (the default role).
+    Replicas(usize),
+    /// N members that never stand for sharder, and the sharder apart.
+    Apart(usize),
+}
+
+impl Layout {
+    /// The members' count (1 for the plain controller).
+    fn n(self) -> usize {
+        match self {
+            Self::Plain => 1,
+            Self::Replicas(n) | Self::Apart(n) => n,
+        }
+    }
+
+    /// The members' child role.
+    fn role(self) -> &'static str {
+        match self {
+            Self::Plain => "plain",
+            Self::Replicas(_) => "replica",
+            Self::Apart(_) => "member",
+        }
+    }
+
+    fn label(self) -> String {
+        match self {
+            Self::Plain => "1, not sharded (baseline)".to_owned(),
+            Self::Replicas(n) => n.to_string(),
+            Self::Apart(n) => format!("{n} + sharder apart"),
+        }
+    }
+}
+
 /// One row of the results.
-#[derive(Default)]
 struct Row {
-    label: String,
+    layout: Layout,
     sync: Duration,
     throughput: f64,
-    memory: Vec<(String, u64, bool)>,
+    /// Per process: id, RSS growth, whether it was the sharder, its child role, live heap
+    /// growth.
+    memory: Vec<(String, u64, bool, &'static str, u64)>,
     join: Option<Duration>,
     crash: Option<Duration>,
 }
@@ -320,24 +381,26 @@ async fn populate(objects: usize, payload: usize) -> (TestApiServer, Api<Widget>
     (server, api)
 }
 
-/// Runs `n` replicas (0: one plain controller) through the workload.
-async fn run(n: usize, objects: usize, payload: usize) -> Row {
+/// Runs the replicas of `layout` through the workload.
+async fn run(layout: Layout, objects: usize, payload: usize) -> Row {
     let (server, api) = populate(objects, payload).await;
     let meta = Api::<PartialObjectMetadata>::metadata_namespaced(
         server.client().expect("a client"),
         "default",
         &Widget::api_resource(),
     );
-    let (role, count) = if n == 0 { ("plain", 1) } else { ("replica", n) };
-    let mut members: Vec<String> = if n == 0 {
-        Vec::new()
-    } else {
-        (0..n).map(|i| format!("r{i}")).collect()
+    let (role, n) = (layout.role(), layout.n());
+    let mut members: Vec<String> = match layout {
+        Layout::Plain => Vec::new(),
+        _ => (0..n).map(|i| format!("r{i}")).collect(),
     };
     let started = Instant::now();
-    let mut procs: Vec<Proc> = (0..count)
+    let mut procs: Vec<Proc> = (0..n)
         .map(|i| Proc::spawn(&server, role, &format!("r{i}")))
         .collect();
+    if let Layout::Apart(_) = layout {
+        procs.push(Proc::spawn(&server, "sharder", "sharder"));
+    }
     let total_cached = |procs: &[Proc]| procs.iter().map(|p| p.status().cached).sum::<usize>();
     wait_for("sync", async || {
         total_cached(&procs) == objects && settled(&meta, &members, 0).await
@@ -350,7 +413,8 @@ async fn run(n: usize, objects: usize, payload: usize) -> Row {
         .iter()
         .map(|p| {
             let s = p.status();
-            (p.id.clone(), s.growth(), s.sharder)
+            let role = if p.id == "sharder" { "sharder" } else { role };
+            (p.id.clone(), s.growth(), s.sharder, role, s.heap_growth())
         })
         .collect();
     let updated = Instant::now();
@@ -359,17 +423,14 @@ async fn run(n: usize, objects: usize, payload: usize) -> Row {
     #[allow(clippy::cast_precision_loss)]
     let throughput = objects as f64 / updated.elapsed().as_secs_f64();
     let mut row = Row {
-        label: if n == 0 {
-            "1 (not sharded)".to_owned()
-        } else {
-            n.to_string()
-        },
+        layout,
         sync,
         throughput,
         memory,
-        ..Row::default()
+        join: None,
+        crash: None,
     };
-    if n > 0 {
+    if layout != Layout::Plain {
         let joined = Instant::now();
         let id = format!("r{n}");
         procs.push(Proc::spawn(&server, role, &id));
@@ -377,10 +438,10 @@ async fn run(n: usize, objects: usize, payload: usize) -> Row {
         wait_for("join", async || settled(&meta, &members, 1).await).await;
         row.join = Some(joined.elapsed());
     }
-    if n >= 2 {
+    if layout != Layout::Plain && n >= 2 {
         let victim = procs
             .iter()
-            .position(|p| !p.status().sharder)
+            .position(|p| !p.status().sharder && p.id != "sharder")
             .expect("a replica that is not the sharder");
         let victim = procs.remove(victim);
         members.retain(|m| *m != victim.id);
@@ -408,15 +469,15 @@ async fn cache_probe(objects: usize, payload: usize, role: &str) -> u64 {
     growth
 }
 
-/// The RSS growth of a `role` process (`plain` or `replica`) with no Widget at all: what
-/// a replica costs whatever it caches (runtime, client, informers, queue, Leases; for a
-/// replica, which is then the sharder, its metadata informer too). Measured once it
-/// reports a synced state (a replica: once it is the sharder) and 2 s more.
-async fn fixed_cost(role: &str) -> u64 {
+/// The RSS growth of a `role` process (a child role) with no Widget at all: what a
+/// replica costs whatever it caches (runtime, client, informers, queue, Leases; for one
+/// that is then the sharder, its metadata informer too). Measured once it reports (one
+/// standing for sharder: once it is the sharder) and 2 s more.
+async fn fixed_cost(role: &'static str) -> u64 {
     let (server, _api) = populate(0, 0).await;
     let p = Proc::spawn(&server, role, "r0");
     wait_for(role, async || {
-        p.reported() && (role == "plain" || p.status().sharder)
+        p.reported() && (matches!(role, "plain" | "member") || p.status().sharder)
     })
     .await;
     tokio::time::sleep(Duration::from_secs(2)).await;
@@ -428,69 +489,90 @@ async fn fixed_cost(role: &str) -> u64 {
 
 async fn orchestrate(objects: usize, payload: usize) {
     eprintln!("sharding benchmark: {objects} Widgets of {payload} payload bytes");
-    let fixed_plain = fixed_cost("plain").await;
-    let fixed_replica = fixed_cost("replica").await;
+    let roles = ["plain", "replica", "member", "sharder"];
+    let mut fixed = std::collections::BTreeMap::new();
+    for role in roles {
+        fixed.insert(role, fixed_cost(role).await);
+    }
     eprintln!(
-        "  fixed cost (no Widget): plain {:.1} MiB, sharded replica {:.1} MiB",
-        mib(fixed_plain),
-        mib(fixed_replica)
+        "  fixed cost (no Widget), MiB: {}",
+        roles
+            .map(|r| format!("{r} {:.1}", mib(fixed[r])))
+            .join(", ")
     );
     let mut rows = Vec::new();
-    for n in [0, 1, 2, 4] {
-        let row = run(n, objects, payload).await;
+    for layout in [
+        Layout::Plain,
+        Layout::Replicas(1),
+        Layout::Replicas(2),
+        Layout::Replicas(4),
+        Layout::Apart(2),
+        Layout::Apart(4),
+    ] {
+        let row = run(layout, objects, payload).await;
         eprintln!(
             "  {}: sync {:?}, {:.0} reconciles/s",
-            row.label, row.sync, row.throughput
+            layout.label(),
+            row.sync,
+            row.throughput
         );
         rows.push(row);
     }
-    // Cache memory: a replica's growth less the fixed cost of its kind.
-    let cache = |i: usize, growth: u64| {
-        growth.saturating_sub(if i == 0 { fixed_plain } else { fixed_replica })
-    };
-    let single = cache(0, rows[0].memory[0].1);
+    // Cache memory: a process's growth less the fixed cost of its role.
+    let cache = |growth: u64, role: &str| growth.saturating_sub(fixed[role]);
+    let single = cache(rows[0].memory[0].1, "plain");
     println!(
-        "\n| replicas | sync | reconciles/s (all) | RSS growth per replica (MiB) | cache = growth - fixed (MiB) | cache vs single/N | join handover | crash handover |"
+        "\n| replicas | sync | reconciles/s (all) | RSS growth per replica (MiB) | live heap growth (MiB) | cache = RSS growth - fixed (MiB) | cache vs single/N | join handover | crash handover |"
     );
-    println!("|---|---|---|---|---|---|---|---|");
-    for (i, row) in rows.iter().enumerate() {
-        let n = [1u64, 1, 2, 4][i];
-        let show = |f: &dyn Fn(u64) -> String| -> Vec<String> {
+    println!("|---|---|---|---|---|---|---|---|---|");
+    for row in &rows {
+        let n = row.layout.n();
+        let mark = |sharder: bool, role: &str| match (role, sharder) {
+            ("sharder", _) => " (sharder apart)",
+            ("replica", true) => " (sharder)",
+            _ => "",
+        };
+        let show = |f: &dyn Fn(u64, u64, &str) -> f64| -> String {
             row.memory
                 .iter()
-                .map(|(id, g, sharder)| {
-                    let mark = if *sharder && i > 0 { " (sharder)" } else { "" };
-                    format!("{id} {}{mark}", f(*g))
+                .map(|(id, g, sharder, role, heap)| {
+                    format!("{id} {:.1}{}", f(*g, *heap, role), mark(*sharder, role))
                 })
-                .collect()
+                .collect::<Vec<_>>()
+                .join(", ")
         };
-        let growth = show(&|g| format!("{:.1}", mib(g)));
-        let cached = show(&|g| format!("{:.1}", mib(cache(i, g))));
+        // The target counts every process that reconciles a shard; the sharder standing
+        // beside its shard is shown too (it is one of the members).
         #[allow(clippy::cast_precision_loss)]
         let ratios: Vec<String> = row
             .memory
             .iter()
-            .filter(|(_, _, sharder)| i == 0 || !sharder || n == 1)
-            .map(|(_, g, _)| format!("{:.2}x", cache(i, *g) as f64 / (single as f64 / n as f64)))
+            .filter(|m| m.3 != "sharder")
+            .map(|(id, g, sharder, role, _)| {
+                let r = cache(*g, role) as f64 / (single as f64 / n as f64);
+                format!("{id} {r:.2}x{}", mark(*sharder, role))
+            })
             .collect();
         let opt =
             |d: Option<Duration>| d.map_or("-".to_owned(), |d| format!("{:.2} s", d.as_secs_f64()));
         println!(
-            "| {} | {:.2} s | {:.0} | {} | {} | {} | {} | {} |",
-            row.label,
+            "| {} | {:.2} s | {:.0} | {} | {} | {} | {} | {} | {} |",
+            row.layout.label(),
             row.sync.as_secs_f64(),
             row.throughput,
-            growth.join(", "),
-            cached.join(", "),
+            show(&|g, _, _| mib(g)),
+            show(&|_, heap, _| mib(heap)),
+            show(&|g, _, role| mib(cache(g, role))),
             ratios.join(", "),
             opt(row.join),
             opt(row.crash)
         );
     }
     println!(
-        "\nfixed cost (no Widget): plain controller {:.1} MiB, sharded replica {:.1} MiB",
-        mib(fixed_plain),
-        mib(fixed_replica)
+        "\nfixed cost (no Widget), MiB: {}",
+        roles
+            .map(|r| format!("{r} {:.1}", mib(fixed[r])))
+            .join(", ")
     );
     let empty = cache_probe(0, payload, "cache-full").await;
     let full = cache_probe(objects, payload, "cache-full").await;

@@ -45,6 +45,25 @@ pub fn rss_bytes() -> u64 {
         .map_or(0, |kib| kib * 1024)
 }
 
+/// Bytes the allocator holds allocated for the program now (glibc's `mallinfo2`: in-use
+/// chunks of every arena plus mmapped blocks), without the free memory it keeps, which RSS
+/// includes; 0 where glibc is not the allocator. Beside [`rss_bytes`] it tells live memory
+/// from the allocator's retention.
+pub fn heap_bytes() -> u64 {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        // SAFETY: `mallinfo2` takes no argument, only reads the allocator's statistics
+        // (taking each arena's lock) and returns a plain struct by value; glibc >= 2.33
+        // has it, as every supported Debian does.
+        let info = unsafe { libc::mallinfo2() };
+        (info.uordblks + info.hblkhd) as u64
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    {
+        0
+    }
+}
+
 /// Polls `cond` every 20 ms until it holds, for at most `limit`; the last answer of `cond`.
 pub async fn eventually(limit: Duration, mut cond: impl AsyncFnMut() -> bool) -> bool {
     let deadline = tokio::time::Instant::now() + limit;

@@ -13,7 +13,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kinform::Client;
 use kinform::client::{AuthConfig, Secret};
 use kinform::client::{Patch, PatchParams, PostParams};
-use kinform::controller::shard::{ShardHandle, ShardingConfig};
+use kinform::controller::shard::{ShardHandle, ShardRole, ShardingConfig};
 use kinform::controller::{Action, Controller, ReconcileStats, Request, controller_reference};
 use kinform::informer::InformerFactory;
 use kinform::leader::LeaderElectionConfig;
@@ -223,6 +223,8 @@ pub struct ReplicaOptions {
     pub overlap_window: Duration,
     /// Reconcile workers.
     pub workers: usize,
+    /// What a sharded replica does (member and sharder candidate by default).
+    pub role: ShardRole,
 }
 
 impl Default for ReplicaOptions {
@@ -233,6 +235,7 @@ impl Default for ReplicaOptions {
             owns_configmaps: false,
             overlap_window: Duration::from_millis(2),
             workers: 4,
+            role: ShardRole::default(),
         }
     }
 }
@@ -284,25 +287,20 @@ impl Replica {
 /// of its own identity (user `identity`). The reconcile copies `spec.value` into the
 /// `observed` annotation (and `observed-by` names the replica), under the witness.
 pub fn start_replica(server: &TestApiServer, identity: &str, witness: &Arc<Witness>) -> Replica {
-    start_replica_with(server, identity, witness, false)
+    start_replica_with(server, identity, witness, &ReplicaOptions::default())
 }
 
-/// [`start_replica`], and with `owns_configmaps` the controller also owns ConfigMaps: the
-/// reconcile creates `cm-<widget>` controlled by the Widget.
+/// [`start_replica`] as `options` say (an owned type, a role).
 pub fn start_replica_with(
     server: &TestApiServer,
     identity: &str,
     witness: &Arc<Witness>,
-    owns_configmaps: bool,
+    options: &ReplicaOptions,
 ) -> Replica {
     let client = server
         .client_for(identity, &["system:authenticated"])
         .expect("a client of the test server");
-    let options = ReplicaOptions {
-        owns_configmaps,
-        ..ReplicaOptions::default()
-    };
-    start_replica_on(client, identity, witness, &options)
+    start_replica_on(client, identity, witness, options)
 }
 
 /// [`start_replica`] with a client that reaches `server` through `partition`, so the test
@@ -337,7 +335,11 @@ pub fn start_replica_on(
     }
     if options.sharded {
         builder = builder
-            .sharded(ShardingConfig::new("default", identity).timing(test_timing()))
+            .sharded(
+                ShardingConfig::new("default", identity)
+                    .timing(test_timing())
+                    .role(options.role),
+            )
             .expect("valid sharding config");
     }
     let controller = builder.build();

@@ -26,13 +26,13 @@ use std::time::Duration;
 use futures_util::{StreamExt, stream};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kinform::client::{DeleteParams, ListParams};
-use kinform::controller::shard::owner_of;
+use kinform::controller::shard::{ShardRole, owner_of};
 use kinform::testing::TestApiServer;
 use kinform::{Api, HasMetadata, PartialObjectMetadata, Resource};
 use kinform_tests::proxy::Proxy;
 use kinform_tests::shard::{
-    Replica, Widget, Witness, create_widgets, register_widgets, set_widget_values, start_replica,
-    start_replica_behind, start_replica_with, widget_name,
+    Replica, ReplicaOptions, Widget, Witness, create_widgets, register_widgets, set_widget_values,
+    start_replica, start_replica_behind, start_replica_with, widget_name,
 };
 use tokio::time::Instant;
 
@@ -431,9 +431,13 @@ async fn owned_objects_follow_their_owners_shard() {
     let api: Api<Widget> = Api::namespaced(admin.clone(), "default");
     let cms: Api<ConfigMap> = Api::namespaced(admin, "default");
     let witness = Witness::new();
+    let owning = ReplicaOptions {
+        owns_configmaps: true,
+        ..ReplicaOptions::default()
+    };
     let mut replicas: Vec<Replica> = ["r0", "r1"]
         .iter()
-        .map(|id| start_replica_with(&server, id, &witness, true))
+        .map(|id| start_replica_with(&server, id, &witness, &owning))
         .collect();
     create_widgets(&api, WIDGETS, "").await;
     let follow = async |what: &str| {
@@ -460,7 +464,7 @@ async fn owned_objects_follow_their_owners_shard() {
         assert_eq!(scoped(r), counts[&r.identity], "{}", r.identity);
     }
     // A third replica joins: the moved Widgets' ConfigMaps move with them.
-    replicas.push(start_replica_with(&server, "r2", &witness, true));
+    replicas.push(start_replica_with(&server, "r2", &witness, &owning));
     let started = Instant::now();
     while !owners(&api).await.values().any(|o| o == "r2") {
         assert!(
@@ -474,6 +478,75 @@ async fn owned_objects_follow_their_owners_shard() {
     assert!(violations.is_empty(), "violations: {violations:#?}");
     for r in replicas {
         r.shutdown().await;
+    }
+}
+
+/// The sharder run apart ([`ShardRole::Sharder`]) assigns every Widget to two members that
+/// never stand for sharder ([`ShardRole::Member`]): it caches and reconciles none, they
+/// reconcile all of them between them, and when it stops a member does not take over.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sharder_apart_assigns_to_members_that_never_shard() {
+    const WIDGETS: usize = 200;
+    let server = TestApiServer::start().await.expect("server starts");
+    register_widgets(&server);
+    let api: Api<Widget> = Api::namespaced(server.client().expect("client"), "default");
+    let witness = Witness::new();
+    let role = |role| ReplicaOptions {
+        role,
+        ..ReplicaOptions::default()
+    };
+    let sharder = start_replica_with(&server, "s0", &witness, &role(ShardRole::Sharder));
+    let members: Vec<Replica> = ["m0", "m1"]
+        .iter()
+        .map(|id| start_replica_with(&server, id, &witness, &role(ShardRole::Member)))
+        .collect();
+    create_widgets(&api, WIDGETS, "").await;
+    let expected: BTreeMap<String, i64> = (0..WIDGETS).map(|i| (widget_name(i), 0)).collect();
+    wait_settled(
+        &api,
+        &["m0", "m1"],
+        &expected,
+        Duration::from_secs(60),
+        "a sharder apart",
+    )
+    .await;
+    let stats = sharder.shard().stats();
+    assert!(stats.is_sharder, "{stats:?}");
+    assert_eq!(stats.cached, 0, "the sharder apart caches no shard");
+    assert_eq!(
+        stats.objects_per_shard.values().sum::<usize>(),
+        WIDGETS,
+        "{stats:?}"
+    );
+    for m in &members {
+        assert!(
+            !m.shard().stats().is_sharder,
+            "{} stood for sharder",
+            m.identity
+        );
+    }
+    let counts = counts(&owners(&api).await);
+    assert_eq!(counts.get("s0"), None, "nothing is assigned to the sharder");
+    for m in &members {
+        assert_eq!(m.cached(), counts[&m.identity], "{}", m.identity);
+    }
+    let reconciles = witness.reconciles.lock().clone();
+    assert_eq!(
+        reconciles.get("s0"),
+        None,
+        "the sharder reconciled: {reconciles:?}"
+    );
+    // Without a sharder candidate, no member takes the role over.
+    let stats = sharder.shutdown().await;
+    assert_eq!(stats.reconciles, 0);
+    tokio::time::sleep(LEASE).await;
+    for m in &members {
+        assert!(!m.shard().stats().is_sharder, "{} took over", m.identity);
+    }
+    let violations = witness.violations.lock().clone();
+    assert!(violations.is_empty(), "violations: {violations:#?}");
+    for m in members {
+        m.shutdown().await;
     }
 }
 

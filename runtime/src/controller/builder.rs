@@ -121,8 +121,9 @@ impl<K: Resource> ControllerBuilder<K> {
     }
 
     /// Runs this controller as one replica of several that share the objects of `K` (see
-    /// [`shard`](super::shard)): it keeps a member Lease, competes to be the sharder, and
-    /// caches and reconciles only the objects labelled for it. Fails if the timing or
+    /// [`shard`](super::shard)): by default it keeps a member Lease, competes to be the
+    /// sharder, and caches and reconciles only the objects labelled for it (the config's
+    /// [`role`](ShardingConfig::role) can keep it to one of the two). Fails if the timing or
     /// identity is invalid (as [`ShardingConfig::validate`]). The controller's
     /// [`name`](Self::name) names its Leases and labels: set it before.
     pub fn sharded(mut self, config: ShardingConfig) -> Result<Self, ConfigError> {

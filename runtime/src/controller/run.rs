@@ -240,12 +240,28 @@ impl<K: Resource> Controller<K> {
             )
             .await;
         });
-        let sharder_task = tokio::spawn(compete_for_sharder::<K>(
-            shared.clone(),
-            sharding.scope.clone(),
-            sharding.owned.clone(),
-            stop_sharder.clone(),
-        ));
+        let role = shared.config.role;
+        let sharder_task = role.stands_for_sharder().then(|| {
+            tokio::spawn(compete_for_sharder::<K>(
+                shared.clone(),
+                sharding.scope.clone(),
+                sharding.owned.clone(),
+                stop_sharder.clone(),
+            ))
+        });
+        if !role.is_member() {
+            // A sharder apart: no member Lease, no scoped cache, no workers.
+            tracing::info!(controller = %self.name, "standing for sharder only; reconciling nothing");
+            tokio::select! {
+                () = &mut shutdown => {}
+                () = shared.abandon.cancelled() => {}
+            }
+            stop_sharder.cancel();
+            if let Some(task) = sharder_task {
+                let _ = task.await;
+            }
+            return;
+        }
         // The first membership's handlers were registered by the builder.
         let mut membership = Some((self.queue.clone(), self.lister.clone(), Vec::new()));
         let mut first_watches = Some(&self.watches);
@@ -336,7 +352,9 @@ impl<K: Resource> Controller<K> {
             }
         };
         stop_sharder.cancel();
-        let _ = sharder_task.await;
+        if let Some(task) = sharder_task {
+            let _ = task.await;
+        }
         // Only now, with nothing in flight, let the others take this replica's objects.
         if let Some((leave, member)) = leave {
             leave.cancel();

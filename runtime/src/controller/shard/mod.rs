@@ -17,6 +17,10 @@
 //!   =<member>` on each (when it is created and when members change). The sharder's cache
 //!   therefore holds every object, as metadata only (`PartialObjectMetadata`: labels, owner
 //!   references, resourceVersion); the other replicas' caches hold no extra object.
+//! - **Roles** ([`ShardRole`]): by default every replica is a member and stands for
+//!   sharder. The sharder's metadata cache of every object is memory the others do not
+//!   carry; a deployment can run the sharder apart ([`ShardRole::Sharder`], reconciling
+//!   nothing) with members that never stand for it ([`ShardRole::Member`]).
 //! - **Scoped informers**: each replica's informer of the controlled type, and of the types
 //!   it [`owns`](super::ControllerBuilder::owns), selects `shard.kinform.io/<controller>=<its
 //!   identity>`, so its cache memory and watch traffic fall to about 1/N.
@@ -122,6 +126,43 @@ pub struct ShardingConfig {
     /// `lease_duration` after the sharder last saw its Lease change. The sharder runs an
     /// assignment pass at least every `retry_period`.
     pub timing: LeaderElectionConfig,
+    /// What this replica does: reconcile a shard and stand for sharder (the default), or
+    /// only one of the two (see [`ShardRole`]).
+    pub role: ShardRole,
+}
+
+/// What one replica of a sharded controller does.
+///
+/// By default every replica is a member (it holds a member Lease and reconciles its shard)
+/// and stands in the sharder election. The elected sharder caches every object's metadata,
+/// so it carries more memory than the others (`BENCHMARKS.md`, `## Sharding`). A deployment
+/// that wants every member at its 1/N share runs the sharder apart instead, as the
+/// sharding designs built outside the controller do (a separate sharder component):
+/// members with [`ShardRole::Member`], and one or more (for availability: one of them is
+/// elected) with [`ShardRole::Sharder`], which reconciles nothing. Some replica must stand
+/// for sharder, or no object is ever assigned.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ShardRole {
+    /// A member that also stands in the sharder election.
+    #[default]
+    MemberAndSharder,
+    /// A member that never becomes the sharder.
+    Member,
+    /// Only a sharder candidate: no member Lease, no scoped cache, no reconcile.
+    Sharder,
+}
+
+impl ShardRole {
+    /// Whether the replica holds a member Lease and reconciles a shard.
+    pub fn is_member(self) -> bool {
+        matches!(self, Self::MemberAndSharder | Self::Member)
+    }
+
+    /// Whether the replica stands in the sharder election.
+    pub fn stands_for_sharder(self) -> bool {
+        matches!(self, Self::MemberAndSharder | Self::Sharder)
+    }
 }
 
 impl ShardingConfig {
@@ -132,12 +173,19 @@ impl ShardingConfig {
             lease_namespace: lease_namespace.into(),
             identity: identity.into(),
             timing: LeaderElectionConfig::default(),
+            role: ShardRole::default(),
         }
     }
 
     /// Other Lease timing.
     pub fn timing(mut self, timing: LeaderElectionConfig) -> Self {
         self.timing = timing;
+        self
+    }
+
+    /// Another role (see [`ShardRole`]).
+    pub fn role(mut self, role: ShardRole) -> Self {
+        self.role = role;
         self
     }
 
