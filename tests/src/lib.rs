@@ -48,13 +48,15 @@ pub fn rss_bytes() -> u64 {
 /// Bytes the allocator holds allocated for the program now (glibc's `mallinfo2`: in-use
 /// chunks of every arena plus mmapped blocks), without the free memory it keeps, which RSS
 /// includes; 0 where glibc is not the allocator. Beside [`rss_bytes`] it tells live memory
-/// from the allocator's retention.
+/// from the allocator's retention. (The workspace denies `unsafe`; this test-support call
+/// is its one exception, for a figure no safe API gives.)
 pub fn heap_bytes() -> u64 {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
         // SAFETY: `mallinfo2` takes no argument, only reads the allocator's statistics
         // (taking each arena's lock) and returns a plain struct by value; glibc >= 2.33
         // has it, as every supported Debian does.
+        #[allow(unsafe_code)]
         let info = unsafe { libc::mallinfo2() };
         (info.uordblks + info.hblkhd) as u64
     }
