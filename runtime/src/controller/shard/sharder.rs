@@ -17,7 +17,10 @@
 //! `application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1`, which kube-apiserver
 //! answers for every list, watch and write): labels, owner references and the
 //! resourceVersion are all a decision reads, so the sharder's extra cache costs a fraction of
-//! a full copy of every object, whatever the objects' spec and status hold.
+//! a full copy of every object, whatever the objects' spec and status hold. A transform
+//! (client-go's `SetTransform`) then keeps of each object only what a decision reads
+//! ([`keep_what_the_sharder_reads`]): a label or annotation map alone is a B-tree node of
+//! about half a kilobyte per object.
 
 use std::collections::{HashMap, HashSet};
 use std::marker::PhantomData;
@@ -32,12 +35,16 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::membership::{Change, lease_name, refresh};
-use super::plan::{Step, plan};
+use super::plan::{ShardLabels, Step, plan};
 use super::{Shared, write_labels};
 use crate::controller::owner_key;
 use crate::events::{EventRecorder, NewEvent, RecorderConfig};
 use crate::fifo::Deleted;
-use crate::informer::{EventHandler, InformerFactory, InformerScope, Registration};
+use crate::informer::{
+    EventHandler, InformerFactory, InformerScope, Registration, SharedIndexInformer,
+};
+use crate::reflector::Transform;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kinform_client::PartialObjectMetadata;
 use kinform_core::resource::{ApiResource, HasMetadata, Resource};
 
@@ -76,10 +83,51 @@ impl<K: HasMetadata> EventHandler<K> for Wake {
     }
 }
 
+/// Keeps of `obj` what the sharder reads: name, namespace and resourceVersion (the key and
+/// the write precondition), the shard and drain labels, and the controller reference (whose
+/// shard an owned object follows). Everything else (other labels, annotations, finalizers,
+/// timestamps, managedFields, the type fields) is dropped before the object is cached.
+pub(crate) fn keep_what_the_sharder_reads(obj: &mut PartialObjectMetadata, labels: &ShardLabels) {
+    let meta = std::mem::take(&mut obj.metadata);
+    let kept_labels = meta.labels.and_then(|mut l| {
+        l.retain(|k, _| *k == labels.shard || *k == labels.drain);
+        (!l.is_empty()).then_some(l)
+    });
+    let controller = meta
+        .owner_references
+        .and_then(|refs| refs.into_iter().find(|r| r.controller == Some(true)));
+    obj.types = None;
+    obj.metadata = ObjectMeta {
+        name: meta.name,
+        namespace: meta.namespace,
+        resource_version: meta.resource_version,
+        labels: kept_labels,
+        owner_references: controller.map(|c| vec![c]),
+        ..ObjectMeta::default()
+    };
+}
+
+/// Gives `informer` (one of the sharder's, not started yet) the sharder's transform.
+fn project(informer: &SharedIndexInformer<PartialObjectMetadata>, labels: &ShardLabels) {
+    let labels = labels.clone();
+    let transform: Transform<PartialObjectMetadata> =
+        Arc::new(move |obj| keep_what_the_sharder_reads(obj, &labels));
+    // The sharder's own factory starts its informers after this: it cannot fail.
+    let _ = informer.set_transform(Some(transform));
+    // The transform drops managedFields: list decoding need not read it.
+    let _ = informer.configure(|c| c.skip_managed_fields = true);
+}
+
 /// Labels the objects of one owned type with their owner's shard.
 pub(crate) trait OwnedLabeller: Send + Sync {
-    /// Starts watching the type in the sharder's factory; changes wake `notify`.
-    fn register(&self, factory: &InformerFactory, notify: Arc<Notify>) -> Box<dyn Send + Sync>;
+    /// Starts watching the type in the sharder's factory (caching what
+    /// [`keep_what_the_sharder_reads`] keeps); changes wake `notify`.
+    fn register(
+        &self,
+        factory: &InformerFactory,
+        labels: &ShardLabels,
+        notify: Arc<Notify>,
+    ) -> Box<dyn Send + Sync>;
     /// Whether the type's informer has its initial list.
     fn has_synced(&self, factory: &InformerFactory) -> bool;
     /// Copies each owner's shard label (`owners`: owner key to label) onto its objects.
@@ -99,15 +147,18 @@ pub(crate) fn owned_labeller<K: Resource, C: Resource>() -> Arc<dyn OwnedLabelle
 }
 
 impl<K: Resource, C: Resource> OwnedLabeller for Owned<K, C> {
-    fn register(&self, factory: &InformerFactory, notify: Arc<Notify>) -> Box<dyn Send + Sync> {
-        Box::new(
-            factory
-                .metadata_informer(&C::api_resource())
-                .add_event_handler(Wake {
-                    notify,
-                    dirty: None,
-                }),
-        )
+    fn register(
+        &self,
+        factory: &InformerFactory,
+        labels: &ShardLabels,
+        notify: Arc<Notify>,
+    ) -> Box<dyn Send + Sync> {
+        let informer = factory.metadata_informer(&C::api_resource());
+        project(&informer, labels);
+        Box::new(informer.add_event_handler(Wake {
+            notify,
+            dirty: None,
+        }))
     }
 
     fn has_synced(&self, factory: &InformerFactory) -> bool {
@@ -175,6 +226,7 @@ pub(crate) async fn run_sharder<K: Resource>(
     let notify = Arc::new(Notify::new());
     let resource = K::api_resource();
     let informer = factory.metadata_informer(&resource);
+    project(&informer, &shared.labels);
     let dirty = Arc::new(Mutex::new(HashSet::new()));
     let _registration: Registration<PartialObjectMetadata> = informer.add_event_handler(Wake {
         notify: notify.clone(),
@@ -182,7 +234,7 @@ pub(crate) async fn run_sharder<K: Resource>(
     });
     let _owned_registrations: Vec<Box<dyn Send + Sync>> = owned
         .iter()
-        .map(|o| o.register(&factory, notify.clone()))
+        .map(|o| o.register(&factory, &shared.labels, notify.clone()))
         .collect();
     factory.start();
     let events = EventRecorder::new(
@@ -387,5 +439,70 @@ async fn pass(
             }
             Step::Assign(_) | Step::Keep => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+    use std::collections::BTreeMap;
+
+    fn owner(name: &str, controller: Option<bool>) -> OwnerReference {
+        OwnerReference {
+            api_version: "example.com/v1".into(),
+            kind: "Widget".into(),
+            name: name.into(),
+            uid: format!("uid-{name}"),
+            controller,
+            block_owner_deletion: None,
+        }
+    }
+
+    #[test]
+    fn the_sharders_cache_keeps_only_what_a_decision_reads() {
+        let labels = ShardLabels::for_controller("widgets");
+        let map = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
+            pairs
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect()
+        };
+        let mut obj: PartialObjectMetadata = serde_json::from_value(serde_json::json!({
+            "apiVersion": "meta.k8s.io/v1",
+            "kind": "PartialObjectMetadata",
+            "metadata": {
+                "name": "w", "namespace": "ns", "resourceVersion": "42", "uid": "u",
+                "generation": 3, "creationTimestamp": "2026-01-01T00:00:00Z",
+                "finalizers": ["f"], "annotations": {"observed": "1"},
+                "labels": {"app": "x", &labels.shard: "r0", &labels.drain: "r1"},
+                "managedFields": [{"manager": "m", "operation": "Update"}],
+            }
+        }))
+        .unwrap();
+        obj.metadata.owner_references =
+            Some(vec![owner("other", None), owner("parent", Some(true))]);
+        keep_what_the_sharder_reads(&mut obj, &labels);
+        assert_eq!(obj.types, None);
+        assert_eq!(
+            obj.metadata,
+            ObjectMeta {
+                name: Some("w".into()),
+                namespace: Some("ns".into()),
+                resource_version: Some("42".into()),
+                labels: Some(map(&[
+                    (labels.shard.as_str(), "r0"),
+                    (labels.drain.as_str(), "r1")
+                ])),
+                owner_references: Some(vec![owner("parent", Some(true))]),
+                ..ObjectMeta::default()
+            }
+        );
+        // No shard label and no controller: no map, no list.
+        let mut bare = PartialObjectMetadata::default();
+        bare.metadata.labels = Some(map(&[("app", "x")]));
+        bare.metadata.owner_references = Some(vec![owner("other", Some(false))]);
+        keep_what_the_sharder_reads(&mut bare, &labels);
+        assert_eq!(bare.metadata, ObjectMeta::default());
     }
 }
