@@ -15,8 +15,10 @@
 //!   Lease `<controller>-sharder` with the leader elector, is the **sharder**: it watches all
 //!   objects of the controlled type and writes the shard label `shard.kinform.io/<controller>
 //!   =<member>` on each (when it is created and when members change). The sharder's cache
-//!   therefore holds every object, as metadata only (`PartialObjectMetadata`: labels, owner
-//!   references, resourceVersion); the other replicas' caches hold no extra object.
+//!   therefore holds every object, as metadata only (`PartialObjectMetadata`), and of that
+//!   only what a decision reads: name, namespace, resourceVersion, the shard and drain labels
+//!   and the controller reference (about 1.7 KB per object, `BENCHMARKS.md`); the other
+//!   replicas' caches hold no extra object.
 //! - **Roles** ([`ShardRole`]): by default every replica is a member and stands for
 //!   sharder. The sharder's metadata cache of every object is memory the others do not
 //!   carry; a deployment can run the sharder apart ([`ShardRole::Sharder`], reconciling
