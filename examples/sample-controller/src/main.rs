@@ -21,6 +21,7 @@ use k8s_openapi::api::events::v1::Event;
 use kinform::client::{
     DeleteParams, KubeConfigOptions, Kubeconfig, Patch, PatchParams, PostParams,
 };
+use kinform::controller::shard::ShardRole;
 use kinform::controller::{controller_of, shutdown_signal};
 use kinform::{Api, Client, Config, HasMetadata, ListParams};
 use sample_controller::api::prelude::*;
@@ -52,6 +53,22 @@ struct Args {
     /// share the Foos, and one of them leaves.
     #[arg(long)]
     shards: bool,
+    /// With `--shards` against a cluster: what this replica does. The sharder caches every
+    /// Foo's metadata; run it apart (`sharder`, reconciling nothing) beside `member`
+    /// replicas to keep every member at its share of the memory.
+    #[arg(long, value_enum, default_value_t = Role::MemberAndSharder)]
+    shard_role: Role,
+}
+
+/// `--shard-role` ([`ShardRole`]).
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+enum Role {
+    /// A member that also stands for sharder.
+    MemberAndSharder,
+    /// A member that never becomes the sharder.
+    Member,
+    /// Only the sharder: reconciles nothing.
+    Sharder,
 }
 
 #[tokio::main]
@@ -72,6 +89,11 @@ async fn main() -> Result<(), BoxError> {
     let mut options = Options::new(identity);
     options.workers = args.workers;
     options.lease_namespace = args.lease_namespace.clone();
+    options.shard_role = match args.shard_role {
+        Role::MemberAndSharder => ShardRole::MemberAndSharder,
+        Role::Member => ShardRole::Member,
+        Role::Sharder => ShardRole::Sharder,
+    };
 
     let real = match &args.kubeconfig {
         Some(path) => {

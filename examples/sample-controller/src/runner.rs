@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use k8s_openapi::api::coordination::v1::Lease;
 use kinform::controller::ReconcileStats;
-use kinform::controller::shard::ShardingConfig;
+use kinform::controller::shard::{ShardRole, ShardingConfig};
 use kinform::events::{EventRecorder, RecorderConfig};
 use kinform::informer::InformerFactory;
 use kinform::leader::{
@@ -32,6 +32,8 @@ pub struct Options {
     pub identity: String,
     /// Leader election timing (client-go's defaults: 15 s / 10 s / 2 s).
     pub election: LeaderElectionConfig,
+    /// A sharded replica's role (member and sharder candidate by default).
+    pub shard_role: ShardRole,
     /// Test-sized reflector backoff (`InformerFactoryBuilder::test_backoff`), for runs
     /// against a `TestApiServer` in tests; off (client-go's backoff) by default.
     pub test_backoff: bool,
@@ -45,6 +47,7 @@ impl Options {
             lease_namespace: "default".to_owned(),
             identity: identity.into(),
             election: LeaderElectionConfig::default().release_on_cancel(true),
+            shard_role: ShardRole::default(),
             test_backoff: false,
         }
     }
@@ -174,7 +177,8 @@ pub async fn run_sharded(
     );
     let factory = InformerFactory::new(client);
     let sharding = ShardingConfig::new(&options.lease_namespace, &options.identity)
-        .timing(options.election.clone());
+        .timing(options.election.clone())
+        .role(options.shard_role);
     let (foos, controller) = FooController::with_sharding(
         &factory,
         options.workers,
