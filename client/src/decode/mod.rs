@@ -103,6 +103,7 @@ mod lean_tests;
 pub(crate) mod list_decode;
 pub(crate) mod next_page;
 mod read_ahead;
+mod reclaim;
 mod scan;
 #[cfg(test)]
 mod test_cache;
@@ -118,6 +119,7 @@ use kinform_core::{HasMetadata, ListParams, ObjectList, WatchParams};
 use serde::de::DeserializeOwned;
 
 pub use hints::{CachedLookup, ListHints};
+pub use reclaim::Reclaim;
 pub use watch_lines::{WatchBatch, WatchBatchStream};
 
 use crate::{Api, Result};
@@ -166,6 +168,7 @@ where
         body,
         origin,
         hints.clone(),
+        params.send_initial_events,
         api.client().read_ahead_bytes(),
     ))
 }
