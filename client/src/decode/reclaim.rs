@@ -30,11 +30,14 @@
 use std::sync::Arc;
 
 use parking_lot::Mutex;
+use tokio::sync::Notify;
 
 /// Replaced objects waiting to be dropped by the watch decoder (see the module docs).
 pub struct Reclaim<K> {
     queue: Mutex<Vec<Arc<K>>>,
     capacity: usize,
+    /// Told when objects are queued (see [`Reclaim::queued`]).
+    queued: Notify,
 }
 
 impl<K> std::fmt::Debug for Reclaim<K> {
@@ -52,6 +55,7 @@ impl<K> Reclaim<K> {
         Self {
             queue: Mutex::new(Vec::new()),
             capacity,
+            queued: Notify::new(),
         }
     }
 
@@ -74,18 +78,30 @@ impl<K> Reclaim<K> {
     /// is, is queued while there is room; the others are dropped here (one lock for all).
     pub fn put_many(&self, objects: impl IntoIterator<Item = Arc<K>>) {
         let mut dropped: Vec<Arc<K>> = Vec::new();
+        let mut queued = false;
         {
             let mut queue = self.queue.lock();
             for obj in objects {
                 if Arc::strong_count(&obj) == 1 && queue.len() < self.capacity {
                     queue.push(obj);
+                    queued = true;
                 } else {
                     dropped.push(obj);
                 }
             }
         }
+        if queued {
+            self.queued.notify_one();
+        }
         // Outside the lock: dropping may free a whole object.
         drop(dropped);
+    }
+
+    /// Resolves once objects have been queued since the last call resolved (at once if
+    /// they were queued meanwhile): a consumer waiting for other work learns that it has
+    /// something to free.
+    pub async fn queued(&self) {
+        self.queued.notified().await;
     }
 
     /// Takes up to `n` queued objects into `into` (for the caller to drop).
@@ -128,6 +144,11 @@ mod tests {
         assert_eq!(r.len(), 1);
         r.free_all();
         assert!(r.is_empty());
+        // Queuing left a wake-up for a consumer that waits later.
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap()
+            .block_on(r.queued());
         r.take(5, &mut taken);
         assert_eq!(taken.len(), 1);
     }

@@ -298,13 +298,21 @@ where
                     let next = stream.next();
                     let batch = match &self.reclaim {
                         Some(r) => {
+                            // While the watch is quiet, objects handed back meanwhile are
+                            // freed after `RECLAIM_QUIET`, not held until the next event.
                             let mut next = std::pin::pin!(next);
-                            tokio::select! {
-                                biased;
-                                batch = &mut next => batch,
-                                () = tokio::time::sleep(RECLAIM_QUIET), if !r.is_empty() => {
-                                    r.free_all();
-                                    next.await
+                            loop {
+                                if r.is_empty() {
+                                    tokio::select! {
+                                        biased;
+                                        batch = &mut next => break batch,
+                                        () = r.queued() => continue,
+                                    }
+                                }
+                                tokio::select! {
+                                    biased;
+                                    batch = &mut next => break batch,
+                                    () = tokio::time::sleep(RECLAIM_QUIET) => r.free_all(),
                                 }
                             }
                         }
