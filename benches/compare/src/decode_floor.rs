@@ -76,7 +76,11 @@ fn measure_cached(
 ) -> (f64, f64) {
     let mut cache: Vec<Pod> = pods.iter().map(|p| decode(p)).collect();
     let (tx, rx) = std::sync::mpsc::sync_channel::<Pod>(4096);
-    let dropper = std::thread::spawn(move || for p in rx { drop(std::hint::black_box(p)) });
+    let dropper = std::thread::spawn(move || {
+        for p in rx {
+            drop(std::hint::black_box(p))
+        }
+    });
     let (before, a) = (crate::rss::usage(), crate::heap::allocs());
     for _ in 0..2 {
         for (slot, p) in cache.iter_mut().zip(pods) {
