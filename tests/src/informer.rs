@@ -136,6 +136,26 @@ impl<K: HasMetadata> EventHandler<K> for Rec {
     }
 }
 
+/// A test server holding pods `p0`..`p{n-1}` in `default` (from [`pod`]), and an `Api` on them.
+pub async fn server_with_pods(n: u32) -> (TestApiServer, Api<Pod>) {
+    let server = TestApiServer::start().await.unwrap();
+    let api: Api<Pod> = Api::namespaced(client(&server, 3), "default");
+    for i in 0..n {
+        api.create(&PostParams::default(), &pod(&format!("p{i}"), i))
+            .await
+            .unwrap();
+    }
+    (server, api)
+}
+
+/// Waits until `f` holds ([`crate::eventually`] for a plain condition); panics after 10 s.
+pub async fn until(mut f: impl FnMut() -> bool) {
+    assert!(
+        crate::eventually(Duration::from_secs(10), async || f()).await,
+        "condition not reached"
+    );
+}
+
 /// The server's pods, key -> resourceVersion.
 pub async fn server_state(api: &Api<Pod>) -> BTreeMap<String, u64> {
     loop {

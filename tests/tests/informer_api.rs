@@ -16,14 +16,8 @@ use kinform_tests::eventually;
 use kinform_tests::informer::*;
 
 async fn setup(pods: u32) -> (TestApiServer, Api<Pod>) {
-    let server = TestApiServer::start().await.unwrap();
+    let (server, api) = server_with_pods(pods).await;
     server.create_namespace("other").unwrap();
-    let api: Api<Pod> = Api::namespaced(client(&server, 3), "default");
-    for i in 0..pods {
-        api.create(&PostParams::default(), &pod(&format!("p{i}"), i))
-            .await
-            .unwrap();
-    }
     (server, api)
 }
 

@@ -8,24 +8,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::Pod;
-use kinform::Api;
-use kinform::client::{Patch, PatchParams, PostParams};
+use kinform::client::{Patch, PatchParams};
 use kinform::informer::{EventHandlerFns, InformerFactory};
 use kinform::reflector::ListMode;
-use kinform::testing::TestApiServer;
 
 use kinform_tests::informer::*;
-
-async fn until(mut f: impl FnMut() -> bool) {
-    for _ in 0..2000 {
-        if f() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-    panic!("condition not reached");
-}
 
 async fn relist_reuses_unchanged_objects<K: PodCache>() {
     relist_reuses::<K>(ListMode::Paged).await;
@@ -43,13 +30,7 @@ kinform_tests::for_each_cache!(
 );
 
 async fn relist_reuses<K: PodCache>(mode: ListMode) {
-    let server = TestApiServer::start().await.unwrap();
-    let api: Api<Pod> = Api::namespaced(client(&server, 3), "default");
-    for i in 0..30 {
-        api.create(&PostParams::default(), &pod(&format!("p{i}"), i))
-            .await
-            .unwrap();
-    }
+    let (server, api) = server_with_pods(30).await;
     let factory = InformerFactory::builder(client(&server, 3))
         .list_mode(mode)
         .tweak_reflector(|c| {

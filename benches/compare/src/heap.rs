@@ -15,6 +15,8 @@ struct Counting;
 static LIVE: AtomicUsize = AtomicUsize::new(0);
 static BASE: AtomicU64 = AtomicU64::new(0);
 static PEAK: AtomicUsize = AtomicUsize::new(0);
+/// Allocations made (`alloc`, `alloc_zeroed` and `realloc` calls), for allocations per event.
+static ALLOCS: AtomicU64 = AtomicU64::new(0);
 
 /// Raises the recorded peak to `now` (a plain load first: most allocations do not set a
 /// new peak, so they add no write to a shared cache line).
@@ -27,6 +29,7 @@ fn peak(now: usize) {
 // SAFETY: every call is forwarded to `System` unchanged; only a counter is added.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
         peak(LIVE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size());
         unsafe { Inner.alloc(layout) }
     }
@@ -35,10 +38,12 @@ unsafe impl GlobalAlloc for Counting {
         unsafe { Inner.dealloc(ptr, layout) }
     }
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
         peak(LIVE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size());
         unsafe { Inner.alloc_zeroed(layout) }
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
         peak(LIVE.fetch_add(new_size, Ordering::Relaxed) + new_size);
         LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
         unsafe { Inner.realloc(ptr, layout, new_size) }
@@ -51,6 +56,11 @@ static GLOBAL: Counting = Counting;
 /// Bytes currently allocated.
 pub fn live() -> u64 {
     LIVE.load(Ordering::Relaxed) as u64
+}
+
+/// Allocations made so far (`alloc`, `alloc_zeroed`, `realloc`).
+pub fn allocs() -> u64 {
+    ALLOCS.load(Ordering::Relaxed)
 }
 
 /// Records the current live bytes as the scenario's base.

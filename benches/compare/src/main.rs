@@ -15,6 +15,7 @@
 //! with the median time of each (see [`runs`]). `kinform-compare page-touch` measures what a
 //! page fault costs on the machine (see [`page_touch`]).
 
+mod decode_floor;
 mod heap;
 mod lean_summary;
 mod page_touch;
@@ -100,6 +101,9 @@ const SYNC: &[(&str, &str)] = &[
     ),
 ];
 
+/// Pods the decode floor (`floor-decode`) decodes.
+const FLOOR_PODS: usize = 2000;
+
 const WATCH: &[(&str, &str)] = &[
     (
         "kinform-watch",
@@ -161,6 +165,13 @@ fn client(scenario: &str, url: &str, events: u64, namespace: &str) -> Figures {
         use scenario::watch_burst as burst;
         match scenario {
             "floor-sync" => sides::floor_sync(url).await,
+            "floor-decode" => {
+                sampler.pause();
+                Figures {
+                    floors: decode_floor::run(url, events as usize).await,
+                    ..Figures::default()
+                }
+            }
             "floor-watch" => {
                 sampler.pause();
                 sides::floor_watch(url, events as usize).await
@@ -289,7 +300,13 @@ fn run_client(
         } else if let Some(n) = l.strip_prefix("READY_UPDATES ") {
             let u = server.say(&format!("update {n}"));
             side.update_secs = u.strip_prefix("UPDATES ").unwrap().parse().unwrap();
+            // The client takes its CPU figures now (it answers COUNTING), then the server
+            // serves the held re-watches.
+            writeln!(c.stdin, "GO").unwrap();
+            c.stdin.flush().unwrap();
+        } else if l == "COUNTING" {
             update_cpu_start = Some(server.cpu_secs());
+            assert_eq!(server.say("release"), "OK");
         } else if let Some(json) = l.strip_prefix("RESULT ") {
             let f: Figures = serde_json::from_str(json).unwrap();
             eprintln!("{scenario}: {f:?}");
@@ -353,6 +370,11 @@ fn orchestrate(sizes: Vec<usize>, events: u64, watch_only: bool) {
         if !watch_only {
             let rows = sync_table(&mut server, &url, pods, events);
             report::burst_table(&rows, pods, events);
+            if selected("floor-decode") {
+                let n = FLOOR_PODS.min(pods) as u64;
+                let (f, _) = run_client(&mut server, "floor-decode", &url, n, "floor-decode");
+                report::floor_table(&rows, &f.floors);
+            }
             targets.push((pods, rows));
         }
         // The ConfigMap watch burst does not depend on the pods: once, on the first server.
@@ -365,6 +387,9 @@ fn orchestrate(sizes: Vec<usize>, events: u64, watch_only: bool) {
     report::targets_table(&targets);
     lean_summary::print(&targets);
     println!("\nscenarios:");
+    println!(
+        "- floor-decode: the first {FLOOR_PODS} pods' bytes decoded into Pod and dropped, one thread (serde_json, simd-json; managedFields kept and cut out of the bytes)"
+    );
     for (n, d) in SYNC.iter().chain(WATCH) {
         println!("- {n}: {d}");
     }

@@ -56,9 +56,9 @@ fn find_burst<'a>(rows: &'a [Row], name: &str) -> Option<&'a Figures> {
 /// The burst of `events` changes to the `pods` cached pods, one row per sync scenario.
 pub fn burst_table(rows: &[Row], pods: usize, events: u64) {
     println!(
-        "\n| burst scenario ({events} changes to {pods} cached pods) | events/s | x kube | client CPU µs/event | x kube | of it user µs | x kube | minor faults/event | peak burst / steady RSS | RSS after burst / steady | peak burst / steady heap | heap after burst / steady | max events in flight | server update s | server CPU µs/event |"
+        "\n| burst scenario ({events} changes to {pods} cached pods) | events/s | x kube | client CPU µs/event | x kube | of it user µs | x kube | minor faults/event | allocs/event | peak burst / steady RSS | RSS after burst / steady | peak burst / steady heap | heap after burst / steady | max events in flight | server update s | server CPU µs/event |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     let Some(kube) = find_burst(rows, "kube") else {
         return;
     };
@@ -68,7 +68,7 @@ pub fn burst_table(rows: &[Row], pods: usize, events: u64) {
     {
         let user_us = |f: &Figures| f.events_user_secs * 1e6 / f.events.max(1) as f64;
         println!(
-            "| {name} | {:.0} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} ({:.0} MB) | {:.2} | {:.2} ({:.0} MB) | {:.2} | {} | {:.2} | {:.2} |",
+            "| {name} | {:.0} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.0} | {:.2} ({:.0} MB) | {:.2} | {:.2} ({:.0} MB) | {:.2} | {} | {:.2} | {:.2} |",
             events_per_sec(f),
             events_per_sec(f) / events_per_sec(kube),
             cpu_us(f),
@@ -76,6 +76,7 @@ pub fn burst_table(rows: &[Row], pods: usize, events: u64) {
             user_us(f),
             user_us(f) / user_us(kube),
             f.events_minor_faults as f64 / f.events.max(1) as f64,
+            f.events_allocs as f64 / f.events.max(1) as f64,
             over_steady_rss(f, f.peak_burst),
             crate::mb(f.peak_burst.saturating_sub(f.rss_base)),
             over_steady_rss(f, f.rss_after_burst),
@@ -88,6 +89,55 @@ pub fn burst_table(rows: &[Row], pods: usize, events: u64) {
             },
             server.update_secs,
             server.update_cpu_secs * 1e6 / f.events.max(1) as f64,
+        );
+    }
+}
+
+/// Whether a scenario keeps managedFields (its floor is then the full pod's).
+fn keeps_managed_fields(name: &str) -> bool {
+    name.contains("keep-mf") || name.starts_with("kube") && !name.contains("drop-mf")
+}
+
+/// The decode floors, then every burst's client CPU and allocations per event over the
+/// simd-json floor of the same bytes (managedFields kept or not, as the scenario keeps them).
+pub fn floor_table(rows: &[Row], floors: &[crate::decode_floor::Floor]) {
+    println!(
+        "\n| decode floor (pod bytes -> Pod -> dropped, one thread) | JSON bytes/pod | CPU µs/pod | allocs/pod |"
+    );
+    println!("|---|---|---|---|");
+    for f in floors {
+        let mf = if f.managed_fields {
+            "managedFields kept"
+        } else {
+            "managedFields cut out of the bytes"
+        };
+        println!(
+            "| {}, {mf} | {:.0} | {:.2} | {:.0} |",
+            f.name, f.bytes, f.cpu_us, f.allocs
+        );
+    }
+    let simd = |mf: bool| {
+        floors
+            .iter()
+            .find(|f| f.name == "simd-json" && f.managed_fields == mf)
+    };
+    println!(
+        "\n| burst scenario over the decode floor | client CPU µs/event | x simd-json floor | allocs/event | x floor's allocs/pod |"
+    );
+    println!("|---|---|---|---|---|");
+    for (name, (f, _)) in rows
+        .iter()
+        .filter_map(|r| Some((r.name, r.burst.as_ref()?)))
+    {
+        let Some(floor) = simd(keeps_managed_fields(name)) else {
+            continue;
+        };
+        let allocs = f.events_allocs as f64 / f.events.max(1) as f64;
+        println!(
+            "| {name} | {:.2} | {:.2} | {allocs:.0} | {:.2} |",
+            cpu_us(f),
+            cpu_us(f) / floor.cpu_us,
+            allocs / floor.allocs.max(1.0),
         );
     }
 }

@@ -27,6 +27,8 @@ pub struct Usage {
     /// The user-space part of `cpu_secs` (page faults and other kernel work excluded).
     pub user_secs: f64,
     pub minor_faults: u64,
+    /// Allocations this process has made (the counting allocator of [`crate::heap`]).
+    pub allocs: u64,
 }
 
 pub fn usage() -> Usage {
@@ -42,6 +44,7 @@ pub fn usage() -> Usage {
         cpu_secs: secs(ru.ru_utime) + secs(ru.ru_stime),
         user_secs: secs(ru.ru_utime),
         minor_faults: ru.ru_minflt as u64,
+        allocs: crate::heap::allocs(),
     }
 }
 

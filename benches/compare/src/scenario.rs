@@ -35,6 +35,9 @@ pub struct Figures {
     pub events_user_secs: f64,
     /// Minor page faults of the client process over the same span.
     pub events_minor_faults: u64,
+    /// Heap allocations of the client process over the same span.
+    #[serde(default)]
+    pub events_allocs: u64,
     /// Sync scenarios' burst of changes to the cached objects (the `events*` fields above):
     /// the highest RSS (`VmHWM`, reset just before) and live heap during the burst, and
     /// both once the burst is applied and settled.
@@ -47,6 +50,9 @@ pub struct Figures {
     /// notifications waiting in the handler's buffer.
     pub burst_max_in_flight: u64,
     pub burst_max_pending: u64,
+    /// The decode floors (`floor-decode` only).
+    #[serde(default)]
+    pub floors: Vec<crate::decode_floor::Floor>,
 }
 
 impl Figures {
@@ -60,6 +66,7 @@ impl Figures {
             events_cpu_secs: after.cpu_secs - before.cpu_secs,
             events_user_secs: after.user_secs - before.user_secs,
             events_minor_faults: after.minor_faults - before.minor_faults,
+            events_allocs: after.allocs - before.allocs,
             ..Figures::default()
         }
     }
@@ -202,6 +209,7 @@ impl Figures {
             events_cpu_secs: self.events_cpu_secs,
             events_user_secs: self.events_user_secs,
             events_minor_faults: self.events_minor_faults,
+            events_allocs: self.events_allocs,
             peak_burst: self.peak_burst,
             heap_peak_burst: self.heap_peak_burst,
             rss_after_burst: self.rss_after_burst,
@@ -221,9 +229,9 @@ fn reset_hwm() {
 
 /// `n` changes to the cached objects, made by the server while it holds the client's
 /// re-watch (see the server's `update` command) and then received at the client's speed.
-/// CPU and page faults are taken from just before the server starts (the client idles
-/// while the server writes) to the last handler call; the RSS sampler is paused, its
-/// peak is `VmHWM`.
+/// CPU, page faults and allocations are taken from just before the server releases the
+/// re-watch (after its writes; the client idles meanwhile) to the last handler call; the
+/// RSS sampler is paused, its peak is `VmHWM`.
 async fn update_burst<C: Client>(sampler: &Sampler, c: &C, n: u64) -> Figures {
     while !c.idle() {
         tokio::time::sleep(Duration::from_millis(2)).await;
@@ -235,8 +243,20 @@ async fn update_burst<C: Client>(sampler: &Sampler, c: &C, n: u64) -> Figures {
     reset_hwm();
     let _ = crate::heap::take_peak();
     let trace = std::env::var_os("KINFORM_COMPARE_TRACE").is_some();
+    // CPU, faults and allocations are counted from when the server has made the changes
+    // and is about to serve them (its GO on stdin; the client idles until then), so the
+    // 1 ms polls of the wait below over the server's 15-25 s of writes are not charged to
+    // the events.
+    let go = std::thread::spawn(|| {
+        let mut line = String::new();
+        std::io::stdin()
+            .read_line(&mut line)
+            .expect("GO from the orchestrator");
+        let usage = crate::rss::usage();
+        println!("COUNTING");
+        usage
+    });
     println!("READY_UPDATES {n}");
-    let usage = crate::rss::usage();
     let start = Instant::now();
     let (mut max_in_flight, mut max_pending) = (0u64, 0u64);
     let received_before = c.queued().map_or(0, |q| q.0);
@@ -248,6 +268,10 @@ async fn update_burst<C: Client>(sampler: &Sampler, c: &C, n: u64) -> Figures {
             .map_or(0, |q| q.0)
             .saturating_sub(received_before)
     };
+    while !go.is_finished() {
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    let usage = go.join().expect("GO thread");
     while counter.get() < n && !(received() >= n && c.idle()) {
         assert!(
             start.elapsed() < Duration::from_secs(900),

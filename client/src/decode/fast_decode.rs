@@ -62,6 +62,9 @@ pub(crate) struct Decoder {
     ends: Vec<usize>,
     /// Bytes of JSON this thread's heap is still grown ahead for (see [`heap_ahead`]).
     heap_ahead_for: usize,
+    /// Whether the heap is grown again in steps once `heap_ahead_for` is used up (see
+    /// [`Decoder::prepare_for_new`]).
+    steps: bool,
 }
 
 /// When the heap grown ahead is used up, it is grown again for this much more JSON at
@@ -78,6 +81,7 @@ impl Default for Decoder {
             tape: Tape(Vec::new()),
             ends: Vec::new(),
             heap_ahead_for: 0,
+            steps: true,
         }
     }
 }
@@ -89,6 +93,18 @@ impl Decoder {
         let mut decoder = Self::default();
         decoder.grow_heap_ahead(json_bytes);
         decoder
+    }
+
+    /// Makes this decoder, kept from one batch of watch events to the next, ready for a
+    /// batch whose new objects (ADDED events) have `new_json_bytes` of JSON: the heap is
+    /// grown ahead for those only, and not in further steps. The other events replace
+    /// cached objects, whose memory the watch frees on this thread before decoding them
+    /// (see `Reclaim`), so growing the heap for them would only leave it bigger.
+    pub(crate) fn prepare_for_new(&mut self, new_json_bytes: usize) {
+        self.steps = false;
+        if new_json_bytes > 0 {
+            self.grow_heap_ahead(new_json_bytes);
+        }
     }
 
     fn grow_heap_ahead(&mut self, json_bytes: usize) {
@@ -103,10 +119,10 @@ impl Decoder {
         src: &[u8],
         skip_managed_fields: bool,
     ) -> serde_json::Result<K> {
-        if src.len() > self.heap_ahead_for {
+        if self.steps && src.len() > self.heap_ahead_for {
             self.grow_heap_ahead(src.len().max(HEAP_AHEAD_STEP));
         }
-        self.heap_ahead_for -= src.len();
+        self.heap_ahead_for = self.heap_ahead_for.saturating_sub(src.len());
         match self.decode_simd(src, skip_managed_fields) {
             Some(obj) => Ok(obj),
             None => serde_json::from_slice(src),

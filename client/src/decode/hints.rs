@@ -4,6 +4,8 @@ use std::sync::Arc;
 
 use kinform_core::{ObjectKey, Transform};
 
+use super::reclaim::Reclaim;
+
 /// Looks up the cached object with a key at a resourceVersion (see [`ListHints::cached`]).
 pub type CachedLookup<K> = Arc<dyn Fn(ObjectKey<'_>, &str) -> Option<Arc<K>> + Send + Sync>;
 
@@ -25,6 +27,9 @@ pub struct ListHints<K> {
     /// identifies one state of one object), so the pipeline may return the cached `Arc`
     /// instead of decoding the item again.
     pub cached: Option<CachedLookup<K>>,
+    /// Objects that left the reflector's cache, for a watch to drop on its decoding thread
+    /// before each object it decodes (see [`Reclaim`]).
+    pub reclaim: Option<Arc<Reclaim<K>>>,
 }
 
 impl<K> ListHints<K> {
@@ -44,6 +49,7 @@ impl<K> Clone for ListHints<K> {
             skip_managed_fields: self.skip_managed_fields,
             transform: self.transform.clone(),
             cached: self.cached.clone(),
+            reclaim: self.reclaim.clone(),
         }
     }
 }
@@ -54,6 +60,7 @@ impl<K> Default for ListHints<K> {
             skip_managed_fields: false,
             transform: None,
             cached: None,
+            reclaim: None,
         }
     }
 }
@@ -64,6 +71,7 @@ impl<K> std::fmt::Debug for ListHints<K> {
             .field("skip_managed_fields", &self.skip_managed_fields)
             .field("transform", &self.transform.is_some())
             .field("cached", &self.cached.is_some())
+            .field("reclaim", &self.reclaim)
             .finish()
     }
 }

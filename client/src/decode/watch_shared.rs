@@ -180,19 +180,26 @@ where
     })
 }
 
-/// Decodes `lines` in order, one result per line.
+/// Decodes `lines` in order, one result per line; with `reclaim`, an object handed back
+/// through [`ListHints::reclaim`] is dropped before each line, on this thread.
 fn decode_lines<K>(
     decoder: &mut Decoder,
     lines: &[Bytes],
     hints: &LineHints<K>,
     origin: &Origin,
+    reclaim: bool,
 ) -> WatchBatch<Arc<K>>
 where
     K: HasMetadata + Clone + DeserializeOwned,
 {
+    let mut replaced = Vec::new();
+    if reclaim && let Some(r) = &hints.other.reclaim {
+        r.take(lines.len(), &mut replaced);
+    }
     lines
         .iter()
         .map(|l| {
+            drop(replaced.pop());
             decode_line_shared(l, &hints.added, &hints.other, decoder).map_err(|e| origin.error(e))
         })
         .collect()
@@ -214,12 +221,42 @@ where
         raw.lines,
         total,
         PARALLEL_MIN_BYTES,
-        move |decoder, part, _| decode_lines(decoder, part, &hints, &origin),
+        move |decoder, part, _| decode_lines(decoder, part, &hints, &origin, false),
     )
     .await;
     let mut out: WatchBatch<Arc<K>> = parts.into_iter().flatten().collect();
     out.extend(raw.error.map(Err));
     out
+}
+
+/// The decoding of one watch body, from one batch to the next.
+struct State<K> {
+    raw: BoxStream<'static, RawBatch>,
+    hints: Arc<LineHints<K>>,
+    /// Whether the initial events of a streaming list are still coming.
+    initial_events: bool,
+    /// Once the watch delivers ordinary events to an informer that hands replaced objects
+    /// back ([`ListHints::reclaim`]): the decoder of every batch, on the watch's own task.
+    ///
+    /// Why one thread: an object is best freed by the thread that allocated it (see
+    /// `Reclaim`), and a watch event's object usually replaces one decoded by an earlier
+    /// event of the same watch. Decoded on this task alone, both are this task's, where
+    /// split over this task and a blocking thread (as a list's items are, for speed) half
+    /// of them would be freed by the other thread. Measured with the comparison bench
+    /// (2,000 pods, 20,000 changes, one run of each build, streaming list): client CPU per
+    /// pod event 0.54x kube-rs's before, 0.60x with the objects handed back but decoded on
+    /// two threads, 0.68x on one thread without them, 0.37x with both.
+    one_thread: Option<Decoder>,
+}
+
+/// The JSON bytes of the ADDED events among `lines` (the API server's layout; others are
+/// not counted: this only sizes the heap grown ahead).
+fn added_bytes(lines: &[Bytes]) -> usize {
+    lines
+        .iter()
+        .filter(|l| l.starts_with(b"{\"type\":\"ADDED\""))
+        .map(Bytes::len)
+        .sum()
 }
 
 /// Decodes a watch body stream into batches of shared events following `hints` (see the
@@ -232,6 +269,7 @@ pub(crate) fn decode_shared_batches<K>(
     src: BoxStream<'static, Result<Bytes, Error>>,
     origin: Origin,
     hints: ListHints<K>,
+    initial_events: bool,
     read_ahead_bytes: usize,
 ) -> WatchBatchStream<Arc<K>>
 where
@@ -239,21 +277,40 @@ where
 {
     let raw = raw_batches(read_ahead::read_ahead(src, read_ahead_bytes), &origin);
     let origin = Arc::new(origin);
-    let state = (raw, Arc::new(LineHints::new(hints)));
-    stream::unfold(state, move |(mut raw, mut hints)| {
+    let state = State {
+        raw,
+        hints: Arc::new(LineHints::new(hints)),
+        initial_events,
+        one_thread: None,
+    };
+    stream::unfold(state, move |mut state| {
         let origin = Arc::clone(&origin);
         async move {
-            let batch = raw.next().await?;
-            let out = decode_batch(batch, &hints, &origin).await;
+            let batch = state.raw.next().await?;
+            let out = match &mut state.one_thread {
+                Some(decoder) => {
+                    decoder.prepare_for_new(added_bytes(&batch.lines));
+                    let mut out = decode_lines(decoder, &batch.lines, &state.hints, &origin, true);
+                    out.extend(batch.error.map(Err));
+                    out
+                }
+                None => decode_batch(batch, &state.hints, &origin).await,
+            };
             let ended = |e: &Result<WatchEvent<Arc<K>>, Error>| {
                 matches!(e, Ok(WatchEvent::Bookmark(b)) if b.is_initial_events_end())
             };
-            if hints.added.cached.is_some() && out.iter().any(ended) {
+            if state.initial_events && out.iter().any(ended) {
                 // The initial events are over: ordinary watch events follow, one new
                 // object each.
-                hints = Arc::new(hints.without_cache());
+                state.initial_events = false;
+                if state.hints.added.cached.is_some() {
+                    state.hints = Arc::new(state.hints.without_cache());
+                }
             }
-            Some((out, (raw, hints)))
+            if !state.initial_events && state.hints.other.reclaim.is_some() {
+                state.one_thread.get_or_insert_with(Decoder::default);
+            }
+            Some((out, state))
         }
     })
     .fuse()

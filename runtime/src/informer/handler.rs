@@ -145,6 +145,19 @@ impl<K> Notification<K> {
     }
 }
 
+impl<K> Notification<K> {
+    /// The object this notification may have been the last holder of, once delivered: an
+    /// update's old state, a deletion's last state (an add's object is in the cache).
+    pub(crate) fn into_released(self) -> Option<Arc<K>> {
+        match self {
+            Notification::Add { .. } => None,
+            Notification::Update { old, .. } => Some(old),
+            Notification::Delete(Deleted::Object(o)) => Some(o),
+            Notification::Delete(Deleted::FinalStateUnknown { last_known, .. }) => last_known,
+        }
+    }
+}
+
 impl<K: HasMetadata> Notification<K> {
     /// The key of the object this notification is about.
     pub(crate) fn key(&self) -> ObjectKey<'_> {

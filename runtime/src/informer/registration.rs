@@ -14,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 use super::buffer::Buffer;
 use super::handler::{EventHandler, Notification};
 use super::shared::Inner;
+use crate::reflector::Reclaim;
 use kinform_core::resource::HasMetadata;
 
 /// Notifications a delivery task takes from its buffer at a time.
@@ -33,6 +34,8 @@ pub(crate) struct HandlerSlot<K> {
     informer_synced: watch::Receiver<bool>,
     progress: watch::Sender<u64>,
     task: Mutex<Option<CancellationToken>>,
+    /// Where delivered notifications' replaced objects go (see [`Reclaim`]).
+    reclaim: Arc<Reclaim<K>>,
 }
 
 impl<K: HasMetadata + Send + Sync + 'static> HandlerSlot<K> {
@@ -41,6 +44,7 @@ impl<K: HasMetadata + Send + Sync + 'static> HandlerSlot<K> {
         handler: Arc<dyn EventHandler<K>>,
         resync_period: Option<Duration>,
         informer_synced: watch::Receiver<bool>,
+        reclaim: Arc<Reclaim<K>>,
     ) -> Self {
         Self {
             id,
@@ -53,6 +57,7 @@ impl<K: HasMetadata + Send + Sync + 'static> HandlerSlot<K> {
             informer_synced,
             progress: watch::channel(0).0,
             task: Mutex::new(None),
+            reclaim,
         }
     }
 
@@ -157,7 +162,9 @@ impl<K: HasMetadata + Send + Sync + 'static> HandlerSlot<K> {
             if initial {
                 self.progress.send_modify(|c| *c += 1);
             }
-            batch.clear();
+            // The objects that may have left the cache are freed by the watch decoder.
+            self.reclaim
+                .put_many(batch.drain(..).filter_map(Notification::into_released));
             if cancel.is_cancelled() {
                 return;
             }

@@ -19,14 +19,18 @@ use crate::fifo::{Delta, DeltaFifo, Deltas, KnownObjects};
 use crate::lister::Lister;
 use crate::reflector::ListerWatcher;
 use crate::reflector::{
-    MetricsSnapshot, Reflector, ReflectorConfig, ReflectorMetrics, ReflectorSink, ShouldResync,
-    SinkClosed, SinkOp, Transform, WatchErrorHook,
+    MetricsSnapshot, Reclaim, Reflector, ReflectorConfig, ReflectorMetrics, ReflectorSink,
+    ShouldResync, SinkClosed, SinkOp, Transform, WatchErrorHook,
 };
 use crate::store::{IndexFn, ObjectKey, Store, StoreError};
 use kinform_core::resource::HasMetadata;
 
 /// The smallest resync period a handler gets (client-go's `minimumResyncPeriod`).
 pub const MINIMUM_RESYNC_PERIOD: Duration = Duration::from_secs(1);
+
+/// Replaced objects waiting at most for the watch decoder to free them (see [`Reclaim`]):
+/// a few batches' worth of one handler's deliveries.
+const RECLAIM_CAPACITY: usize = 1024;
 
 /// Keys popped from the FIFO per lock acquisition.
 const POP_BATCH: usize = 512;
@@ -44,6 +48,7 @@ struct RunParts<K> {
     hook: Option<WatchErrorHook>,
     transform: Option<Transform<K>>,
     resync: Option<(Duration, ShouldResync)>,
+    reclaim: Arc<Reclaim<K>>,
     cancel: CancellationToken,
 }
 
@@ -113,6 +118,8 @@ pub(crate) struct Inner<K> {
     resync_check: Mutex<Option<Duration>>,
     metrics: Arc<ReflectorMetrics>,
     synced: watch::Sender<bool>,
+    /// Objects that left the cache, freed by the watch decoder (see [`Reclaim`]).
+    reclaim: Arc<Reclaim<K>>,
 }
 
 /// A shared informer: keeps an indexed cache of one collection equal to the server's state
@@ -154,8 +161,9 @@ impl<K: HasMetadata> SharedIndexInformer<K> {
                 fifo: parts.fifo,
                 after_replace: parts.after_replace,
             });
-            let mut r =
-                Reflector::new(Arc::clone(&lw), sink, parts.config).with_metrics(parts.metrics);
+            let mut r = Reflector::new(Arc::clone(&lw), sink, parts.config)
+                .with_metrics(parts.metrics)
+                .with_reclaim(parts.reclaim);
             if let Some(hook) = parts.hook {
                 r = r.with_error_hook(hook);
             }
@@ -184,6 +192,7 @@ impl<K: HasMetadata> SharedIndexInformer<K> {
                 resync_check: Mutex::new(default_resync),
                 metrics: Arc::default(),
                 synced: watch::channel(false).0,
+                reclaim: Arc::new(Reclaim::new(RECLAIM_CAPACITY)),
             }),
         }
     }
@@ -287,6 +296,7 @@ impl<K: HasMetadata> SharedIndexInformer<K> {
             handler,
             resync,
             inner.synced.subscribe(),
+            Arc::clone(&inner.reclaim),
         ));
         {
             // Blocks delta processing: the replayed objects and later notifications form one
@@ -378,6 +388,7 @@ impl<K: HasMetadata> SharedIndexInformer<K> {
             hook: inner.error_hook.lock().clone(),
             transform: inner.transform.lock().clone(),
             resync,
+            reclaim: Arc::clone(&inner.reclaim),
             cancel: cancel.clone(),
         };
         let reflector = (inner.spawner)(parts);
@@ -471,7 +482,7 @@ impl<K: HasMetadata> Inner<K> {
                 }
             }
         });
-        drop(garbage);
+        self.reclaim.put_many(garbage);
         let Some((last, others)) = handlers.split_last() else {
             return;
         };

@@ -25,9 +25,13 @@ use super::metrics::ReflectorMetrics;
 use super::sink::{ReflectorSink, SinkClosed};
 use super::state::{Command, Input, Machine, SinkOp, State};
 use kinform_client::Error;
-use kinform_client::decode::{ListHints, WatchBatchStream};
+use kinform_client::decode::{ListHints, Reclaim, WatchBatchStream};
 use kinform_core::resource::HasMetadata;
 use kinform_core::{Transform, WatchEvent};
+
+/// How long a watch stays quiet before the replaced objects still waiting in its
+/// [`Reclaim`] queue are dropped (without a next batch to decode, nothing else would).
+pub const RECLAIM_QUIET: Duration = Duration::from_millis(50);
 
 /// Called with every error the reflector recovers from (client-go's `WatchErrorHandler`).
 pub type WatchErrorHook = Arc<dyn Fn(&ReflectorError) + Send + Sync>;
@@ -69,6 +73,7 @@ pub struct Reflector<K, L, S: ?Sized> {
     error_hook: WatchErrorHook,
     resync: Option<(Duration, ShouldResync)>,
     transform: Option<Transform<K>>,
+    reclaim: Option<Arc<Reclaim<K>>>,
     seed: Option<u64>,
     _objects: PhantomData<fn() -> K>,
 }
@@ -106,6 +111,7 @@ where
             error_hook: Arc::new(log_error),
             resync: None,
             transform: None,
+            reclaim: None,
             seed: None,
             _objects: PhantomData,
         }
@@ -126,6 +132,14 @@ where
     /// Applies `transform` to every listed and watched object before the sink sees it.
     pub fn with_transform(mut self, transform: Transform<K>) -> Self {
         self.transform = Some(transform);
+        self
+    }
+
+    /// Objects that left the sink's cache come back through `reclaim`, to be dropped on the
+    /// thread that decodes watch events (see [`Reclaim`]); what is still queued when the
+    /// watch has been quiet for [`RECLAIM_QUIET`] is dropped then.
+    pub fn with_reclaim(mut self, reclaim: Arc<Reclaim<K>>) -> Self {
+        self.reclaim = Some(reclaim);
         self
     }
 
@@ -231,6 +245,7 @@ where
             skip_managed_fields: self.config.skip_managed_fields,
             transform: self.transform.clone(),
             cached: Some(Arc::new(move |key, rv: &str| sink.cached(key, rv))),
+            reclaim: self.reclaim.clone(),
         }
     }
 
@@ -280,7 +295,30 @@ where
                     return Input::StreamEnded;
                 };
                 loop {
-                    let Some(batch) = stream.next().await else {
+                    let next = stream.next();
+                    let batch = match &self.reclaim {
+                        Some(r) => {
+                            // While the watch is quiet, objects handed back meanwhile are
+                            // freed after `RECLAIM_QUIET`, not held until the next event.
+                            let mut next = std::pin::pin!(next);
+                            loop {
+                                if r.is_empty() {
+                                    tokio::select! {
+                                        biased;
+                                        batch = &mut next => break batch,
+                                        () = r.queued() => continue,
+                                    }
+                                }
+                                tokio::select! {
+                                    biased;
+                                    batch = &mut next => break batch,
+                                    () = tokio::time::sleep(RECLAIM_QUIET) => r.free_all(),
+                                }
+                            }
+                        }
+                        None => next.await,
+                    };
+                    let Some(batch) = batch else {
                         return Input::StreamEnded;
                     };
                     watch.pending = batch.into_iter();

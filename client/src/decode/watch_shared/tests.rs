@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use super::super::test_cache::Cache;
 use super::*;
 use crate::config::DEFAULT_READ_AHEAD_BYTES;
-use crate::decode::{CachedLookup, ListHints};
+use crate::decode::{CachedLookup, ListHints, Reclaim};
 use kinform_core::resource::HasMetadata;
 
 fn cm(name: &str, rv: &str, data: &str) -> Value {
@@ -50,12 +50,18 @@ fn body(chunks: Vec<Vec<u8>>) -> BoxStream<'static, Result<Bytes, Error>> {
 }
 
 async fn events(chunks: Vec<Vec<u8>>, hints: ListHints<ConfigMap>) -> WatchBatch<Arc<ConfigMap>> {
-    decode_shared_batches(body(chunks), origin(), hints, DEFAULT_READ_AHEAD_BYTES)
-        .collect::<Vec<_>>()
-        .await
-        .into_iter()
-        .flatten()
-        .collect()
+    decode_shared_batches(
+        body(chunks),
+        origin(),
+        hints,
+        true,
+        DEFAULT_READ_AHEAD_BYTES,
+    )
+    .collect::<Vec<_>>()
+    .await
+    .into_iter()
+    .flatten()
+    .collect()
 }
 
 fn name(e: &Result<WatchEvent<Arc<ConfigMap>>, Error>) -> String {
@@ -195,7 +201,8 @@ async fn added_objects_at_the_cached_resource_version_are_reused_until_the_end_b
     // batches).
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Result<Bytes, Error>>();
     let rx = stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|c| (c, rx)) });
-    let mut batches = decode_shared_batches(rx.boxed(), origin(), hints, DEFAULT_READ_AHEAD_BYTES);
+    let mut batches =
+        decode_shared_batches(rx.boxed(), origin(), hints, true, DEFAULT_READ_AHEAD_BYTES);
     let first = [
         line("ADDED", cm("a", "5", "old")),
         line("ADDED", cm("b", "7", "new")),
@@ -229,4 +236,45 @@ async fn added_objects_at_the_cached_resource_version_are_reused_until_the_end_b
         2,
         "lookups for the initial ADDED only"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replaced_objects_handed_back_are_dropped_while_decoding_after_the_initial_events() {
+    let reclaim = Arc::new(Reclaim::new(16));
+    let old: Vec<Arc<ConfigMap>> = (0..3)
+        .map(|i| Arc::new(serde_json::from_value(cm(&format!("o{i}"), "1", "old")).unwrap()))
+        .collect();
+    let watched: Vec<_> = old.iter().map(Arc::downgrade).collect();
+    reclaim.put_many(old);
+    assert_eq!(reclaim.len(), 3);
+    let hints = ListHints {
+        reclaim: Some(Arc::clone(&reclaim)),
+        ..ListHints::default()
+    };
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Result<Bytes, Error>>();
+    let rx = stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|c| (c, rx)) });
+    let mut batches =
+        decode_shared_batches(rx.boxed(), origin(), hints, true, DEFAULT_READ_AHEAD_BYTES);
+    // The initial events: nothing is taken back yet (the cache is being filled).
+    let first = [line("ADDED", cm("a", "5", "x")), end_bookmark("6")].concat();
+    tx.send(Ok(Bytes::from(first))).unwrap();
+    let evs = batches.next().await.unwrap();
+    assert_eq!(evs.len(), 2);
+    assert_eq!(reclaim.len(), 3, "nothing taken during the initial events");
+    // Ordinary events: one replaced object dropped before each decoded one, same events.
+    let later = [
+        line("MODIFIED", cm("a", "7", "y")),
+        line("MODIFIED", cm("a", "8", "z")),
+    ]
+    .concat();
+    tx.send(Ok(Bytes::from(later.clone()))).unwrap();
+    let evs = batches.next().await.unwrap();
+    assert_eq!(reclaim.len(), 1, "two taken for two events");
+    assert_eq!(watched.iter().filter(|w| w.strong_count() == 0).count(), 2);
+    for (got, l) in evs.iter().zip(later.split(|&b| b == b'\n')) {
+        let want: WatchEvent<ConfigMap> = decode_watch_line(l).unwrap();
+        assert_eq!(got.as_ref().unwrap(), &want.map(Arc::new));
+    }
+    drop(tx);
+    assert!(batches.next().await.is_none());
 }

@@ -1,0 +1,124 @@
+//! Objects replaced in an informer's cache are handed back to the watch decoder to be freed
+//! on its thread (`kinform::reflector::Reclaim`): over real HTTP, every replaced or deleted
+//! state is freed once the handlers have seen it, whether the watch goes on (the decoder
+//! drops them) or falls quiet (the reflector drops what is left), and the events are the
+//! server's, in order.
+
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::Pod;
+use kinform::Api;
+use kinform::client::{DeleteParams, Patch, PatchParams, PostParams};
+use kinform::fifo::Deleted;
+use kinform::informer::{EventHandlerFns, InformerFactory};
+use kinform::reflector::ListMode;
+use kinform::testing::TestApiServer;
+
+use kinform_tests::informer::*;
+
+async fn until(mut f: impl FnMut() -> bool) {
+    for _ in 0..2000 {
+        if f() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    panic!("condition not reached");
+}
+
+async fn replaced_states_are_freed(mode: ListMode) {
+    let server = TestApiServer::start().await.unwrap();
+    let api: Api<Pod> = Api::namespaced(client(&server, 3), "default");
+    for i in 0..20 {
+        api.create(&PostParams::default(), &pod(&format!("p{i}"), i))
+            .await
+            .unwrap();
+    }
+    let factory = InformerFactory::builder(client(&server, 3))
+        .list_mode(mode)
+        .build();
+    let informer = factory.informer::<Pod>();
+    // Every state a handler saw leave the cache, as a weak reference, with the labels the
+    // handler saw (the events are checked, the objects must be free to go).
+    let gone: Arc<Mutex<Vec<Weak<Pod>>>> = Arc::default();
+    let seen: Arc<Mutex<Vec<String>>> = Arc::default();
+    let (g, s, d) = (Arc::clone(&gone), Arc::clone(&seen), Arc::clone(&gone));
+    informer.add_event_handler(
+        EventHandlerFns::new()
+            .on_update(move |old: &Arc<Pod>, new: &Arc<Pod>| {
+                g.lock().unwrap().push(Arc::downgrade(old));
+                let round = new.metadata.labels.as_ref().unwrap()["round"].clone();
+                s.lock()
+                    .unwrap()
+                    .push(format!("{} {round}", new.metadata.name.as_deref().unwrap()));
+            })
+            .on_delete(move |del: &Deleted<Pod>| {
+                if let Deleted::Object(o) = del {
+                    d.lock().unwrap().push(Arc::downgrade(o));
+                }
+            }),
+    );
+    factory.start();
+    informer.wait_for_sync().await;
+    until(|| informer.pending_notifications() == 0).await;
+    for round in 0..3 {
+        for i in 0..20 {
+            let patch = Patch::Merge(
+                serde_json::json!({"metadata": {"labels": {"round": round.to_string()}}}),
+            );
+            api.patch(&format!("p{i}"), &PatchParams::default(), &patch)
+                .await
+                .unwrap();
+        }
+    }
+    for i in 0..5 {
+        api.delete(&format!("p{i}"), &DeleteParams::default())
+            .await
+            .unwrap();
+    }
+    until(|| {
+        informer.store().len() == 15
+            && informer.store().list().iter().all(|p| {
+                p.metadata
+                    .labels
+                    .as_ref()
+                    .unwrap()
+                    .get("round")
+                    .map(String::as_str)
+                    == Some("2")
+            })
+            && informer.pending_notifications() == 0
+    })
+    .await;
+    // A handler that falls behind may see several changes of a pod as one (the buffer
+    // coalesces), so at least the deletions and one update per pod left the cache.
+    assert!(gone.lock().unwrap().len() >= 25);
+    // Once the watch is quiet, nothing that left the cache is held any more.
+    until(|| gone.lock().unwrap().iter().all(|w| w.strong_count() == 0)).await;
+    let seen = seen.lock().unwrap();
+    for i in 0..20 {
+        let rounds: Vec<&str> = seen
+            .iter()
+            .filter_map(|l| l.strip_prefix(&format!("p{i} ")))
+            .collect();
+        assert!(
+            rounds.windows(2).all(|w| w[0] < w[1]),
+            "in order: {rounds:?}"
+        );
+        assert_eq!(rounds.last(), Some(&"2"), "ends at the last state");
+    }
+    // The cached objects themselves are alive and current.
+    let p9 = informer.store().get("default/p9").unwrap();
+    assert_eq!(p9.metadata.labels.as_ref().unwrap()["round"], "2");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replaced_states_are_freed_paged() {
+    replaced_states_are_freed(ListMode::Paged).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replaced_states_are_freed_streaming() {
+    replaced_states_are_freed(ListMode::Streaming).await;
+}
