@@ -462,6 +462,19 @@ async fn owned_objects_follow_their_owners_shard() {
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
     };
+    // Both members seen by the sharder: every Widget on its owner among the two (a Widget
+    // created while only one had joined is moved once the other joins).
+    let placed = async || {
+        let owners = owners(&api).await;
+        owners.len() == WIDGETS
+            && owners
+                .iter()
+                .all(|(n, o)| owner_of(&format!("default/{n}"), ["r0", "r1"]) == Some(o.as_str()))
+    };
+    assert!(
+        eventually(Duration::from_secs(60), placed).await,
+        "the Widgets are not placed on r0 and r1"
+    );
     follow("two replicas").await;
     // Each replica caches only the ConfigMaps of its shard.
     let scoped = |r: &Replica| {
