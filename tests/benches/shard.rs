@@ -52,8 +52,8 @@ use kinform::informer::InformerFactory;
 use kinform::testing::TestApiServer;
 use kinform::{Api, Client, HasMetadata, PartialObjectMetadata, Resource};
 use kinform_tests::shard::{
-    ReplicaOptions, Widget, Witness, create_widgets, register_widgets, set_widget_values,
-    start_replica_on, widget_name,
+    ReplicaOptions, Widget, Witness, create_widgets, set_widget_values, start_replica_on,
+    widget_name, widget_server,
 };
 use kinform_tests::{heap_bytes, rss_bytes};
 use parking_lot::Mutex;
@@ -374,9 +374,7 @@ struct Row {
 
 /// A fresh server with `objects` Widgets of `payload` bytes.
 async fn populate(objects: usize, payload: usize) -> (TestApiServer, Api<Widget>) {
-    let server = TestApiServer::start().await.expect("the server starts");
-    register_widgets(&server);
-    let api: Api<Widget> = Api::namespaced(server.client().expect("a client"), "default");
+    let (server, api) = widget_server().await;
     create_widgets(&api, objects, &"x".repeat(payload)).await;
     (server, api)
 }

@@ -67,8 +67,16 @@ impl Resource for Widget {
     const SCOPE: Scope = Scope::Namespaced;
 }
 
+/// A fresh `TestApiServer` with the Widget CRD, and the admin's Widgets in `default`.
+pub async fn widget_server() -> (TestApiServer, Api<Widget>) {
+    let server = TestApiServer::start().await.expect("the server starts");
+    register_widgets(&server);
+    let api = Api::namespaced(server.client().expect("a client"), "default");
+    (server, api)
+}
+
 /// Registers the Widget CRD on `server`.
-pub fn register_widgets(server: &TestApiServer) {
+fn register_widgets(server: &TestApiServer) {
     server
         .register_crd(json!({
             "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
@@ -167,6 +175,16 @@ impl Witness {
     /// A shared, empty witness.
     pub fn new() -> Arc<Self> {
         Arc::new(Self::default())
+    }
+
+    /// Asserts that no violation was seen.
+    ///
+    /// # Panics
+    ///
+    /// With every violation, when there was one.
+    pub fn assert_none(&self) {
+        let violations = self.violations.lock().clone();
+        assert!(violations.is_empty(), "violations: {violations:#?}");
     }
 
     /// Marks `key` as being reconciled by `replica` until the guard drops.

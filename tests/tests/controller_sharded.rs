@@ -38,13 +38,12 @@ use futures_util::{StreamExt, stream};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kinform::client::{DeleteParams, ListParams};
 use kinform::controller::shard::{ShardRole, ShardStats, owner_of};
-use kinform::testing::TestApiServer;
 use kinform::{Api, HasMetadata, PartialObjectMetadata, Resource};
 use kinform_tests::eventually;
 use kinform_tests::proxy::Proxy;
 use kinform_tests::shard::{
-    Replica, ReplicaOptions, Widget, Witness, create_widgets, register_widgets, set_widget_values,
-    start_replica, start_replica_behind, start_replica_with, widget_name,
+    Replica, ReplicaOptions, Widget, Witness, create_widgets, set_widget_values, start_replica,
+    start_replica_behind, start_replica_with, widget_name, widget_server,
 };
 use tokio::time::Instant;
 
@@ -194,10 +193,7 @@ async fn three_replicas_share_widgets_and_hand_them_over_without_overlap() {
         .with_max_level(tracing::Level::INFO)
         .with_test_writer()
         .try_init();
-    let server = TestApiServer::start().await.expect("server starts");
-    register_widgets(&server);
-    let admin = server.client().expect("client");
-    let api: Api<Widget> = Api::namespaced(admin, "default");
+    let (server, api) = widget_server().await;
     let witness = Witness::new();
     let total = objects();
 
@@ -405,8 +401,7 @@ async fn three_replicas_share_widgets_and_hand_them_over_without_overlap() {
         "a graceful leave does not wait for the lease: {first:?}"
     );
 
-    let violations = witness.violations.lock().clone();
-    assert!(violations.is_empty(), "violations: {violations:#?}");
+    witness.assert_none();
     eprintln!("reconciles per replica: {:?}", witness.reconciles.lock());
     for r in replicas {
         r.shutdown().await;
@@ -437,11 +432,8 @@ async fn configmaps_follow(widgets: &Api<Widget>, cms: &Api<ConfigMap>, n: usize
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn owned_objects_follow_their_owners_shard() {
     const WIDGETS: usize = 60;
-    let server = TestApiServer::start().await.expect("server starts");
-    register_widgets(&server);
-    let admin = server.client().expect("client");
-    let api: Api<Widget> = Api::namespaced(admin.clone(), "default");
-    let cms: Api<ConfigMap> = Api::namespaced(admin, "default");
+    let (server, api) = widget_server().await;
+    let cms: Api<ConfigMap> = Api::namespaced(api.client().clone(), "default");
     let witness = Witness::new();
     let owning = ReplicaOptions {
         owns_configmaps: true,
@@ -499,8 +491,7 @@ async fn owned_objects_follow_their_owners_shard() {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     follow("after a join").await;
-    let violations = witness.violations.lock().clone();
-    assert!(violations.is_empty(), "violations: {violations:#?}");
+    witness.assert_none();
     for r in replicas {
         r.shutdown().await;
     }
@@ -512,9 +503,7 @@ async fn owned_objects_follow_their_owners_shard() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sharder_apart_assigns_to_members_that_never_shard() {
     const WIDGETS: usize = 200;
-    let server = TestApiServer::start().await.expect("server starts");
-    register_widgets(&server);
-    let api: Api<Widget> = Api::namespaced(server.client().expect("client"), "default");
+    let (server, api) = widget_server().await;
     let witness = Witness::new();
     let role = |role| ReplicaOptions {
         role,
@@ -573,8 +562,7 @@ async fn a_sharder_apart_assigns_to_members_that_never_shard() {
     for m in &members {
         assert!(!m.shard().stats().is_sharder, "{} took over", m.identity);
     }
-    let violations = witness.violations.lock().clone();
-    assert!(violations.is_empty(), "violations: {violations:#?}");
+    witness.assert_none();
     for m in members {
         m.shutdown().await;
     }
@@ -587,9 +575,7 @@ async fn a_sharder_apart_assigns_to_members_that_never_shard() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_partitioned_replica_rejoins_with_a_fresh_cache() {
     const WIDGETS: usize = 300;
-    let server = TestApiServer::start().await.expect("server starts");
-    register_widgets(&server);
-    let api: Api<Widget> = Api::namespaced(server.client().expect("client"), "default");
+    let (server, api) = widget_server().await;
     let witness = Witness::new();
     // r0 first, so that it is the sharder and the partitioned replica is not.
     let mut replicas = vec![start_replica(&server, "r0", &witness)];
@@ -677,8 +663,7 @@ async fn a_partitioned_replica_rejoins_with_a_fresh_cache() {
     )
     .await;
 
-    let violations = witness.violations.lock().clone();
-    assert!(violations.is_empty(), "violations: {violations:#?}");
+    witness.assert_none();
     for r in replicas {
         r.shutdown().await;
     }
