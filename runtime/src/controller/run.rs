@@ -249,107 +249,104 @@ impl<K: Resource> Controller<K> {
                 stop_sharder.clone(),
             ))
         });
-        if !role.is_member() {
+        let leave = if role.is_member() {
+            // The first membership's handlers were registered by the builder.
+            let mut membership = Some((self.queue.clone(), self.lister.clone(), Vec::new()));
+            let mut first_watches = Some(&self.watches);
+            loop {
+                let identity = shared.identity();
+                let scope = shared.scope();
+                let (queue, lister, own_watches) = membership.take().unwrap_or_else(|| {
+                    let queue = RateLimitingQueue::with_config(
+                        sharding.limiter.clone(),
+                        sharding.queue_config.clone(),
+                    );
+                    let (lister, watches) =
+                        (sharding.register)(&self.factory, &queue, Some(&scope), Some(&shared));
+                    (queue, lister, watches)
+                });
+                let watches: &[Box<dyn Watch>] = first_watches.take().map_or(&own_watches, |w| w);
+                let counted = lister.clone();
+                shared.set_cache(Some(Box::new(move || counted.store().len())));
+                let (joined, leave, gone) = (
+                    CancellationToken::new(),
+                    CancellationToken::new(),
+                    CancellationToken::new(),
+                );
+                let lock = LeaseLock::new(
+                    shared.lease_api(),
+                    lease_name(&shared.controller, &shared.config.identity),
+                    &*identity,
+                );
+                let member = tokio::spawn({
+                    let (timing, joined, leave, abandon, gone) = (
+                        shared.config.timing.clone(),
+                        joined.clone(),
+                        leave.clone(),
+                        shared.abandon.clone(),
+                        gone.clone(),
+                    );
+                    async move {
+                        let end = run_member(lock, timing, joined, leave, abandon).await;
+                        gone.cancel();
+                        end
+                    }
+                });
+                self.factory.start();
+                // `shutdown` may complete only once: after it has, nothing polls it again.
+                let mut stopping = false;
+                let synced = tokio::select! {
+                    () = async {
+                        join_all(watches.iter().map(|w| w.wait_for_sync())).await;
+                        joined.cancelled().await;
+                    } => true,
+                    () = &mut shutdown => {
+                        stopping = true;
+                        false
+                    }
+                    () = gone.cancelled() => false,
+                };
+                let mut workers = None;
+                if synced {
+                    tracing::info!(controller = %self.name, %identity, workers = self.workers, "caches synced; starting workers");
+                    workers = Some(self.spawn_workers(&queue, &lister, &reconcile, Some(&shared)));
+                    tokio::select! {
+                        () = &mut shutdown => stopping = true,
+                        () = gone.cancelled() => {}
+                    }
+                }
+                let lost = gone.is_cancelled();
+                if lost {
+                    tracing::warn!(controller = %self.name, %identity, "shard membership ended; stopping the workers at once");
+                }
+                self.stop_workers(&queue, workers, !lost).await;
+                for w in watches {
+                    w.remove();
+                }
+                shared.set_cache(None);
+                self.factory.shutdown_scope(&scope).await;
+                if !lost {
+                    break Some((leave, member));
+                }
+                match member.await {
+                    Ok(MemberEnd::Lost) if !stopping => {
+                        let next = shared.next_incarnation();
+                        tracing::warn!(controller = %self.name, old = %identity, new = %next, "shard membership lost; joining again with a fresh cache");
+                    }
+                    end => {
+                        tracing::info!(controller = %self.name, ?end, "shard membership ended");
+                        break None;
+                    }
+                }
+            }
+        } else {
             // A sharder apart: no member Lease, no scoped cache, no workers.
             tracing::info!(controller = %self.name, "standing for sharder only; reconciling nothing");
             tokio::select! {
                 () = &mut shutdown => {}
                 () = shared.abandon.cancelled() => {}
             }
-            stop_sharder.cancel();
-            if let Some(task) = sharder_task {
-                let _ = task.await;
-            }
-            return;
-        }
-        // The first membership's handlers were registered by the builder.
-        let mut membership = Some((self.queue.clone(), self.lister.clone(), Vec::new()));
-        let mut first_watches = Some(&self.watches);
-        let leave = loop {
-            let identity = shared.identity();
-            let scope = shared.scope();
-            let (queue, lister, own_watches) = membership.take().unwrap_or_else(|| {
-                let queue = RateLimitingQueue::with_config(
-                    sharding.limiter.clone(),
-                    sharding.queue_config.clone(),
-                );
-                let (lister, watches) =
-                    (sharding.register)(&self.factory, &queue, Some(&scope), Some(&shared));
-                (queue, lister, watches)
-            });
-            let watches: &[Box<dyn Watch>] = first_watches.take().map_or(&own_watches, |w| w);
-            let counted = lister.clone();
-            shared.set_cache(Some(Box::new(move || counted.store().len())));
-            let (joined, leave, gone) = (
-                CancellationToken::new(),
-                CancellationToken::new(),
-                CancellationToken::new(),
-            );
-            let lock = LeaseLock::new(
-                shared.lease_api(),
-                lease_name(&shared.controller, &shared.config.identity),
-                &*identity,
-            );
-            let member = tokio::spawn({
-                let (timing, joined, leave, abandon, gone) = (
-                    shared.config.timing.clone(),
-                    joined.clone(),
-                    leave.clone(),
-                    shared.abandon.clone(),
-                    gone.clone(),
-                );
-                async move {
-                    let end = run_member(lock, timing, joined, leave, abandon).await;
-                    gone.cancel();
-                    end
-                }
-            });
-            self.factory.start();
-            // `shutdown` may complete only once: after it has, nothing polls it again.
-            let mut stopping = false;
-            let synced = tokio::select! {
-                () = async {
-                    join_all(watches.iter().map(|w| w.wait_for_sync())).await;
-                    joined.cancelled().await;
-                } => true,
-                () = &mut shutdown => {
-                    stopping = true;
-                    false
-                }
-                () = gone.cancelled() => false,
-            };
-            let mut workers = None;
-            if synced {
-                tracing::info!(controller = %self.name, %identity, workers = self.workers, "caches synced; starting workers");
-                workers = Some(self.spawn_workers(&queue, &lister, &reconcile, Some(&shared)));
-                tokio::select! {
-                    () = &mut shutdown => stopping = true,
-                    () = gone.cancelled() => {}
-                }
-            }
-            let lost = gone.is_cancelled();
-            if lost {
-                tracing::warn!(controller = %self.name, %identity, "shard membership ended; stopping the workers at once");
-            }
-            self.stop_workers(&queue, workers, !lost).await;
-            for w in watches {
-                w.remove();
-            }
-            shared.set_cache(None);
-            self.factory.shutdown_scope(&scope).await;
-            if !lost {
-                break Some((leave, member));
-            }
-            match member.await {
-                Ok(MemberEnd::Lost) if !stopping => {
-                    let next = shared.next_incarnation();
-                    tracing::warn!(controller = %self.name, old = %identity, new = %next, "shard membership lost; joining again with a fresh cache");
-                }
-                end => {
-                    tracing::info!(controller = %self.name, ?end, "shard membership ended");
-                    break None;
-                }
-            }
+            None
         };
         stop_sharder.cancel();
         if let Some(task) = sharder_task {
