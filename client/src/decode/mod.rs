@@ -104,6 +104,7 @@
 //! 0.6-0.8 page faults, paid alike by both libraries (`kinform-compare page-touch` measures a
 //! fault on the machine).
 
+mod decode_threads;
 #[cfg(test)]
 mod differential_tests;
 mod fast_decode;

@@ -111,10 +111,15 @@ impl<K> Reclaim<K> {
         into.extend(queue.drain(from..));
     }
 
-    /// Drops everything queued, on the calling thread.
-    pub fn free_all(&self) {
+    /// Drops everything queued, on a decoding thread (where the objects were made).
+    pub fn free_all(&self)
+    where
+        K: Send + Sync + 'static,
+    {
         let all = std::mem::take(&mut *self.queue.lock());
-        drop(all);
+        if !all.is_empty() {
+            super::decode_threads::spawn(move || drop(all));
+        }
     }
 }
 

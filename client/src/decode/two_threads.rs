@@ -1,5 +1,5 @@
 //! Sharing one piece of decoding work (a LIST page's items, a large batch of watch lines)
-//! between the current thread and a blocking thread.
+//! between the two decoding threads (`decode_threads`).
 //!
 //! Why not two halves: a half on each thread finishes together only when both threads run
 //! undisturbed, and on a busy machine they do not (the other runtime worker receives the next
@@ -11,53 +11,80 @@
 //! that it can prepare the thread's heap, see `heap_ahead`), and keeps it for all the
 //! chunks it takes.
 
+use std::any::Any;
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use parking_lot::Mutex;
+use tokio::sync::oneshot;
+
+use super::decode_threads::{self, THREADS};
 use super::fast_decode::Decoder;
 
 /// Chunks the work is cut into (fewer when it has fewer elements).
 const CHUNKS: usize = 32;
 
-struct Shared<I, N, F> {
+/// The chunks' results as they come in, and who to tell when the last one is in.
+struct Done<R> {
+    parts: Vec<Option<R>>,
+    left: usize,
+    panic: Option<Box<dyn Any + Send>>,
+    tell: Option<oneshot::Sender<()>>,
+}
+
+struct Shared<I, N, F, R> {
     work: Vec<I>,
     chunk: usize,
+    chunks: usize,
     next: AtomicUsize,
     new_state: N,
     f: F,
+    done: Mutex<Done<R>>,
 }
 
-impl<I, N, F> Shared<I, N, F> {
+impl<I, N, F, R> Shared<I, N, F, R> {
     /// Runs `f` on chunks taken from the counter until none is left, with one scratch state
-    /// for all of them, made before the first; each result with the chunk's number.
-    fn take_chunks<S, R>(&self) -> Vec<(usize, R)>
+    /// for all of them, made before the first; the last chunk to finish (or the first to
+    /// panic) tells the caller.
+    fn take_chunks<S>(&self)
     where
         N: Fn() -> S,
         F: Fn(&mut S, &[I], usize) -> R,
     {
         let mut scratch: Option<S> = None;
-        let mut done = Vec::new();
         loop {
             let c = self.next.fetch_add(1, Ordering::Relaxed);
-            let start = c.saturating_mul(self.chunk);
-            if start >= self.work.len() {
-                return done;
+            if c >= self.chunks {
+                return;
             }
+            let start = c * self.chunk;
             let end = (start + self.chunk).min(self.work.len());
-            let scratch = scratch.get_or_insert_with(&self.new_state);
-            done.push((c, (self.f)(scratch, &self.work[start..end], start)));
+            let result = catch_unwind(AssertUnwindSafe(|| {
+                let scratch = scratch.get_or_insert_with(&self.new_state);
+                (self.f)(scratch, &self.work[start..end], start)
+            }));
+            let mut done = self.done.lock();
+            let panicked = result.is_err();
+            match result {
+                Ok(r) => done.parts[c] = Some(r),
+                Err(panic) => done.panic = Some(panic),
+            }
+            done.left -= 1;
+            if done.left == 0 || panicked {
+                if let Some(tell) = done.tell.take() {
+                    let _ = tell.send(());
+                }
+                return;
+            }
         }
     }
 }
 
-/// Runs `f` over `work`, cut into chunks, on this thread and on a blocking thread at once;
-/// `f` gets its thread's scratch state (made by `new_state` on that thread, once, before
-/// its first chunk), a chunk and the index of the chunk's first element. Returns the
-/// results in chunk order.
-///
-/// A panic in `f` on the blocking thread is resumed here. When the runtime is shutting down,
-/// the blocking task may never start: this thread then takes every chunk itself (a started
-/// blocking task always runs to its end, so no chunk is left half taken).
+/// Runs `f` over `work`, cut into chunks, on both decoding threads at once
+/// ([`decode_threads`]); `f` gets its thread's scratch state (made by `new_state` on that
+/// thread, once, before its first chunk), a chunk and the index of the chunk's first
+/// element. Returns the results in chunk order. A panic in `f` is resumed here.
 pub(crate) async fn share<I, S, R, N, F>(work: Vec<I>, new_state: N, f: F) -> Vec<R>
 where
     I: Send + Sync + 'static,
@@ -66,29 +93,49 @@ where
     F: Fn(&mut S, &[I], usize) -> R + Send + Sync + 'static,
 {
     let chunk = work.len().div_ceil(CHUNKS).max(1);
+    let chunks = work.len().div_ceil(chunk);
+    if chunks == 0 {
+        return Vec::new();
+    }
+    let (tell, told) = oneshot::channel();
     let shared = Arc::new(Shared {
         work,
         chunk,
+        chunks,
         next: AtomicUsize::new(0),
         new_state,
         f,
+        done: Mutex::new(Done {
+            parts: (0..chunks).map(|_| None).collect(),
+            left: chunks,
+            panic: None,
+            tell: Some(tell),
+        }),
     });
-    let other = Arc::clone(&shared);
-    let handle = tokio::task::spawn_blocking(move || other.take_chunks::<S, R>());
-    let mut done = shared.take_chunks::<S, R>();
-    match handle.await {
-        Ok(theirs) => done.extend(theirs),
-        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
-        Err(_) => {}
+    // A thread busy with other work when the job reaches it finds no chunk left, and its
+    // job ends at once; the caller does not wait for it.
+    for _ in 0..THREADS {
+        let shared = Arc::clone(&shared);
+        decode_threads::spawn(move || shared.take_chunks::<S>());
     }
-    done.sort_unstable_by_key(|(c, _)| *c);
-    done.into_iter().map(|(_, r)| r).collect()
+    // The sender is dropped unsent only with the shared state, which this holds.
+    let _ = told.await;
+    let mut done = shared.done.lock();
+    if let Some(panic) = done.panic.take() {
+        drop(done);
+        resume_unwind(panic);
+    }
+    std::mem::take(&mut done.parts)
+        .into_iter()
+        .map(|part| part.expect("every chunk finished before the caller was told"))
+        .collect()
 }
 
-/// Decodes `work` (`json_bytes` of JSON in all) with `f`: on this thread alone when it is
-/// under `parallel_min_bytes` or a single element, else on this thread and a blocking
-/// thread ([`share`]). Each thread's decoder has its heap grown ahead for its expected share
-/// ([`Decoder::for_objects`]). Returns the results in order, one per chunk.
+/// Decodes `work` (`json_bytes` of JSON in all) with `f` on the decoding threads
+/// ([`decode_threads`]): on one of them when it is under `parallel_min_bytes` or a single
+/// element, else on both ([`share`]). Each thread's decoder has its heap grown ahead for
+/// its expected share ([`Decoder::for_objects`]). Returns the results in order, one per
+/// chunk.
 pub(crate) async fn decode<I, R, F>(
     work: Vec<I>,
     json_bytes: usize,
@@ -101,7 +148,7 @@ where
     F: Fn(&mut Decoder, &[I], usize) -> R + Send + Sync + 'static,
 {
     if json_bytes < parallel_min_bytes || work.len() < 2 {
-        vec![f(&mut Decoder::for_objects(json_bytes), &work, 0)]
+        decode_threads::run(move || vec![f(&mut Decoder::for_objects(json_bytes), &work, 0)]).await
     } else {
         share(work, move || Decoder::for_objects(json_bytes / 2), f).await
     }

@@ -28,6 +28,7 @@ use futures_util::StreamExt as _;
 use futures_util::stream::{self, BoxStream};
 use serde::de::{DeserializeOwned, IgnoredAny};
 
+use super::decode_threads;
 use super::fast_decode::Decoder;
 use super::hints::ListHints;
 use super::list_decode::decode_item;
@@ -287,11 +288,18 @@ where
         let origin = Arc::clone(&origin);
         async move {
             let batch = state.raw.next().await?;
-            let out = match &mut state.one_thread {
-                Some(decoder) => {
-                    decoder.prepare_for_new(added_bytes(&batch.lines));
-                    let mut out = decode_lines(decoder, &batch.lines, &state.hints, &origin, true);
-                    out.extend(batch.error.map(Err));
+            let out = match state.one_thread.take() {
+                Some(mut decoder) => {
+                    let (hints, origin) = (Arc::clone(&state.hints), Arc::clone(&origin));
+                    let (decoder, out) = decode_threads::run(move || {
+                        decoder.prepare_for_new(added_bytes(&batch.lines));
+                        let mut out =
+                            decode_lines(&mut decoder, &batch.lines, &hints, &origin, true);
+                        out.extend(batch.error.map(Err));
+                        (decoder, out)
+                    })
+                    .await;
+                    state.one_thread = Some(decoder);
                     out
                 }
                 None => decode_batch(batch, &state.hints, &origin).await,
