@@ -21,11 +21,13 @@
 //! line only when [`decode_watch_line`] would: keys read as strings (UTF-8 checked), and an
 //! `object` that comes before the `type` valid UTF-8 (serde_json keeps it as a raw value).
 
+use std::cell::RefCell;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use bytes::Bytes;
 use futures_util::StreamExt as _;
-use futures_util::stream::{self, BoxStream};
+use futures_util::stream::BoxStream;
 use serde::de::{DeserializeOwned, IgnoredAny};
 
 use super::decode_threads;
@@ -230,24 +232,66 @@ where
     out
 }
 
-/// The decoding of one watch body, from one batch to the next.
-struct State<K> {
-    raw: BoxStream<'static, RawBatch>,
-    hints: Arc<LineHints<K>>,
-    /// Whether the initial events of a streaming list are still coming.
-    initial_events: bool,
-    /// Once the watch delivers ordinary events to an informer that hands replaced objects
-    /// back ([`ListHints::reclaim`]): the decoder of every batch, on the watch's own task.
+/// Batches of one watch body decoded at once: while the reflector takes in one batch, the
+/// next decodes.
+const IN_FLIGHT: usize = 2;
+
+thread_local! {
+    /// The decoder of ordinary watch events on each decoding thread, kept for its buffers.
+    static DECODER: RefCell<Decoder> = RefCell::new(Decoder::default());
+}
+
+/// Where one watch body's decoding stands, shared by the batches decoding at once.
+struct Phase<K> {
+    /// The hints during a streaming list's initial events, and after them (no cache
+    /// lookups: an ordinary event always carries a new resourceVersion).
+    initial: Arc<LineHints<K>>,
+    ordinary: Arc<LineHints<K>>,
+    /// Whether the initial events are over (the initial-events-end bookmark was decoded).
+    over: AtomicBool,
+}
+
+impl<K> Phase<K>
+where
+    K: HasMetadata + Clone + DeserializeOwned + Send + Sync + 'static,
+{
+    /// Decodes one batch as the phase stands when it is started. A batch started before the
+    /// bookmark's batch was decoded is decoded as an initial one: the same events, only
+    /// slower.
     ///
-    /// Why one thread: an object is best freed by the thread that allocated it (see
-    /// `Reclaim`), and a watch event's object usually replaces one decoded by an earlier
-    /// event of the same watch. Decoded on this task alone, both are this task's, where
-    /// split over this task and a blocking thread (as a list's items are, for speed) half
-    /// of them would be freed by the other thread. Measured with the comparison bench
-    /// (2,000 pods, 20,000 changes, one run of each build, streaming list): client CPU per
-    /// pod event 0.54x kube-rs's before, 0.60x with the objects handed back but decoded on
-    /// two threads, 0.68x on one thread without them, 0.37x with both.
-    one_thread: Option<Decoder>,
+    /// Ordinary events, for an informer that hands replaced objects back
+    /// ([`ListHints::reclaim`]), are decoded as one job on a decoding thread, which frees one
+    /// handed-back object before each line: an object is best freed on a thread that keeps
+    /// allocating the objects that replace it (see `reclaim` and `decode_threads`).
+    /// Measured with the comparison bench (2,000 pods, 20,000 changes, one run of each
+    /// build, streaming list, before the decoding threads): client CPU per pod event 0.54x
+    /// kube-rs's before, 0.60x with the objects handed back but each batch split over two
+    /// threads, 0.68x on one thread without them, 0.37x with both.
+    async fn decode(&self, batch: RawBatch, origin: &Arc<Origin>) -> WatchBatch<Arc<K>> {
+        let over = self.over.load(Ordering::Acquire);
+        let hints = if over { &self.ordinary } else { &self.initial };
+        if !(over && hints.other.reclaim.is_some()) {
+            return decode_batch(batch, hints, origin).await;
+        }
+        let (hints, origin) = (Arc::clone(hints), Arc::clone(origin));
+        decode_threads::run(move || {
+            DECODER.with_borrow_mut(|decoder| {
+                decoder.prepare_for_new(added_bytes(&batch.lines));
+                let mut out = decode_lines(decoder, &batch.lines, &hints, &origin, true);
+                out.extend(batch.error.map(Err));
+                out
+            })
+        })
+        .await
+    }
+
+    /// Notes the end of the initial events when `out` holds their bookmark.
+    fn saw(&self, out: &WatchBatch<Arc<K>>) {
+        let ended = |e: &Result<WatchEvent<Arc<K>>, Error>| matches!(e, Ok(WatchEvent::Bookmark(b)) if b.is_initial_events_end());
+        if !self.over.load(Ordering::Relaxed) && out.iter().any(ended) {
+            self.over.store(true, Ordering::Release);
+        }
+    }
 }
 
 /// The JSON bytes of the ADDED events among `lines` (the API server's layout; others are
@@ -263,9 +307,9 @@ fn added_bytes(lines: &[Bytes]) -> usize {
 /// Decodes a watch body stream into batches of shared events following `hints` (see the
 /// module docs): the batches of [`decode_batches`](super::watch_lines::decode_batches), with the
 /// body read ahead by a task of its own, at most `read_ahead_bytes` ahead (see
-/// [`read_ahead`]), the transform applied,
-/// managedFields skipped, exact capacities, two threads for a large batch, and, until the
-/// initial-events-end bookmark, cached objects reused. Fused.
+/// [`read_ahead`]), the transform applied, managedFields skipped, exact capacities, two
+/// threads for a large batch, [`IN_FLIGHT`] batches decoding at once (in order), and, until
+/// the initial-events-end bookmark, cached objects reused. Fused.
 pub(crate) fn decode_shared_batches<K>(
     src: BoxStream<'static, Result<Bytes, Error>>,
     origin: Origin,
@@ -274,53 +318,23 @@ pub(crate) fn decode_shared_batches<K>(
     read_ahead_bytes: usize,
 ) -> WatchBatchStream<Arc<K>>
 where
-    K: HasMetadata + Clone + DeserializeOwned,
+    K: HasMetadata + Clone + DeserializeOwned + Send + Sync + 'static,
 {
     let raw = raw_batches(read_ahead::read_ahead(src, read_ahead_bytes), &origin);
     let origin = Arc::new(origin);
-    let state = State {
-        raw,
-        hints: Arc::new(LineHints::new(hints)),
-        initial_events,
-        one_thread: None,
-    };
-    stream::unfold(state, move |mut state| {
-        let origin = Arc::clone(&origin);
-        async move {
-            let batch = state.raw.next().await?;
-            let out = match state.one_thread.take() {
-                Some(mut decoder) => {
-                    let (hints, origin) = (Arc::clone(&state.hints), Arc::clone(&origin));
-                    let (decoder, out) = decode_threads::run(move || {
-                        decoder.prepare_for_new(added_bytes(&batch.lines));
-                        let mut out =
-                            decode_lines(&mut decoder, &batch.lines, &hints, &origin, true);
-                        out.extend(batch.error.map(Err));
-                        (decoder, out)
-                    })
-                    .await;
-                    state.one_thread = Some(decoder);
-                    out
-                }
-                None => decode_batch(batch, &state.hints, &origin).await,
-            };
-            let ended = |e: &Result<WatchEvent<Arc<K>>, Error>| {
-                matches!(e, Ok(WatchEvent::Bookmark(b)) if b.is_initial_events_end())
-            };
-            if state.initial_events && out.iter().any(ended) {
-                // The initial events are over: ordinary watch events follow, one new
-                // object each.
-                state.initial_events = false;
-                if state.hints.added.cached.is_some() {
-                    state.hints = Arc::new(state.hints.without_cache());
-                }
-            }
-            if !state.initial_events && state.hints.other.reclaim.is_some() {
-                state.one_thread.get_or_insert_with(Decoder::default);
-            }
-            Some((out, state))
-        }
+    let initial = LineHints::new(hints);
+    let phase = Arc::new(Phase {
+        ordinary: Arc::new(initial.without_cache()),
+        initial: Arc::new(initial),
+        over: AtomicBool::new(!initial_events),
+    });
+    let seen = Arc::clone(&phase);
+    raw.map(move |batch| {
+        let (phase, origin) = (Arc::clone(&phase), Arc::clone(&origin));
+        async move { phase.decode(batch, &origin).await }
     })
+    .buffered(IN_FLIGHT)
+    .inspect(move |out| seen.saw(out))
     .fuse()
     .boxed()
 }
