@@ -8,5 +8,7 @@
 use std::sync::Arc;
 
 /// Rewrites each object once, after decoding and before it reaches the sink (client-go's
-/// `TransformFunc`; e.g. drop `managedFields`).
+/// `TransformFunc`; e.g. drop `managedFields`). A reflector's objects are decoded, and
+/// transformed, on the client's two decoding threads, outside any tokio runtime: a
+/// transform must not block or need a runtime (`tokio::spawn`, `Handle::current`).
 pub type Transform<K> = Arc<dyn Fn(&mut K) + Send + Sync>;

@@ -1,11 +1,11 @@
-//! Objects replaced in an informer's cache are handed back to the watch decoder to be freed
-//! on its thread (`kinform::reflector::Reclaim`): over real HTTP, every replaced or deleted
+//! Objects replaced in an informer's cache are handed back to the decoding threads to be
+//! freed there (`kinform::reflector::Reclaim`): over real HTTP, every replaced or deleted
 //! state is freed once the handlers have seen it, whether the watch goes on (the decoder
-//! drops them) or falls quiet (the reflector drops what is left), and the events are the
-//! server's, in order.
+//! drops them) or falls quiet (the reflector has what is left dropped), and the events are
+//! the server's, in order. Every cached object is made on a decoding thread (its transform
+//! runs there).
 
 use std::sync::{Arc, Mutex, Weak};
-use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Pod;
 use kinform::Api;
@@ -16,16 +16,6 @@ use kinform::reflector::ListMode;
 use kinform::testing::TestApiServer;
 
 use kinform_tests::informer::*;
-
-async fn until(mut f: impl FnMut() -> bool) {
-    for _ in 0..2000 {
-        if f() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-    panic!("condition not reached");
-}
 
 async fn replaced_states_are_freed(mode: ListMode) {
     let server = TestApiServer::start().await.unwrap();
@@ -59,6 +49,17 @@ async fn replaced_states_are_freed(mode: ListMode) {
                 }
             }),
     );
+    // Where each object is decoded: the transform runs right after.
+    let decoded_on: Arc<Mutex<Vec<String>>> = Arc::default();
+    let on = Arc::clone(&decoded_on);
+    informer
+        .set_transform(Some(Arc::new(move |_: &mut Pod| {
+            let thread = std::thread::current();
+            on.lock()
+                .unwrap()
+                .push(thread.name().unwrap_or_default().to_owned());
+        })))
+        .unwrap();
     factory.start();
     informer.wait_for_sync().await;
     until(|| informer.pending_notifications() == 0).await;
@@ -108,6 +109,14 @@ async fn replaced_states_are_freed(mode: ListMode) {
         );
         assert_eq!(rounds.last(), Some(&"2"), "ends at the last state");
     }
+    // The 20 listed pods and at least one state per updated or deleted pod, each decoded
+    // on a decoding thread.
+    let decoded_on = decoded_on.lock().unwrap();
+    assert!(decoded_on.len() >= 40, "{} decoded", decoded_on.len());
+    assert!(
+        decoded_on.iter().all(|t| t.starts_with("kinform-decode-")),
+        "decoded on {decoded_on:?}"
+    );
     // The cached objects themselves are alive and current.
     let p9 = informer.store().get("default/p9").unwrap();
     assert_eq!(p9.metadata.labels.as_ref().unwrap()["round"], "2");

@@ -113,3 +113,27 @@ pub(crate) async fn run<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'stati
         Err(_) => unreachable!("a decoding job was dropped unrun"),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn thread_name() -> String {
+        std::thread::current().name().unwrap_or_default().to_owned()
+    }
+
+    #[tokio::test]
+    async fn a_job_runs_on_a_decoding_thread_and_returns_its_result() {
+        let name = run(thread_name).await;
+        assert!(name.starts_with("kinform-decode-"), "ran on {name:?}");
+    }
+
+    #[tokio::test]
+    async fn a_panic_reaches_the_caller_and_the_threads_live_on() {
+        let panicked = tokio::spawn(run(|| -> usize { panic!("in a job") })).await;
+        assert!(panicked.is_err_and(|e| e.is_panic()));
+        for i in 0..4 * THREADS {
+            assert_eq!(run(move || i * 2).await, i * 2);
+        }
+    }
+}

@@ -26,9 +26,10 @@
 //!    object's `Arc`, not decoded again (a resourceVersion names one state of one object,
 //!    the rule client-go's informer uses to tell resyncs from updates). A relist after a 410
 //!    then costs no second copy of the cache.
-//! 3. **Decode on two threads** (`two_threads`): the current worker and one blocking
-//!    thread take chunks of items from a shared counter, so they finish together however
-//!    either is slowed; results keep the list's order. Each thread first grows its heap by
+//! 3. **Decode on the two decoding threads** (`two_threads`, `decode_threads`): the two
+//!    threads the process keeps for decoding take chunks of items from a shared counter, so
+//!    they finish together however either is slowed; results keep the list's order. Every
+//!    object a reflector caches is made on one of these threads, and freed there (below). Each thread first grows its heap by
 //!    about five times its share of JSON (`heap_ahead`), so glibc extends the thread's
 //!    arena one `mprotect` per 96 KiB block instead of per 4 KiB page.
 //! 4. **Each item** (`fast_decode`): simd-json builds a tape of the item, serde builds
@@ -55,15 +56,19 @@
 //! 3. **Events** (`watch_shared`): each line is split into `type` and `object` by the
 //!    scanner; during a streaming list's initial events an ADDED object at the cached
 //!    resourceVersion is reused as in a list; other objects are decoded as list items are,
-//!    and a large batch's lines on two threads. A line that is not an event becomes an
-//!    error in its place, naming the request and the resource; the stream goes on.
-//! 4. **Replaced objects freed where objects are made** (`reclaim`): once the initial
-//!    events are over, an informer's watch (one whose hints carry a [`Reclaim`]) decodes
-//!    every batch on its own task, and drops one of the objects the informer handed back
-//!    (the replaced or deleted states its handlers have seen) before each object it decodes,
-//!    so the memory one event frees is what the next one's object is made of, on the same
-//!    thread. Freed by the handlers' thread instead, the same pod events cost twice the CPU
-//!    in glibc's malloc.
+//!    and a large batch's lines on both decoding threads. Two batches decode at once, so
+//!    the next batch decodes while the reflector takes in the one before; results keep the
+//!    stream's order. A line that is not an event becomes an error in its place, naming
+//!    the request and the resource; the stream goes on.
+//! 4. **Replaced objects freed where objects are made** (`reclaim`, `decode_threads`):
+//!    once the initial events are over, an informer's watch (one whose hints carry a
+//!    [`Reclaim`]) decodes each batch as one job on a decoding thread, which drops one of the
+//!    objects the informer handed back (the replaced or deleted states its handlers have
+//!    seen) before each object it decodes, so the memory one event frees is what the next
+//!    one's object is made of. Freed by the handlers' thread instead, the same pod events
+//!    cost twice the CPU in glibc's malloc; made on threads that stop allocating (a blocking
+//!    thread, the worker a task left), a burst that replaces the cache grows the heap by the
+//!    share of objects those threads made (BENCHMARKS.md, "Where a burst's memory goes").
 //!
 //! # Why each trick: figures
 //!
@@ -137,7 +142,7 @@ pub use watch_lines::{WatchBatch, WatchBatchStream};
 use crate::{Api, Result};
 
 /// One LIST page for a reflector: the objects shared and transformed, decoded as `hints`
-/// allow (items on two threads, `managedFields` skipped, cached objects reused), with the
+/// allow (items on the two decoding threads, `managedFields` skipped, cached objects reused), with the
 /// next page requested while this one decodes.
 pub async fn list<K>(
     api: &Api<K>,

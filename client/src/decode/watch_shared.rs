@@ -1,5 +1,5 @@
 //! Decoding watch events for a reflector: the list path's machinery ([`list_decode`]) applied
-//! to each event's `object`, and the lines of a large batch decoded on two threads.
+//! to each event's `object`, and the lines of a large batch decoded on both decoding threads.
 //!
 //! Why: a streaming list (a watch with `sendInitialEvents=true`, the reflector's default) is
 //! the initial LIST delivered as ADDED events, so it deserves what the paged list gets:
@@ -208,7 +208,7 @@ where
         .collect()
 }
 
-/// Decodes one batch of lines, in order; a large one on this thread and a blocking thread
+/// Decodes one batch of lines, in order; a large one on both decoding threads
 /// (see [`two_threads`]).
 async fn decode_batch<K>(
     raw: RawBatch,

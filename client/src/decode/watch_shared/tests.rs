@@ -3,8 +3,9 @@
 //! ADDED events at the same resourceVersion and only before the initial-events-end bookmark.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::AtomicUsize;
 
+use futures_util::stream;
 use k8s_openapi::api::core::v1::ConfigMap;
 use serde_json::{Value, json};
 
