@@ -78,12 +78,12 @@
 //! tables and the machine ("Informer"), and, in "Why each trick", the A/B runs behind each
 //! line below with their commits and commands:
 //!
-//! - **All together** (the latest median-of-3 run): a sync takes 0.30x kube-rs's time
-//!   (streaming list, the default) and 0.32x (paged), 0.48-0.51x a one-thread `serde_json`
-//!   decode of the same bytes; the cache holds 0.72x kube-rs's live heap and 0.71x its RSS
-//!   per object; a relist peaks at 1.04x the steady RSS where kube-rs doubles (1.95x); a
-//!   watch burst runs at 2.08x kube-rs's events per second (1.71x in a watch-only median of
-//!   5).
+//! - **All together** (the latest full run, 10,000 pods): a sync takes 0.26x kube-rs's time
+//!   (streaming list, the default) and 0.28x (paged), 0.47-0.51x a one-thread `serde_json`
+//!   decode of the same bytes; the cache holds 0.72x kube-rs's live heap and 0.70x its RSS
+//!   per object; a relist peaks at 1.02-1.03x the steady RSS where kube-rs doubles (1.99x);
+//!   a burst of pod changes runs at 3.0-3.5x kube-rs's events per second, at 0.45-0.52x its
+//!   CPU per event, and peaks at 1.10-1.13x the steady RSS (kube-rs 1.57x).
 //! - **simd-json** (`fast_decode`): sync time 1.03-1.12x -> 0.52-0.74x the one-thread
 //!   `serde_json` floor; its tape gives every `Vec` its exact capacity, which keeps the 5 KB
 //!   of slack that `serde_json`'s doubling leaves in a cached pod out of the cache (live heap
@@ -104,10 +104,13 @@
 //!   CPU per pod watch event 0.52-0.58x kube-rs's -> 0.42-0.49x (2,000 pods, median of 3);
 //!   the decode floor shows why: 28 µs per pod when the replaced pod is dropped on the
 //!   decoding thread, 58 µs when another thread drops it.
+//! - **The decoding threads** (`decode_threads`): a burst's peak RSS 1.45-1.88x -> 1.06-1.09x
+//!   the steady RSS, page faults per event 1.6-3.1 -> 0.2-0.7; with two batches of a watch
+//!   decoding at once (`watch_shared`), burst events/s 1.8-2.7x -> 2.3-3.1x kube-rs's.
 //!
-//! What bounds the watch path now is the kernel: each cached object's fresh heap costs
-//! 0.6-0.8 page faults, paid alike by both libraries (`kinform-compare page-touch` measures a
-//! fault on the machine).
+//! What bounds the watch path now is the decode itself: kinform's default cache takes
+//! 1.1-1.3x the CPU of a bare loop that decodes each pod with simd-json into k8s-openapi's
+//! `Pod`, keeps it and drops the one it replaces.
 
 mod decode_threads;
 #[cfg(test)]
