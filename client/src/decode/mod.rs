@@ -29,9 +29,10 @@
 //! 3. **Decode on the two decoding threads** (`two_threads`, `decode_threads`): the two
 //!    threads the process keeps for decoding take chunks of items from a shared counter, so
 //!    they finish together however either is slowed; results keep the list's order. Every
-//!    object a reflector caches is made on one of these threads, and freed there (below). Each thread first grows its heap by
-//!    about five times its share of JSON (`heap_ahead`), so glibc extends the thread's
-//!    arena one `mprotect` per 96 KiB block instead of per 4 KiB page.
+//!    object a reflector caches is made on one of these threads, and freed there (below).
+//!    Each thread first grows its heap by about five times its share of JSON
+//!    (`heap_ahead`), so glibc extends the thread's arena one `mprotect` per 96 KiB block
+//!    instead of per 4 KiB page.
 //! 4. **Each item** (`fast_decode`): simd-json builds a tape of the item, serde builds
 //!    `K` from the tape with exact `Vec` capacities (objects live as long as the cache), the
 //!    `metadata.managedFields` member is cut off the tape when [`ListHints::skip_managed_fields`]

@@ -16,12 +16,12 @@
 //! deletion's last state, once every handler has seen them) into a [`Reclaim`], and the
 //! watch's decoding job (on one of the two decoding threads, `decode_threads`, where every
 //! cached object was made) drops one of them before each object it decodes: the memory
-//! freed is reused at once by the same thread, as in a decode-and-drop loop. Only objects the putter
-//! holds the last reference to are queued (others are still in use, and dropping a
-//! reference frees nothing), and at most [`Reclaim::capacity`] of them: beyond, or when no
-//! decoder takes them, they are dropped where they are, as before. The reflector has what
-//! is still queued freed on a decoding thread when its watch has been quiet for a moment,
-//! so a burst that ends leaves nothing held.
+//! freed is reused at once by the same thread, as in a decode-and-drop loop. Only objects
+//! the putter holds the last reference to are queued (others are still in use, and
+//! dropping a reference frees nothing), and at most [`Reclaim::capacity`] of them: beyond,
+//! or when no decoder takes them, they are dropped where they are, as before. The reflector
+//! has what is still queued freed on a decoding thread when its watch has been quiet for a
+//! moment, so a burst that ends leaves nothing held.
 //!
 //! Considered: choosing the application's allocator (not a library's call), and keeping
 //! freed objects in pools by type (the objects are trees of `String`s, `Vec`s and maps of
