@@ -146,8 +146,8 @@ pub use watch_lines::{WatchBatch, WatchBatchStream};
 use crate::{Api, Result};
 
 /// One LIST page for a reflector: the objects shared and transformed, decoded as `hints`
-/// allow (items on the two decoding threads, `managedFields` skipped, cached objects reused), with the
-/// next page requested while this one decodes.
+/// allow (items on the two decoding threads, `managedFields` skipped, cached objects
+/// reused), with the next page requested while this one decodes.
 pub async fn list<K>(
     api: &Api<K>,
     params: &ListParams,
