@@ -550,7 +550,20 @@ impl Inner {
         }
         let (next_key, remaining) = if items.len() == limit {
             if count_remaining {
-                let n = snapshot.count() as u64;
+                // Every object matches (no selector): with no change since `rv`, the rest of
+                // the snapshot is the rest of the table's range, counted without building the
+                // merged snapshot (each page of a large collection counts all that follows it).
+                let n = if overrides.is_empty() {
+                    let after = items
+                        .last()
+                        .map_or(lower, |o| Bound::Excluded(o.key.as_str()));
+                    table
+                        .range::<str, _>((after, Bound::Unbounded))
+                        .take_while(|(k, _)| in_ns(k))
+                        .count()
+                } else {
+                    snapshot.count()
+                } as u64;
                 let key = (n > 0)
                     .then(|| items.last().map(|o| o.key.clone()))
                     .flatten();

@@ -316,3 +316,42 @@ async fn preloaded_pods_list_in_pages() {
 fn percent(s: &str) -> String {
     percent_encoding::utf8_percent_encode(s, percent_encoding::NON_ALPHANUMERIC).to_string()
 }
+
+/// kube-apiserver's `remainingItemCount` on every page of an unchanged collection: the
+/// objects after the page within the list's scope (a namespace, or all of them), whatever
+/// lies in namespaces before or after it.
+#[tokio::test]
+async fn remaining_item_count_counts_the_rest_of_the_scope_on_every_page() {
+    let (_server, raw) = server_with_pods(5).await;
+    for ns in ["a-first", "other"] {
+        let namespace = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}});
+        assert_eq!(raw.post("/api/v1/namespaces", &namespace).await.status, 201);
+    }
+    for (ns, name) in [("a-first", "x0"), ("a-first", "x1"), ("other", "y0")] {
+        let r = raw
+            .post(
+                &format!("/api/v1/namespaces/{ns}/pods"),
+                &pod(ns, name, json!({})),
+            )
+            .await;
+        assert_eq!(r.status, 201, "{}", r.body);
+    }
+    for (path, remaining) in [
+        ("/api/v1/namespaces/default/pods?limit=2", vec![3, 1]),
+        ("/api/v1/pods?limit=3", vec![5, 2]),
+    ] {
+        let mut page = raw.get(path).await;
+        let mut counts = Vec::new();
+        while let Some(token) = page.body["metadata"]["continue"].as_str() {
+            counts.push(
+                page.body["metadata"]["remainingItemCount"]
+                    .as_u64()
+                    .unwrap(),
+            );
+            page = raw.get(&format!("{path}&continue={token}")).await;
+            assert_eq!(page.status, 200, "{}", page.body);
+        }
+        assert!(page.body["metadata"]["remainingItemCount"].is_null());
+        assert_eq!(counts, remaining, "{path}");
+    }
+}
