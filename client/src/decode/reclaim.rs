@@ -33,7 +33,7 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 use tokio::sync::Notify;
 
-/// Replaced objects waiting to be dropped by the watch decoder (see the module docs).
+/// Replaced objects waiting to be dropped on a decoding thread (see the module docs).
 pub struct Reclaim<K> {
     queue: Mutex<Vec<Arc<K>>>,
     capacity: usize,

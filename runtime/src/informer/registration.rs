@@ -162,7 +162,7 @@ impl<K: HasMetadata + Send + Sync + 'static> HandlerSlot<K> {
             if initial {
                 self.progress.send_modify(|c| *c += 1);
             }
-            // The objects that may have left the cache are freed by the watch decoder.
+            // The objects that may have left the cache are freed on a decoding thread.
             self.reclaim
                 .put_many(batch.drain(..).filter_map(Notification::into_released));
             if cancel.is_cancelled() {

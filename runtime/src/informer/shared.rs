@@ -118,7 +118,7 @@ pub(crate) struct Inner<K> {
     resync_check: Mutex<Option<Duration>>,
     metrics: Arc<ReflectorMetrics>,
     synced: watch::Sender<bool>,
-    /// Objects that left the cache, freed by the watch decoder (see [`Reclaim`]).
+    /// Objects that left the cache, freed on a decoding thread (see [`Reclaim`]).
     reclaim: Arc<Reclaim<K>>,
 }
 

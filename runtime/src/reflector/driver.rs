@@ -30,7 +30,8 @@ use kinform_core::resource::HasMetadata;
 use kinform_core::{Transform, WatchEvent};
 
 /// How long a watch stays quiet before the replaced objects still waiting in its
-/// [`Reclaim`] queue are dropped (without a next batch to decode, nothing else would).
+/// [`Reclaim`] queue are dropped, on a decoding thread (without a next batch to decode,
+/// nothing else would).
 pub const RECLAIM_QUIET: Duration = Duration::from_millis(50);
 
 /// Called with every error the reflector recovers from (client-go's `WatchErrorHandler`).
@@ -136,8 +137,9 @@ where
     }
 
     /// Objects that left the sink's cache come back through `reclaim`, to be dropped on the
-    /// thread that decodes watch events (see [`Reclaim`]); what is still queued when the
-    /// watch has been quiet for [`RECLAIM_QUIET`] is dropped then.
+    /// decoding thread that decodes the watch's next events (see [`Reclaim`]); what is still
+    /// queued when the watch has been quiet for [`RECLAIM_QUIET`] is dropped then, on a
+    /// decoding thread.
     pub fn with_reclaim(mut self, reclaim: Arc<Reclaim<K>>) -> Self {
         self.reclaim = Some(reclaim);
         self
