@@ -14,8 +14,8 @@
 //! (`MALLOC_ARENA_MAX=1`) peaked at 1.07-1.09x with 0.3-0.4 faults per event. Here a
 //! cache's objects are made by the same two threads that keep making its new objects, and
 //! that free the replaced ones before each decode (`reclaim`), so each arena's freed
-//! memory is what it allocates next: the same bench's bursts now peak at 1.09-1.13x the
-//! steady RSS at 10,000 pods and 1.01-1.03x at 100,000, with 0.4-0.9 faults per event. A
+//! memory is what it allocates next: the same bench's bursts now peak at 1.09-1.16x the
+//! steady RSS at 10,000 pods and 1.01-1.03x at 100,000, with 0.4-1.0 faults per event. A
 //! replaced object may be freed by the other decoding thread (two batches of a watch
 //! decode at once, one on each): the block still goes back to an arena that keeps
 //! allocating.

@@ -79,12 +79,13 @@
 //! tables and the machine ("Informer"), and, in "Why each trick", the A/B runs behind each
 //! line below with their commits and commands:
 //!
-//! - **All together** (the latest full run, 10,000 pods): a sync takes 0.26x kube-rs's time
-//!   (streaming list, the default) and 0.28x (paged), 0.47-0.51x a one-thread `serde_json`
-//!   decode of the same bytes; the cache holds 0.72x kube-rs's live heap and 0.70x its RSS
-//!   per object; a relist peaks at 1.02-1.03x the steady RSS where kube-rs doubles (1.99x);
-//!   a burst of pod changes runs at 3.0-3.5x kube-rs's events per second, at 0.45-0.52x its
-//!   CPU per event, and peaks at 1.10-1.13x the steady RSS (kube-rs 1.57x).
+//! - **All together** (the latest two full runs, 10,000 pods): a sync takes 0.26-0.27x
+//!   kube-rs's time (streaming list, the default) and 0.28-0.34x (paged), 0.42-0.54x a
+//!   one-thread `serde_json` decode of the same bytes; the cache holds 0.72x kube-rs's live
+//!   heap and 0.70x its RSS per object; a relist peaks at 1.02-1.03x the steady RSS where
+//!   kube-rs doubles (1.95-1.99x); a burst of pod changes runs at 3.0-3.6x kube-rs's events
+//!   per second, at 0.43-0.52x its CPU per event, and peaks at 1.10-1.13x the steady RSS
+//!   (kube-rs 1.44-1.57x).
 //! - **simd-json** (`fast_decode`): sync time 1.03-1.12x -> 0.52-0.74x the one-thread
 //!   `serde_json` floor; its tape gives every `Vec` its exact capacity, which keeps the 5 KB
 //!   of slack that `serde_json`'s doubling leaves in a cached pod out of the cache (live heap
@@ -109,9 +110,10 @@
 //!   the steady RSS, page faults per event 1.6-3.1 -> 0.2-0.7; with two batches of a watch
 //!   decoding at once (`watch_shared`), burst events/s 1.8-2.7x -> 2.3-3.1x kube-rs's.
 //!
-//! What bounds the watch path now is the decode itself: kinform's default cache takes
-//! 1.1-1.3x the CPU of a bare loop that decodes each pod with simd-json into k8s-openapi's
-//! `Pod`, keeps it and drops the one it replaces.
+//! What bounds the watch path now is the decode itself: in a burst, 85% of the client's CPU
+//! is on the decoding threads, building each `Pod` (simd-json's tape, then serde through
+//! k8s-openapi's impls) and dropping the one it replaces (BENCHMARKS.md, the reading of
+//! issue #20's targets).
 
 mod decode_threads;
 #[cfg(test)]
