@@ -8,23 +8,15 @@
 use std::sync::{Arc, Mutex, Weak};
 
 use k8s_openapi::api::core::v1::Pod;
-use kinform::Api;
-use kinform::client::{DeleteParams, Patch, PatchParams, PostParams};
+use kinform::client::{DeleteParams, Patch, PatchParams};
 use kinform::fifo::Deleted;
 use kinform::informer::{EventHandlerFns, InformerFactory};
 use kinform::reflector::ListMode;
-use kinform::testing::TestApiServer;
 
 use kinform_tests::informer::*;
 
 async fn replaced_states_are_freed(mode: ListMode) {
-    let server = TestApiServer::start().await.unwrap();
-    let api: Api<Pod> = Api::namespaced(client(&server, 3), "default");
-    for i in 0..20 {
-        api.create(&PostParams::default(), &pod(&format!("p{i}"), i))
-            .await
-            .unwrap();
-    }
+    let (server, api) = server_with_pods(20).await;
     let factory = InformerFactory::builder(client(&server, 3))
         .list_mode(mode)
         .build();
