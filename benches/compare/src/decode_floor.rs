@@ -127,49 +127,37 @@ pub async fn run(url: &str, n: usize) -> Vec<Floor> {
         .collect();
     let start = Instant::now();
     let mut floors = Vec::new();
-    for (pods, mf) in [(&full, true), (&without_mf, false)] {
+    // simd-json parses in place: each pod is copied into one reused buffer first.
+    let mut buf = Vec::new();
+    let mut simd = |p: &[u8]| -> Pod {
+        buf.clear();
+        buf.extend_from_slice(p);
+        simd_json::serde::from_slice(&mut buf).expect("simd-json")
+    };
+    for (pods, managed_fields) in [(&full, true), (&without_mf, false)] {
         let bytes = pods.iter().map(Vec::len).sum::<usize>() as f64 / pods.len().max(1) as f64;
-        let (cpu_us, allocs) = measure(pods, |p| serde_json::from_slice(p).expect("serde_json"));
-        floors.push(Floor {
-            name: "serde_json".into(),
-            cpu_us,
-            allocs,
-            bytes,
-            managed_fields: mf,
-        });
-        // simd-json parses in place: each pod is copied into one reused buffer first.
-        let mut buf = Vec::new();
-        let (cpu_us, allocs) = measure(pods, |p| {
-            buf.clear();
-            buf.extend_from_slice(p);
-            simd_json::serde::from_slice(&mut buf).expect("simd-json")
-        });
-        floors.push(Floor {
-            name: "simd-json".into(),
-            cpu_us,
-            allocs,
-            bytes,
-            managed_fields: mf,
-        });
-        for elsewhere in [false, true] {
-            let (cpu_us, allocs) = measure_cached(pods, elsewhere, |p| {
-                buf.clear();
-                buf.extend_from_slice(p);
-                simd_json::serde::from_slice(&mut buf).expect("simd-json")
-            });
-            let name = if elsewhere {
-                "simd-json, cached, the replaced pod dropped on another thread"
-            } else {
-                "simd-json, cached, the replaced pod dropped on the decoding thread"
-            };
+        let mut push = |name: &str, (cpu_us, allocs): (f64, f64)| {
             floors.push(Floor {
                 name: name.into(),
                 cpu_us,
                 allocs,
                 bytes,
-                managed_fields: mf,
+                managed_fields,
             });
-        }
+        };
+        push(
+            "serde_json",
+            measure(pods, |p| serde_json::from_slice(p).expect("serde_json")),
+        );
+        push("simd-json", measure(pods, &mut simd));
+        push(
+            "simd-json, cached, the replaced pod dropped on the decoding thread",
+            measure_cached(pods, false, &mut simd),
+        );
+        push(
+            "simd-json, cached, the replaced pod dropped on another thread",
+            measure_cached(pods, true, &mut simd),
+        );
     }
     eprintln!(
         "decode floors over {} pods in {:.1} s",
