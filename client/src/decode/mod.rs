@@ -106,7 +106,7 @@
 //!   CPU per pod watch event 0.52-0.58x kube-rs's -> 0.42-0.49x (2,000 pods, median of 3);
 //!   the decode floor shows why: 28 µs per pod when the replaced pod is dropped on the
 //!   decoding thread, 58 µs when another thread drops it.
-//! - **The decoding threads** (`decode_threads`): a burst's peak RSS 1.45-1.88x -> 1.06-1.09x
+//! - **The decoding threads** (`decode_threads`): a burst's peak RSS 1.45-1.88x -> 1.06-1.10x
 //!   the steady RSS, page faults per event 1.6-3.1 -> 0.2-0.7; with two batches of a watch
 //!   decoding at once (`watch_shared`), burst events/s 1.8-2.7x -> 2.3-3.1x kube-rs's.
 //!
