@@ -1,8 +1,8 @@
 //! Objects replaced in an informer's cache are handed back to the decoding threads to be
 //! freed there (`kinform::reflector::Reclaim`): over real HTTP, every replaced or deleted
 //! state is freed once the handlers have seen it, whether the watch goes on (the decoder
-//! drops them) or falls quiet (the reflector has what is left dropped), and the events are
-//! the server's, in order. Every cached object is made on a decoding thread (its transform
+//! drops them) or falls quiet (what is left is dropped then), and the events are the
+//! server's, in order. Every cached object is made on a decoding thread (its transform
 //! runs there).
 
 use std::sync::{Arc, Mutex, Weak};

@@ -142,7 +142,7 @@ use kinform_core::{HasMetadata, ListParams, ObjectList, WatchParams};
 use serde::de::DeserializeOwned;
 
 pub use hints::{CachedLookup, ListHints};
-pub use reclaim::Reclaim;
+pub use reclaim::{RECLAIM_QUIET, Reclaim};
 pub use watch_lines::{WatchBatch, WatchBatchStream};
 
 use crate::{Api, Result};

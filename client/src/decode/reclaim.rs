@@ -19,9 +19,9 @@
 //! freed is reused at once by the same thread, as in a decode-and-drop loop. Only objects
 //! the putter holds the last reference to are queued (others are still in use, and
 //! dropping a reference frees nothing), and at most [`Reclaim::capacity`] of them: beyond,
-//! or when no decoder takes them, they are dropped where they are, as before. The reflector
-//! has what is still queued freed on a decoding thread when its watch has been quiet for a
-//! moment, so a burst that ends leaves nothing held.
+//! or when no decoder takes them, they are dropped where they are, as before. What is still
+//! queued when the watch body has been quiet for [`RECLAIM_QUIET`] is freed on a decoding
+//! thread then ([`free_when_quiet`]), so a burst that ends leaves nothing held.
 //!
 //! Considered: choosing the application's allocator (not a library's call), and keeping
 //! freed objects in pools by type (the objects are trees of `String`s, `Vec`s and maps of
@@ -29,9 +29,17 @@
 //! thread).
 
 use std::sync::Arc;
+use std::time::Duration;
 
+use futures_util::StreamExt as _;
+use futures_util::stream::{self, BoxStream};
 use parking_lot::Mutex;
 use tokio::sync::Notify;
+
+/// How long a watch body stays quiet before the replaced objects still waiting in its
+/// [`Reclaim`] are dropped, on a decoding thread (without a next batch to decode, nothing
+/// else would).
+pub const RECLAIM_QUIET: Duration = Duration::from_millis(50);
 
 /// Replaced objects waiting to be dropped on a decoding thread (see the module docs).
 pub struct Reclaim<K> {
@@ -122,6 +130,39 @@ impl<K> Reclaim<K> {
             super::decode_threads::spawn(move || drop(all));
         }
     }
+}
+
+/// `items`, with what `reclaim` holds freed on a decoding thread whenever the next item
+/// has not come for [`RECLAIM_QUIET`] since objects were queued.
+pub(crate) fn free_when_quiet<T, K>(
+    items: BoxStream<'static, T>,
+    reclaim: Arc<Reclaim<K>>,
+) -> BoxStream<'static, T>
+where
+    T: Send + 'static,
+    K: Send + Sync + 'static,
+{
+    stream::unfold((items, reclaim), |(mut items, reclaim)| async move {
+        let item = {
+            let mut next = std::pin::pin!(items.next());
+            loop {
+                if reclaim.is_empty() {
+                    tokio::select! {
+                        biased;
+                        item = &mut next => break item,
+                        () = reclaim.queued() => continue,
+                    }
+                }
+                tokio::select! {
+                    biased;
+                    item = &mut next => break item,
+                    () = tokio::time::sleep(RECLAIM_QUIET) => reclaim.free_all(),
+                }
+            }
+        }?;
+        Some((item, (items, reclaim)))
+    })
+    .boxed()
 }
 
 #[cfg(test)]

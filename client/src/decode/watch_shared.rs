@@ -35,6 +35,7 @@ use super::fast_decode::Decoder;
 use super::hints::ListHints;
 use super::list_decode::decode_item;
 use super::read_ahead;
+use super::reclaim;
 use super::scan;
 use super::two_threads;
 use super::watch_lines::{Kind, Origin, RawBatch, decode_watch_line, raw_batches};
@@ -311,8 +312,9 @@ fn added_bytes(lines: &[Bytes]) -> usize {
 /// module docs): the batches of [`decode_batches`](super::watch_lines::decode_batches), with the
 /// body read ahead by a task of its own, at most `read_ahead_bytes` ahead (see
 /// [`read_ahead`]), the transform applied, managedFields skipped, exact capacities, two
-/// threads for a large batch, [`IN_FLIGHT`] batches decoding at once (in order), and, until
-/// the initial-events-end bookmark, cached objects reused. Fused.
+/// threads for a large batch, [`IN_FLIGHT`] batches decoding at once (in order), until the
+/// initial-events-end bookmark cached objects reused, and what the hints' `reclaim` holds
+/// freed when the body falls quiet ([`reclaim::free_when_quiet`]). Fused.
 pub(crate) fn decode_shared_batches<K>(
     src: BoxStream<'static, Result<Bytes, Error>>,
     origin: Origin,
@@ -323,7 +325,10 @@ pub(crate) fn decode_shared_batches<K>(
 where
     K: HasMetadata + Clone + DeserializeOwned + Send + Sync + 'static,
 {
-    let raw = raw_batches(read_ahead::read_ahead(src, read_ahead_bytes), &origin);
+    let mut raw = raw_batches(read_ahead::read_ahead(src, read_ahead_bytes), &origin);
+    if let Some(r) = &hints.reclaim {
+        raw = reclaim::free_when_quiet(raw, Arc::clone(r));
+    }
     let origin = Arc::new(origin);
     let initial = LineHints::new(hints);
     let phase = Arc::new(Phase {

@@ -29,11 +29,6 @@ use kinform_client::decode::{ListHints, Reclaim, WatchBatchStream};
 use kinform_core::resource::HasMetadata;
 use kinform_core::{Transform, WatchEvent};
 
-/// How long a watch stays quiet before the replaced objects still waiting in its
-/// [`Reclaim`] queue are dropped, on a decoding thread (without a next batch to decode,
-/// nothing else would).
-pub const RECLAIM_QUIET: Duration = Duration::from_millis(50);
-
 /// Called with every error the reflector recovers from (client-go's `WatchErrorHandler`).
 pub type WatchErrorHook = Arc<dyn Fn(&ReflectorError) + Send + Sync>;
 
@@ -137,9 +132,9 @@ where
     }
 
     /// Objects that left the sink's cache come back through `reclaim`, to be dropped on the
-    /// decoding thread that decodes the watch's next events (see [`Reclaim`]); what is still
-    /// queued when the watch has been quiet for [`RECLAIM_QUIET`] is dropped then, on a
-    /// decoding thread.
+    /// decoding thread that decodes the watch's next events, or on one when the watch has
+    /// been quiet for [`RECLAIM_QUIET`](kinform_client::decode::RECLAIM_QUIET) (see
+    /// [`Reclaim`]).
     pub fn with_reclaim(mut self, reclaim: Arc<Reclaim<K>>) -> Self {
         self.reclaim = Some(reclaim);
         self
@@ -297,30 +292,7 @@ where
                     return Input::StreamEnded;
                 };
                 loop {
-                    let next = stream.next();
-                    let batch = match &self.reclaim {
-                        Some(r) => {
-                            // While the watch is quiet, objects handed back meanwhile are
-                            // freed after `RECLAIM_QUIET`, not held until the next event.
-                            let mut next = std::pin::pin!(next);
-                            loop {
-                                if r.is_empty() {
-                                    tokio::select! {
-                                        biased;
-                                        batch = &mut next => break batch,
-                                        () = r.queued() => continue,
-                                    }
-                                }
-                                tokio::select! {
-                                    biased;
-                                    batch = &mut next => break batch,
-                                    () = tokio::time::sleep(RECLAIM_QUIET) => r.free_all(),
-                                }
-                            }
-                        }
-                        None => next.await,
-                    };
-                    let Some(batch) = batch else {
+                    let Some(batch) = stream.next().await else {
                         return Input::StreamEnded;
                     };
                     watch.pending = batch.into_iter();

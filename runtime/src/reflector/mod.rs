@@ -50,9 +50,11 @@ mod tests;
 
 pub use backoff::{Backoff, BackoffConfig};
 pub use config::{ListMode, ReflectorConfig};
-pub use driver::{RECLAIM_QUIET, Reflector, ShouldResync, WatchErrorHook};
+pub use driver::{Reflector, ShouldResync, WatchErrorHook};
 pub use error::ReflectorError;
-pub use kinform_client::decode::{CachedLookup, ListHints, Reclaim, WatchBatch, WatchBatchStream};
+pub use kinform_client::decode::{
+    CachedLookup, ListHints, RECLAIM_QUIET, Reclaim, WatchBatch, WatchBatchStream,
+};
 pub use kinform_core::Transform;
 pub use lister_watcher::ListerWatcher;
 pub use metrics::{MetricsSnapshot, ReflectorMetrics};
