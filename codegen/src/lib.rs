@@ -61,6 +61,7 @@ pub mod naming;
 pub mod read;
 
 pub use emit::format::FormatError;
+pub use emit::in_place::{InPlaceError, emit_file as emit_in_place_decoders};
 pub use emit::modules::{GeneratedFile, Layout};
 pub use emit::runtime::PathError;
 pub use emit::types::{TypesConfig, emit_crd_types, emit_type_module};

@@ -231,7 +231,7 @@ where
 {
     let plain = decode_watch_line::<K>(line);
     let hints = ListHints::<K>::default();
-    let fast = decode_line_shared(line, &hints, &hints, &mut Decoder::default())
+    let fast = decode_line_shared(line, &hints, &hints, &mut Decoder::default(), None)
         .map(|ev| ev.map(|o| Arc::unwrap_or_clone(o)));
     let text = String::from_utf8_lossy(line);
     match (plain, fast) {

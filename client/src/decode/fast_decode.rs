@@ -42,7 +42,7 @@
 use serde::de::DeserializeOwned;
 use simd_json::{Node, Tape};
 
-use super::heap_ahead;
+use super::{heap_ahead, in_place};
 
 /// serde_json's recursion limit: documents nested deeper go to serde_json.
 const RECURSION_LIMIT: usize = 128;
@@ -60,6 +60,8 @@ pub(crate) struct Decoder {
     tape: Tape<'static>,
     /// Open containers while the depth is checked: the tape index each one ends at.
     ends: Vec<usize>,
+    /// Empty between documents: the scratch tape of in-place decoding (see [`in_place`]).
+    scratch: Tape<'static>,
     /// Bytes of JSON this thread's heap is still grown ahead for (see [`heap_ahead`]).
     heap_ahead_for: usize,
     /// Whether the heap is grown again in steps once `heap_ahead_for` is used up (see
@@ -80,6 +82,7 @@ impl Default for Decoder {
             buffers: simd_json::Buffers::default(),
             tape: Tape(Vec::new()),
             ends: Vec::new(),
+            scratch: Tape(Vec::new()),
             heap_ahead_for: 0,
             steps: true,
         }
@@ -129,6 +132,28 @@ impl Decoder {
         }
     }
 
+    /// Makes `target` the object `src` holds, as [`decode`](Self::decode) would return it,
+    /// in `target`'s own memory (see [`in_place`]). `false` when `K` has no in-place
+    /// decoding or `src` is not what it expects: `target` is then partly written and must be
+    /// dropped, and `src` decoded with [`decode`](Self::decode), which says why.
+    pub(crate) fn decode_into<K: 'static>(
+        &mut self,
+        target: &mut K,
+        src: &[u8],
+        skip_managed_fields: bool,
+    ) -> bool {
+        if !in_place::supports::<K>() {
+            return false;
+        }
+        self.with_tape(src, skip_managed_fields, |tape, scratch| {
+            let own = std::mem::replace(scratch, Tape(Vec::new())).reset();
+            let (ok, own) = in_place::decode_root(target, &tape.0, own);
+            *scratch = own.reset();
+            (ok.then_some(()), tape)
+        })
+        .is_some()
+    }
+
     /// simd-json's decoding of `src`, when it succeeds and passes the checks of the module
     /// docs.
     fn decode_simd<K: DeserializeOwned>(
@@ -136,31 +161,47 @@ impl Decoder {
         src: &[u8],
         skip_managed_fields: bool,
     ) -> Option<K> {
+        self.with_tape(src, skip_managed_fields, |tape, _| {
+            let mut de = simd_json::Deserializer::from_tape(tape);
+            let obj = K::deserialize(&mut de).ok();
+            (obj, de.into_tape())
+        })
+    }
+
+    /// Builds the tape of `src` and, when it passes the checks of the module docs (and has
+    /// `managedFields` cut when asked), gives it to `f` with the in-place scratch tape; the
+    /// tapes' memory is kept for the next document.
+    fn with_tape<R>(
+        &mut self,
+        src: &[u8],
+        skip_managed_fields: bool,
+        f: impl for<'i> FnOnce(Tape<'i>, &mut Tape<'static>) -> (Option<R>, Tape<'i>),
+    ) -> Option<R> {
         let Self {
             input,
             buffers,
             tape,
             ends,
+            scratch,
             ..
         } = self;
         input.clear();
         input.extend_from_slice(src);
         input.resize(src.len() + simd_json::INPUT_PADDING, 0);
-        let mut tape = std::mem::replace(tape, Tape(Vec::new())).reset();
-        let obj = match simd_json::fill_tape_padded(input, src.len(), buffers, &mut tape) {
-            Ok(()) if nesting_within(&tape.0, RECURSION_LIMIT, ends) => {
+        let mut own = std::mem::replace(tape, Tape(Vec::new())).reset();
+        let out = match simd_json::fill_tape_padded(input, src.len(), buffers, &mut own) {
+            Ok(()) if nesting_within(&own.0, RECURSION_LIMIT, ends) => {
                 if skip_managed_fields {
-                    remove_managed_fields(&mut tape.0);
+                    remove_managed_fields(&mut own.0);
                 }
-                let mut de = simd_json::Deserializer::from_tape(tape);
-                let obj = K::deserialize(&mut de).ok();
-                tape = de.into_tape();
-                obj
+                let (out, back) = f(own, scratch);
+                own = back;
+                out
             }
             _ => None,
         };
-        self.tape = tape.reset();
-        obj
+        *tape = own.reset();
+        out
     }
 }
 

@@ -106,9 +106,9 @@ where
 {
     let line = serde_json::to_vec(&json!({"type": "ADDED", "object": object})).expect("JSON");
     let h = ListHints::<K>::default();
-    let direct = decode_line_shared(&line, &h, &h, &mut Decoder::default());
+    let direct = decode_line_shared(&line, &h, &h, &mut Decoder::default(), None);
     let hl = ListHints::<Lean<K>>::default();
-    let lean = decode_line_shared(&line, &hl, &hl, &mut Decoder::default());
+    let lean = decode_line_shared(&line, &hl, &hl, &mut Decoder::default(), None);
     match (direct, lean) {
         (Ok(WatchEvent::Added(d)), Ok(WatchEvent::Added(l))) => check_lossless(&l, &d),
         (d, l) => {

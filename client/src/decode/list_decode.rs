@@ -194,7 +194,7 @@ where
 {
     let mut out = Vec::with_capacity(ranges.len());
     for (i, r) in ranges.iter().enumerate() {
-        let obj = decode_item(bytes, r.clone(), hints, decoder).map_err(|e| (first + i, e))?;
+        let obj = decode_item(bytes, r.clone(), hints, decoder, None).map_err(|e| (first + i, e))?;
         out.push(obj);
     }
     Ok(out)
@@ -208,15 +208,18 @@ fn utf8<'b>(bytes: &'b [u8], r: &Option<Range<usize>>) -> Option<Option<&'b str>
 }
 
 /// One item: the cached object when its key and resourceVersion match, else decoded (with
-/// `managedFields` skipped when the hints allow) and transformed.
+/// `managedFields` skipped when the hints allow) and transformed. `reuse`, an object the
+/// cache let go of (see `reclaim`), is decoded into when this is its last reference and its
+/// type allows (see `in_place`); else it is dropped before the item is decoded.
 pub(crate) fn decode_item<K>(
     bytes: &[u8],
     item: Range<usize>,
     hints: &ListHints<K>,
     decoder: &mut Decoder,
+    reuse: Option<Arc<K>>,
 ) -> serde_json::Result<Arc<K>>
 where
-    K: HasMetadata + Clone + DeserializeOwned,
+    K: HasMetadata + Clone + DeserializeOwned + 'static,
 {
     if let Some(cached) = &hints.cached
         && let Some(m) = scan::item_meta(bytes, item.clone())
@@ -230,6 +233,18 @@ where
         && let Some(obj) = cached(ObjectKey::new(ns, name), rv)
     {
         return Ok(obj);
+    }
+    if let Some(mut reused) = reuse {
+        if let Some(target) = Arc::get_mut(&mut reused)
+            && decoder.decode_into(target, &bytes[item.clone()], hints.skip_managed_fields)
+        {
+            if let Some(t) = &hints.transform {
+                t(target);
+            }
+            return Ok(reused);
+        }
+        // Freed here, before its replacement is made.
+        drop(reused);
     }
     let mut obj: K = decoder.decode(&bytes[item], hints.skip_managed_fields)?;
     if let Some(t) = &hints.transform {

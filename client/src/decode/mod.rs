@@ -120,6 +120,7 @@ mod decode_threads;
 mod differential_tests;
 mod fast_decode;
 mod heap_ahead;
+mod in_place;
 mod hints;
 #[cfg(test)]
 mod lean_tests;

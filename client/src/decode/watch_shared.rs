@@ -143,15 +143,16 @@ fn share<K>(ev: WatchEvent<K>, hints: &ListHints<K>) -> WatchEvent<Arc<K>> {
 
 /// One watch line as a shared event, decoded as the hints allow (see the module docs):
 /// `added` for the object of an ADDED event (the only one that may be reused from the
-/// cache), `other` for the rest.
+/// cache), `other` for the rest; `reuse` as for `decode_item`.
 pub(crate) fn decode_line_shared<K>(
     line: &[u8],
     added: &ListHints<K>,
     other: &ListHints<K>,
     decoder: &mut Decoder,
+    reuse: Option<Arc<K>>,
 ) -> serde_json::Result<WatchEvent<Arc<K>>>
 where
-    K: HasMetadata + Clone + DeserializeOwned,
+    K: HasMetadata + Clone + DeserializeOwned + 'static,
 {
     if let Some((kind, object)) = split_line_fast(line) {
         let hints = if matches!(kind, Kind::Added) {
@@ -159,7 +160,7 @@ where
         } else {
             other
         };
-        if let Ok(obj) = decode_item(line, object, hints, decoder) {
+        if let Ok(obj) = decode_item(line, object, hints, decoder, reuse) {
             return Ok(match kind {
                 Kind::Added => WatchEvent::Added(obj),
                 Kind::Modified => WatchEvent::Modified(obj),
@@ -172,9 +173,11 @@ where
         return decode_watch_line(line).map(|ev| share(ev, other));
     };
     Ok(match kind {
-        Kind::Added => WatchEvent::Added(decode_item(line, object, added, decoder)?),
-        Kind::Modified => WatchEvent::Modified(decode_item(line, object, other, decoder)?),
-        Kind::Deleted => WatchEvent::Deleted(decode_item(line, object, other, decoder)?),
+        Kind::Added => WatchEvent::Added(decode_item(line, object, added, decoder, None)?),
+        Kind::Modified => {
+            WatchEvent::Modified(decode_item(line, object, other, decoder, None)?)
+        }
+        Kind::Deleted => WatchEvent::Deleted(decode_item(line, object, other, decoder, None)?),
         Kind::Bookmark | Kind::Error => {
             let mut de = serde_json::Deserializer::from_slice(&line[object]);
             let ev = kind.decode::<K, _>(&mut de)?;
@@ -203,8 +206,9 @@ where
     lines
         .iter()
         .map(|l| {
-            drop(replaced.pop());
-            decode_line_shared(l, &hints.added, &hints.other, decoder).map_err(|e| origin.error(e))
+            let reuse = replaced.pop();
+            decode_line_shared(l, &hints.added, &hints.other, decoder, reuse)
+                .map_err(|e| origin.error(e))
         })
         .collect()
 }

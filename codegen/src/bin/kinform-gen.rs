@@ -6,7 +6,11 @@
 //! kinform-gen openapi <swagger.json | v3 dir>... --out DIR [--group G]... [--version V]...
 //!     [--runtime-crate ::kinform] [--k8s-openapi-crate PATH] [--root-file mod.rs]
 //!     [--feature-per-group] [--root-doc-include ../README.md] [--check]
+//! kinform-gen in-place <swagger.json> --out FILE [--check]
 //! ```
+//!
+//! `in-place` writes the in-place decoders of k8s-openapi's types that kinform-client keeps
+//! in `client/src/decode/in_place/k8s_1_35.rs` (see `kinform_codegen::emit_in_place_decoders`).
 //!
 //! `--check` writes nothing and exits with status 1, listing the files of DIR that are out of
 //! date, when generating would change DIR. Errors exit with status 2, among them a run that
@@ -48,6 +52,17 @@ enum Command {
         inputs: Vec<PathBuf>,
         #[command(flatten)]
         common: Common,
+    },
+    /// kinform-client's in-place decoders of k8s-openapi's types, from a swagger.json.
+    InPlace {
+        /// The spec file.
+        input: PathBuf,
+        /// Output file.
+        #[arg(long)]
+        out: PathBuf,
+        /// Write nothing; exit 1 when the file is out of date.
+        #[arg(long)]
+        check: bool,
     },
 }
 
@@ -99,6 +114,28 @@ fn main() -> ExitCode {
             }
             run(generator, common)
         }
+        Command::InPlace { input, out, check } => in_place(&input, &out, check),
+    }
+}
+
+fn in_place(input: &std::path::Path, out: &std::path::Path, check: bool) -> ExitCode {
+    let code = match kinform_codegen::emit_in_place_decoders(input) {
+        Ok(code) => code,
+        Err(e) => return fail(&e),
+    };
+    if check {
+        if std::fs::read_to_string(out).ok().as_deref() == Some(code.as_str()) {
+            return ExitCode::SUCCESS;
+        }
+        eprintln!("kinform-gen: 1 file(s) out of date:\n  {}", out.display());
+        return ExitCode::from(1);
+    }
+    match std::fs::write(out, code) {
+        Ok(()) => {
+            println!("kinform-gen: 1 file(s) in {}", out.display());
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(&e),
     }
 }
 

@@ -4,6 +4,7 @@ pub mod client;
 pub mod derive;
 pub mod format;
 pub mod imports;
+pub mod in_place;
 pub mod informer;
 pub mod markdown;
 pub mod modules;

@@ -1,0 +1,571 @@
+//! Decoding a watch event's object into the memory of an object the cache has let go of.
+//!
+//! Why: a burst of watch events replaces cached objects one by one, and for each the
+//! decoding thread builds a new k8s-openapi object (about 150 allocations for a realistic
+//! pod, one per `String`, `Vec` and map node, and moves of large structs such as `Container`
+//! from serde's visitors into their vectors) while the replaced object, long out of the
+//! CPU's caches, is freed with as many calls into malloc. A profile of a burst put a fifth of
+//! the decoding threads' time in malloc and free and another tenth in dropping and moving
+//! those structs (BENCHMARKS.md, "Why each trick"). Here the event's JSON is written into an
+//! object handed back by the informer (`Reclaim`) instead: a `String` takes the new text in
+//! its own buffer, a `Vec` keeps its elements and decodes into them, a map whose keys are
+//! unchanged keeps its nodes, an absent optional member becomes `None`. Nothing is
+//! allocated when the new object fits where the old one was, and nothing is freed.
+//!
+//! What it must never do is decode differently: the object it leaves is equal to the one
+//! k8s-openapi's `Deserialize` builds from the same tape (the tests decode every corpus
+//! example into other examples and into random objects and compare). So it follows those
+//! impls' rules exactly: every member is read as an `Option` (absent or `null` gives `None`,
+//! or the default for a required field, their `unwrap_or_default`), unknown members are
+//! ignored, a later duplicate member wins, `apiVersion` and `kind` of a resource must be a
+//! string equal to the type's own. A value of any other type (numbers, `Time`,
+//! `IntOrString`, `serde_json::Value`, ...) is decoded afresh from its part of the tape by
+//! simd-json's serde driver, the same code the ordinary path runs. Anything it does not
+//! expect (a string where an object should be, a wrong `kind`) gives up: the caller then
+//! drops the target and decodes the bytes the ordinary way, whose result or error is the
+//! one returned.
+//!
+//! Which types: the k8s-openapi types reachable from every built-in resource that can be
+//! listed and watched, for the Kubernetes version of the spec the impls were generated from
+//! (`k8s_1_35`, emitted by `kinform-gen in-place` from the v1.35 OpenAPI spec; its
+//! exhaustive patterns fail to compile if a type's fields differ). With another version of
+//! k8s-openapi enabled, and for every other type (custom resources, `DynamicObject`, the
+//! lean cache), no type is supported and objects are decoded afresh as before.
+//!
+//! Considered: serde's `deserialize_in_place` (a hidden serde API that k8s-openapi's
+//! hand-written impls do not implement, so it falls back to a fresh decode), and keeping
+//! pools of freed `String`s (serde's string visitors can take an owned `String`, but
+//! nothing hands a k8s-openapi object's strings back without walking its type).
+
+use std::any::{Any, TypeId};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::OnceLock;
+
+use serde::de::DeserializeOwned;
+use simd_json::{Node, StaticNode, Tape};
+
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+
+k8s_openapi::k8s_if_1_35! {
+    #[rustfmt::skip]
+    mod k8s_1_35;
+}
+
+/// The value does not have the shape the target's type expects: decode afresh.
+#[derive(Debug)]
+pub(crate) struct Mismatch;
+
+pub(crate) type Result<T = ()> = std::result::Result<T, Mismatch>;
+
+/// One JSON value on a simd-json tape: exactly the nodes it spans.
+#[derive(Clone, Copy)]
+pub(crate) struct Value<'t, 'i> {
+    nodes: &'t [Node<'i>],
+}
+
+/// The number of tape nodes the value at `nodes[0]` spans.
+fn extent(nodes: &[Node<'_>]) -> usize {
+    match nodes.first() {
+        Some(Node::Object { count, .. } | Node::Array { count, .. }) => 1 + count,
+        _ => 1,
+    }
+}
+
+impl<'t, 'i> Value<'t, 'i> {
+    /// The document's root value.
+    fn root(tape: &'t [Node<'i>]) -> Result<Self> {
+        let n = extent(tape);
+        tape.get(..n).map(|nodes| Self { nodes }).ok_or(Mismatch)
+    }
+
+    /// Whether the value is `null`.
+    pub(crate) fn is_null(self) -> bool {
+        matches!(self.nodes.first(), Some(Node::Static(StaticNode::Null)))
+    }
+
+    /// The members of an object.
+    pub(crate) fn members(self) -> Result<Members<'t, 'i>> {
+        match self.nodes.first() {
+            Some(&Node::Object { len, .. }) => Ok(Members {
+                rest: &self.nodes[1..],
+                left: len,
+            }),
+            _ => Err(Mismatch),
+        }
+    }
+
+    /// The elements of an array.
+    fn elements(self) -> Result<Elements<'t, 'i>> {
+        match self.nodes.first() {
+            Some(&Node::Array { len, .. }) => Ok(Elements {
+                rest: &self.nodes[1..],
+                left: len,
+            }),
+            _ => Err(Mismatch),
+        }
+    }
+
+    /// A string's text.
+    fn str(self) -> Result<&'i str> {
+        match self.nodes.first() {
+            Some(&Node::String(s)) => Ok(s),
+            _ => Err(Mismatch),
+        }
+    }
+
+    /// Checks a resource's `apiVersion` or `kind`: a string equal to `want`.
+    pub(crate) fn expect_str(self, want: &str) -> Result {
+        if self.str()? == want {
+            Ok(())
+        } else {
+            Err(Mismatch)
+        }
+    }
+
+    /// The value that starts at `rest[0]`, and what follows it.
+    fn split(rest: &'t [Node<'i>]) -> Result<(Self, &'t [Node<'i>])> {
+        let n = extent(rest);
+        if rest.len() < n {
+            return Err(Mismatch);
+        }
+        let (nodes, rest) = rest.split_at(n);
+        Ok((Self { nodes }, rest))
+    }
+}
+
+/// The members of an object, in the document's order: key and value.
+pub(crate) struct Members<'t, 'i> {
+    rest: &'t [Node<'i>],
+    left: usize,
+}
+
+impl<'t, 'i> Iterator for Members<'t, 'i> {
+    type Item = Result<(&'i str, Value<'t, 'i>)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.left == 0 {
+            return None;
+        }
+        self.left -= 1;
+        let Some((&Node::String(key), rest)) = self.rest.split_first() else {
+            self.left = 0;
+            return Some(Err(Mismatch));
+        };
+        Some(Value::split(rest).map(|(value, rest)| {
+            self.rest = rest;
+            (key, value)
+        }))
+    }
+}
+
+/// The elements of an array, in order.
+struct Elements<'t, 'i> {
+    rest: &'t [Node<'i>],
+    left: usize,
+}
+
+impl<'t, 'i> Iterator for Elements<'t, 'i> {
+    type Item = Result<Value<'t, 'i>>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.left == 0 {
+            return None;
+        }
+        self.left -= 1;
+        Some(Value::split(self.rest).map(|(value, rest)| {
+            self.rest = rest;
+            value
+        }))
+    }
+}
+
+/// Scratch space of one document's in-place decode: the tape a value decoded afresh is
+/// copied to (simd-json's deserializer owns its tape).
+pub(crate) struct Scratch<'i> {
+    tape: Tape<'i>,
+}
+
+/// Decodes `v` afresh into a `T`, with simd-json's serde driver, as the ordinary path does.
+pub(crate) fn fresh<'i, T: DeserializeOwned>(v: Value<'_, 'i>, cx: &mut Scratch<'i>) -> Result<T> {
+    let mut tape = std::mem::replace(&mut cx.tape, Tape(Vec::new()));
+    tape.0.clear();
+    tape.0.extend_from_slice(v.nodes);
+    let mut de = simd_json::Deserializer::from_tape(tape);
+    let out = T::deserialize(&mut de).map_err(|_| Mismatch);
+    cx.tape = de.into_tape();
+    out
+}
+
+/// A type whose value can be decoded into an existing one (see the module docs).
+pub(crate) trait InPlace: Sized {
+    /// Makes `self` what `Self::deserialize` would build from `v`.
+    fn decode_in_place<'i>(&mut self, v: Value<'_, 'i>, cx: &mut Scratch<'i>) -> Result;
+
+    /// What `Self::deserialize` builds from `v`, where there is no value to decode into.
+    fn decode_new<'i>(v: Value<'_, 'i>, cx: &mut Scratch<'i>) -> Result<Self>;
+}
+
+/// A k8s-openapi struct field: an `Option` of an [`InPlace`] type, or such a type itself
+/// when the field is required. k8s-openapi reads every member as an `Option`, so `null` is
+/// the same as absent, and a required field absent holds its type's default
+/// (`unwrap_or_default`).
+pub(crate) trait Field {
+    /// Makes `self` what the struct holds for member value `v`.
+    fn decode_field<'i>(&mut self, v: Value<'_, 'i>, cx: &mut Scratch<'i>) -> Result;
+
+    /// Makes `self` what the struct holds when the member is absent (a [`Mismatch`] where
+    /// k8s-openapi reports a missing field).
+    fn reset(&mut self) -> Result;
+}
+
+impl<T: InPlace> Field for Option<T> {
+    fn decode_field<'i>(&mut self, v: Value<'_, 'i>, cx: &mut Scratch<'i>) -> Result {
+        match self {
+            _ if v.is_null() => *self = None,
+            Some(t) => t.decode_in_place(v, cx)?,
+            None => *self = Some(T::decode_new(v, cx)?),
+        }
+        Ok(())
+    }
+
+    fn reset(&mut self) -> Result {
+        *self = None;
+        Ok(())
+    }
+}
+
+impl<T: InPlace + Required> Field for T {
+    fn decode_field<'i>(&mut self, v: Value<'_, 'i>, cx: &mut Scratch<'i>) -> Result {
+        if v.is_null() {
+            self.reset()
+        } else {
+            self.decode_in_place(v, cx)
+        }
+    }
+
+    fn reset(&mut self) -> Result {
+        self.clear_in_place()
+    }
+}
+
+/// A type k8s-openapi has required fields of.
+pub(crate) trait Required {
+    /// Makes `self` what k8s-openapi holds for the absent member: `Self::default()`
+    /// (`unwrap_or_default`), kept in the memory `self` has; a [`Mismatch`] for a type
+    /// without a default (k8s-openapi's missing-field error).
+    fn clear_in_place(&mut self) -> Result;
+}
+
+impl InPlace for String {
+    fn decode_in_place<'i>(&mut self, v: Value<'_, 'i>, _: &mut Scratch<'i>) -> Result {
+        let s = v.str()?;
+        self.clear();
+        self.push_str(s);
+        Ok(())
+    }
+
+    fn decode_new<'i>(v: Value<'_, 'i>, _: &mut Scratch<'i>) -> Result<Self> {
+        v.str().map(str::to_owned)
+    }
+}
+
+impl Required for String {
+    fn clear_in_place(&mut self) -> Result {
+        self.clear();
+        Ok(())
+    }
+}
+
+impl<T: InPlace> InPlace for Box<T> {
+    fn decode_in_place<'i>(&mut self, v: Value<'_, 'i>, cx: &mut Scratch<'i>) -> Result {
+        (**self).decode_in_place(v, cx)
+    }
+
+    fn decode_new<'i>(v: Value<'_, 'i>, cx: &mut Scratch<'i>) -> Result<Self> {
+        T::decode_new(v, cx).map(Box::new)
+    }
+}
+
+impl<T: InPlace> InPlace for Vec<T> {
+    fn decode_in_place<'i>(&mut self, v: Value<'_, 'i>, cx: &mut Scratch<'i>) -> Result {
+        let elements = v.elements()?;
+        let len = elements.left;
+        self.truncate(len);
+        self.reserve_exact(len - self.len());
+        for (i, element) in elements.enumerate() {
+            let element = element?;
+            match self.get_mut(i) {
+                Some(t) => t.decode_in_place(element, cx)?,
+                None => self.push(T::decode_new(element, cx)?),
+            }
+        }
+        Ok(())
+    }
+
+    fn decode_new<'i>(v: Value<'_, 'i>, cx: &mut Scratch<'i>) -> Result<Self> {
+        let mut out = Vec::new();
+        out.decode_in_place(v, cx)?;
+        Ok(out)
+    }
+}
+
+impl<T> Required for Vec<T> {
+    fn clear_in_place(&mut self) -> Result {
+        self.clear();
+        Ok(())
+    }
+}
+
+impl<T: InPlace> InPlace for BTreeMap<String, T> {
+    fn decode_in_place<'i>(&mut self, v: Value<'_, 'i>, cx: &mut Scratch<'i>) -> Result {
+        let members = v.members()?;
+        // The same keys in the same order (Kubernetes writes maps sorted): values in place.
+        if members.left == self.len() {
+            let same = v
+                .members()?
+                .zip(self.keys())
+                .all(|(m, key)| m.is_ok_and(|(k, _)| k == key));
+            if same {
+                for (m, value) in members.zip(self.values_mut()) {
+                    value.decode_in_place(m?.1, cx)?;
+                }
+                return Ok(());
+            }
+        }
+        self.clear();
+        for m in members {
+            let (key, v) = m?;
+            self.insert(key.to_owned(), T::decode_new(v, cx)?);
+        }
+        Ok(())
+    }
+
+    fn decode_new<'i>(v: Value<'_, 'i>, cx: &mut Scratch<'i>) -> Result<Self> {
+        let mut out = BTreeMap::new();
+        out.decode_in_place(v, cx)?;
+        Ok(out)
+    }
+}
+
+impl<T> Required for BTreeMap<String, T> {
+    fn clear_in_place(&mut self) -> Result {
+        self.clear();
+        Ok(())
+    }
+}
+
+impl InPlace for Quantity {
+    fn decode_in_place<'i>(&mut self, v: Value<'_, 'i>, cx: &mut Scratch<'i>) -> Result {
+        // A string is the quantity's text; a number is written as text by its visitor.
+        if let Ok(s) = v.str() {
+            self.0.clear();
+            self.0.push_str(s);
+        } else {
+            *self = fresh(v, cx)?;
+        }
+        Ok(())
+    }
+
+    fn decode_new<'i>(v: Value<'_, 'i>, cx: &mut Scratch<'i>) -> Result<Self> {
+        fresh(v, cx)
+    }
+}
+
+impl Required for Quantity {
+    fn clear_in_place(&mut self) -> Result {
+        self.0.clear();
+        Ok(())
+    }
+}
+
+/// A default `T` with `v` decoded into it: [`InPlace::decode_new`] of a struct.
+pub(crate) fn new_by_default<'i, T: InPlace + Default>(
+    v: Value<'_, 'i>,
+    cx: &mut Scratch<'i>,
+) -> Result<T> {
+    let mut out = T::default();
+    out.decode_in_place(v, cx)?;
+    Ok(out)
+}
+
+/// Types decoded afresh from their part of the tape: scalars, and k8s-openapi's types
+/// with a `Deserialize` of their own (`Time`, `IntOrString`, `serde_json::Value`, ...).
+/// `@new` gives only [`InPlace::decode_new`] (for a struct decoded in place).
+macro_rules! fresh_in_place {
+    (@new $ty:ty) => {
+        fn decode_new<'i>(
+            v: $crate::decode::in_place::Value<'_, 'i>,
+            cx: &mut $crate::decode::in_place::Scratch<'i>,
+        ) -> $crate::decode::in_place::Result<Self> {
+            $crate::decode::in_place::fresh(v, cx)
+        }
+    };
+    ($($ty:ty),* $(,)?) => {$(
+        impl $crate::decode::in_place::InPlace for $ty {
+            fn decode_in_place<'i>(
+                &mut self,
+                v: $crate::decode::in_place::Value<'_, 'i>,
+                cx: &mut $crate::decode::in_place::Scratch<'i>,
+            ) -> $crate::decode::in_place::Result {
+                *self = $crate::decode::in_place::fresh(v, cx)?;
+                Ok(())
+            }
+
+            $crate::decode::in_place::fresh_in_place!(@new $ty);
+        }
+    )*};
+}
+pub(crate) use fresh_in_place;
+
+/// A k8s-openapi struct decoded member by member, as its `Deserialize` reads it: each
+/// member's JSON name and the field it goes to. `resource` checks `apiVersion` and `kind`
+/// (k8s-openapi's resource types have no fields for them); `no_default` is a struct without
+/// `Default` (a required field's type has none), made afresh when there is no value to
+/// decode into. The fields are listed in a pattern without `..`, so a struct with a field
+/// the list lacks does not compile.
+macro_rules! in_place_struct {
+    (resource $ty:ty { $($json:literal => $field:ident),* $(,)? }) => {
+        $crate::decode::in_place::in_place_struct!(@impl $ty { $($json => $field),* } {
+            "apiVersion" => <$ty as k8s_openapi::Resource>::API_VERSION,
+            "kind" => <$ty as k8s_openapi::Resource>::KIND,
+        } $crate::decode::in_place::new_by_default);
+        $crate::decode::in_place::in_place_struct!(@clear $ty { $($field),* });
+    };
+    (no_default $ty:ty { $($json:literal => $field:ident),* $(,)? }) => {
+        $crate::decode::in_place::in_place_struct!(@impl $ty { $($json => $field),* } {}
+            $crate::decode::in_place::fresh);
+        $crate::decode::in_place::required_field!(no_default $ty);
+    };
+    ($ty:ty { $($json:literal => $field:ident),* $(,)? }) => {
+        $crate::decode::in_place::in_place_struct!(@impl $ty { $($json => $field),* } {}
+            $crate::decode::in_place::new_by_default);
+        $crate::decode::in_place::in_place_struct!(@clear $ty { $($field),* });
+    };
+    (@impl $ty:ty { $($json:literal => $field:ident),* }
+        { $($check:literal => $want:expr),* $(,)? } $new:path) => {
+        impl $crate::decode::in_place::InPlace for $ty {
+            fn decode_in_place<'i>(
+                &mut self,
+                v: $crate::decode::in_place::Value<'_, 'i>,
+                cx: &mut $crate::decode::in_place::Scratch<'i>,
+            ) -> $crate::decode::in_place::Result {
+                use $crate::decode::in_place::Field as _;
+                let Self { $($field: _),* } = self;
+                $(let mut $field = false;)*
+                for member in v.members()? {
+                    let (key, value) = member?;
+                    match key {
+                        $($json => {
+                            self.$field.decode_field(value, cx)?;
+                            $field = true;
+                        })*
+                        $($check => value.expect_str($want)?,)*
+                        _ => {}
+                    }
+                }
+                $(if !$field {
+                    self.$field.reset()?;
+                })*
+                Ok(())
+            }
+
+            fn decode_new<'i>(
+                v: $crate::decode::in_place::Value<'_, 'i>,
+                cx: &mut $crate::decode::in_place::Scratch<'i>,
+            ) -> $crate::decode::in_place::Result<Self> {
+                $new(v, cx)
+            }
+        }
+    };
+    (@clear $ty:ty { $($field:ident),* }) => {
+        impl $crate::decode::in_place::Required for $ty {
+            fn clear_in_place(&mut self) -> $crate::decode::in_place::Result {
+                use $crate::decode::in_place::Field as _;
+                $(self.$field.reset()?;)*
+                Ok(())
+            }
+        }
+    };
+}
+pub(crate) use in_place_struct;
+
+fresh_in_place!(bool, i32, i64, f64, serde_json::Value, k8s_openapi::ByteString);
+
+/// Types of required fields decoded afresh: made their default when the member is absent,
+/// or, `no_default`, a [`Mismatch`] (k8s-openapi's missing-field error).
+macro_rules! required_field {
+    (no_default $($ty:ty),* $(,)?) => {$(
+        impl $crate::decode::in_place::Required for $ty {
+            fn clear_in_place(&mut self) -> $crate::decode::in_place::Result {
+                Err($crate::decode::in_place::Mismatch)
+            }
+        }
+    )*};
+    ($($ty:ty),* $(,)?) => {$(
+        impl $crate::decode::in_place::Required for $ty {
+            fn clear_in_place(&mut self) -> $crate::decode::in_place::Result {
+                *self = <$ty>::default();
+                Ok(())
+            }
+        }
+    )*};
+}
+pub(crate) use required_field;
+
+required_field!(bool, i32, i64, f64, serde_json::Value, k8s_openapi::ByteString);
+
+
+
+/// Decodes a document into a type-erased root object of type `T`.
+pub(crate) type RootFn = for<'t, 'i> fn(&mut dyn Any, Value<'t, 'i>, &mut Scratch<'i>) -> Result;
+
+/// [`RootFn`] of `T`.
+pub(crate) fn root<'i, T: InPlace + 'static>(
+    target: &mut dyn Any,
+    v: Value<'_, 'i>,
+    cx: &mut Scratch<'i>,
+) -> Result {
+    target
+        .downcast_mut::<T>()
+        .ok_or(Mismatch)?
+        .decode_in_place(v, cx)
+}
+
+/// The root types with in-place decoding, by type.
+fn roots() -> &'static HashMap<TypeId, RootFn> {
+    static ROOTS: OnceLock<HashMap<TypeId, RootFn>> = OnceLock::new();
+    ROOTS.get_or_init(|| {
+        #[allow(unused_mut)]
+        let mut roots: HashMap<TypeId, RootFn> = HashMap::new();
+        k8s_openapi::k8s_if_1_35! {
+            k8s_1_35::roots(&mut |id, f| {
+                roots.insert(id, f);
+            });
+        }
+        roots
+    })
+}
+
+/// Whether objects of type `K` can be decoded in place.
+pub(crate) fn supports<K: 'static>() -> bool {
+    roots().contains_key(&TypeId::of::<K>())
+}
+
+/// Makes `target` the object the document on `tape` holds, as `K::deserialize` would build
+/// it; `false` when `K` has no in-place decoding or the document is not what it expects
+/// (`target` is then partly written and must be dropped).
+pub(crate) fn decode_root<'i, K: 'static>(
+    target: &mut K,
+    tape: &[Node<'i>],
+    scratch: Tape<'i>,
+) -> (bool, Tape<'i>) {
+    let Some(f) = roots().get(&TypeId::of::<K>()) else {
+        return (false, scratch);
+    };
+    let mut cx = Scratch { tape: scratch };
+    let ok = Value::root(tape).and_then(|v| f(target, v, &mut cx)).is_ok();
+    (ok, cx.tape)
+}
+
+#[cfg(test)]
+mod tests;
