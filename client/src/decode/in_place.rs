@@ -45,6 +45,7 @@ use serde::de::DeserializeOwned;
 use simd_json::{Node, StaticNode, Tape};
 
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::FieldsV1;
 
 k8s_openapi::k8s_if_1_35! {
     #[rustfmt::skip]
@@ -378,6 +379,81 @@ impl Required for Quantity {
     }
 }
 
+/// Keys `serde_json::Value`'s own `Deserialize` reads as a raw value or an arbitrary-
+/// precision number rather than as a member: an object with one is decoded afresh.
+const SERDE_JSON_MAGIC_KEYS: [&str; 2] = [
+    "$serde_json::private::RawValue",
+    "$serde_json::private::Number",
+];
+
+impl InPlace for serde_json::Value {
+    fn decode_in_place<'i>(&mut self, v: Value<'_, 'i>, cx: &mut Scratch<'i>) -> Result {
+        use serde_json::Value as Json;
+        match (v.nodes.first(), &mut *self) {
+            (Some(Node::String(_)), Json::String(s)) => s.decode_in_place(v, cx)?,
+            (Some(Node::Array { .. }), Json::Array(a)) => a.decode_in_place(v, cx)?,
+            (Some(Node::Object { .. }), Json::Object(m)) => object_in_place(m, v, cx)?,
+            (Some(Node::String(s)), _) => *self = Json::String((*s).to_owned()),
+            (Some(Node::Array { .. }), _) => *self = Json::Array(Vec::decode_new(v, cx)?),
+            (Some(Node::Object { .. }), _) => {
+                let mut m = serde_json::Map::new();
+                object_in_place(&mut m, v, cx)?;
+                *self = Json::Object(m);
+            }
+            // Scalars hold no memory: decoded afresh, as serde_json's visitor makes them.
+            _ => *self = fresh(v, cx)?,
+        }
+        Ok(())
+    }
+
+    fn decode_new<'i>(v: Value<'_, 'i>, cx: &mut Scratch<'i>) -> Result<Self> {
+        let mut out = serde_json::Value::Null;
+        out.decode_in_place(v, cx)?;
+        Ok(out)
+    }
+}
+
+/// A JSON object into a `serde_json::Map`, as [`BTreeMap`]'s impl does.
+fn object_in_place<'i>(
+    m: &mut serde_json::Map<String, serde_json::Value>,
+    v: Value<'_, 'i>,
+    cx: &mut Scratch<'i>,
+) -> Result {
+    let members = v.members()?;
+    if members.left == m.len() {
+        let same = v
+            .members()?
+            .zip(m.keys())
+            .all(|(member, key)| member.is_ok_and(|(k, _)| k == key));
+        if same {
+            for (member, value) in members.zip(m.values_mut()) {
+                value.decode_in_place(member?.1, cx)?;
+            }
+            return Ok(());
+        }
+    }
+    m.clear();
+    for member in members {
+        let (key, v) = member?;
+        if SERDE_JSON_MAGIC_KEYS.contains(&key) {
+            return Err(Mismatch);
+        }
+        m.insert(key.to_owned(), serde_json::Value::decode_new(v, cx)?);
+    }
+    Ok(())
+}
+
+impl InPlace for FieldsV1 {
+    fn decode_in_place<'i>(&mut self, v: Value<'_, 'i>, cx: &mut Scratch<'i>) -> Result {
+        // k8s-openapi reads it as a newtype of `serde_json::Value`.
+        self.0.decode_in_place(v, cx)
+    }
+
+    fn decode_new<'i>(v: Value<'_, 'i>, cx: &mut Scratch<'i>) -> Result<Self> {
+        serde_json::Value::decode_new(v, cx).map(FieldsV1)
+    }
+}
+
 /// A default `T` with `v` decoded into it: [`InPlace::decode_new`] of a struct.
 pub(crate) fn new_by_default<'i, T: InPlace + Default>(
     v: Value<'_, 'i>,
@@ -489,7 +565,7 @@ macro_rules! in_place_struct {
 }
 pub(crate) use in_place_struct;
 
-fresh_in_place!(bool, i32, i64, f64, serde_json::Value, k8s_openapi::ByteString);
+fresh_in_place!(bool, i32, i64, f64, k8s_openapi::ByteString);
 
 /// Types of required fields decoded afresh: made their default when the member is absent,
 /// or, `no_default`, a [`Mismatch`] (k8s-openapi's missing-field error).

@@ -15,8 +15,9 @@
 //! So the informer puts the objects that may have left its cache (an update's old state, a
 //! deletion's last state, once every handler has seen them) into a [`Reclaim`], and the
 //! watch's decoding job (on one of the two decoding threads, `decode_threads`, where every
-//! cached object was made) drops one of them before each object it decodes: the memory
-//! freed is reused at once by the same thread, as in a decode-and-drop loop. Only objects
+//! cached object was made) takes one of them for each object it decodes: it decodes a
+//! k8s-openapi built-in type into it (`in_place`), and drops any other type first, so the
+//! memory freed is reused at once by the same thread, as in a decode-and-drop loop. Only objects
 //! the putter holds the last reference to are queued (others are still in use, and
 //! dropping a reference frees nothing), and at most [`Reclaim::capacity`] of them: beyond,
 //! or when no decoder takes them, they are dropped where they are, as before. What is still

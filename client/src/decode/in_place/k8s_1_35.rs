@@ -101,7 +101,6 @@ fresh_in_place!(
     k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaPropsOrArray,
     k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaPropsOrBool,
     k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaPropsOrStringArray,
-    k8s_openapi::apimachinery::pkg::apis::meta::v1::FieldsV1,
     k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime,
     k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
     k8s_openapi::apimachinery::pkg::runtime::RawExtension,

@@ -284,6 +284,36 @@ fn absent_null_duplicate_and_unknown_members_follow_k8s_openapi() {
     }
 }
 
+#[test]
+fn json_values_decode_in_place_whatever_their_shape_was() {
+    let pod = |fields: Value| {
+        serde_json::to_vec(&json!({"metadata": {"managedFields": [
+            {"manager": "m", "fieldsType": "FieldsV1", "fieldsV1": fields}]}}))
+        .expect("JSON")
+    };
+    let shapes = [
+        json!({"f:a": {}, "f:b": {"f:c": {}}}),
+        json!({"f:b": {"f:c": {}}, "f:a": {}}),
+        json!({"f:a": {"x": [1, "s", null, true, 2.5, -3, 18446744073709551615u64]}}),
+        json!("text"),
+        json!([{"a": 1}, [2], "3"]),
+        json!(7),
+        json!(null),
+        json!({}),
+    ];
+    for target in &shapes {
+        let target: Pod = fresh(&pod(target.clone()), false).expect("decodes");
+        for doc in &shapes {
+            let doc = pod(doc.clone());
+            let want: Pod = fresh(&doc, false).expect("decodes");
+            assert_eq!(in_place(target.clone(), &doc, false), Some(want));
+        }
+        // serde_json reads this key as a raw value, not as a member: decoded afresh.
+        let magic = pod(json!({"$serde_json::private::RawValue": "1"}));
+        assert!(in_place(target.clone(), &magic, false).is_none());
+    }
+}
+
 /// One change to a JSON document, applied at the n-th value (modulo their number).
 #[derive(Clone, Debug)]
 enum Change {
