@@ -24,7 +24,10 @@ fn the_committed_in_place_decoders_are_the_generators_output() {
         "{FILE} is out of date; regenerate with `{REGENERATE}`"
     );
     // Deterministic, and about what the client needs: pods and their parts among them.
-    assert_eq!(emit_in_place_decoders(SPEC.as_ref()).expect("again"), emitted);
+    assert_eq!(
+        emit_in_place_decoders(SPEC.as_ref()).expect("again"),
+        emitted
+    );
     for needed in [
         "super::root::<k8s_openapi::api::core::v1::Pod>",
         "in_place_struct!(resource k8s_openapi::api::core::v1::Pod {",
@@ -42,5 +45,8 @@ fn the_committed_in_place_decoders_are_the_generators_output() {
 #[test]
 fn a_spec_that_is_not_there_is_an_error_naming_it() {
     let err = emit_in_place_decoders("/nonexistent/swagger.json".as_ref()).unwrap_err();
-    assert!(err.to_string().contains("/nonexistent/swagger.json"), "{err}");
+    assert!(
+        err.to_string().contains("/nonexistent/swagger.json"),
+        "{err}"
+    );
 }

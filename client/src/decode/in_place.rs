@@ -588,9 +588,14 @@ macro_rules! required_field {
 }
 pub(crate) use required_field;
 
-required_field!(bool, i32, i64, f64, serde_json::Value, k8s_openapi::ByteString);
-
-
+required_field!(
+    bool,
+    i32,
+    i64,
+    f64,
+    serde_json::Value,
+    k8s_openapi::ByteString
+);
 
 /// Decodes a document into a type-erased root object of type `T`.
 pub(crate) type RootFn = for<'t, 'i> fn(&mut dyn Any, Value<'t, 'i>, &mut Scratch<'i>) -> Result;
@@ -639,7 +644,9 @@ pub(crate) fn decode_root<'i, K: 'static>(
         return (false, scratch);
     };
     let mut cx = Scratch { tape: scratch };
-    let ok = Value::root(tape).and_then(|v| f(target, v, &mut cx)).is_ok();
+    let ok = Value::root(tape)
+        .and_then(|v| f(target, v, &mut cx))
+        .is_ok();
     (ok, cx.tape)
 }
 

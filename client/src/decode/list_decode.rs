@@ -194,7 +194,8 @@ where
 {
     let mut out = Vec::with_capacity(ranges.len());
     for (i, r) in ranges.iter().enumerate() {
-        let obj = decode_item(bytes, r.clone(), hints, decoder, None).map_err(|e| (first + i, e))?;
+        let obj =
+            decode_item(bytes, r.clone(), hints, decoder, None).map_err(|e| (first + i, e))?;
         out.push(obj);
     }
     Ok(out)

@@ -123,8 +123,8 @@ mod decode_threads;
 mod differential_tests;
 mod fast_decode;
 mod heap_ahead;
-mod in_place;
 mod hints;
+mod in_place;
 #[cfg(test)]
 mod lean_tests;
 pub(crate) mod list_decode;

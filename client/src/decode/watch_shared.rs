@@ -174,9 +174,7 @@ where
     };
     Ok(match kind {
         Kind::Added => WatchEvent::Added(decode_item(line, object, added, decoder, None)?),
-        Kind::Modified => {
-            WatchEvent::Modified(decode_item(line, object, other, decoder, None)?)
-        }
+        Kind::Modified => WatchEvent::Modified(decode_item(line, object, other, decoder, None)?),
         Kind::Deleted => WatchEvent::Deleted(decode_item(line, object, other, decoder, None)?),
         Kind::Bookmark | Kind::Error => {
             let mut de = serde_json::Deserializer::from_slice(&line[object]);

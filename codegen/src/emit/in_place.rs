@@ -195,7 +195,10 @@ pub fn emit(model: &ApiModel, spec: &Value) -> Result<String, InPlaceError> {
     );
     for name in &roots {
         if let Some(path) = k8s_openapi_path(name) {
-            let _ = writeln!(out, "    add(TypeId::of::<{path}>(), super::root::<{path}>);");
+            let _ = writeln!(
+                out,
+                "    add(TypeId::of::<{path}>(), super::root::<{path}>);"
+            );
         }
     }
     // The definition each struct's required fields are of.
@@ -277,4 +280,3 @@ pub fn emit(model: &ApiModel, spec: &Value) -> Result<String, InPlaceError> {
     out.push_str(&structs);
     Ok(out)
 }
-

@@ -40,54 +40,108 @@ fn to_create() -> Vec<(&'static str, Value)> {
             "livenessProbe": {"httpGet": {"path": "/", "port": "http"}}}]},
     });
     vec![
-        ("/apis/apps/v1/namespaces/ns-0/deployments", json!({"metadata": {"name": "web", "annotations": {"a": "b"}},
-            "spec": {"replicas": 3, "selector": {"matchLabels": labels}, "template": template}})),
-        ("/apis/apps/v1/namespaces/ns-0/statefulsets", json!({"metadata": {"name": "db"},
+        (
+            "/apis/apps/v1/namespaces/ns-0/deployments",
+            json!({"metadata": {"name": "web", "annotations": {"a": "b"}},
+            "spec": {"replicas": 3, "selector": {"matchLabels": labels}, "template": template}}),
+        ),
+        (
+            "/apis/apps/v1/namespaces/ns-0/statefulsets",
+            json!({"metadata": {"name": "db"},
             "spec": {"serviceName": "db", "selector": {"matchLabels": labels}, "template": template,
                      "volumeClaimTemplates": [{"metadata": {"name": "data"},
-                        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}]}})),
-        ("/apis/apps/v1/namespaces/ns-0/daemonsets", json!({"metadata": {"name": "agent"},
-            "spec": {"selector": {"matchLabels": labels}, "template": template}})),
-        ("/apis/batch/v1/namespaces/ns-0/jobs", json!({"metadata": {"name": "once"},
-            "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}}}})),
-        ("/apis/batch/v1/namespaces/ns-0/cronjobs", json!({"metadata": {"name": "nightly"},
+                        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}]}}),
+        ),
+        (
+            "/apis/apps/v1/namespaces/ns-0/daemonsets",
+            json!({"metadata": {"name": "agent"},
+            "spec": {"selector": {"matchLabels": labels}, "template": template}}),
+        ),
+        (
+            "/apis/batch/v1/namespaces/ns-0/jobs",
+            json!({"metadata": {"name": "once"},
+            "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}}}}),
+        ),
+        (
+            "/apis/batch/v1/namespaces/ns-0/cronjobs",
+            json!({"metadata": {"name": "nightly"},
             "spec": {"schedule": "0 3 * * *", "jobTemplate": {"spec": {"template": {"spec": {
-                "restartPolicy": "OnFailure", "containers": [{"name": "c", "image": "busybox", "args": ["date"]}]}}}}}})),
-        ("/api/v1/namespaces/ns-0/services", json!({"metadata": {"name": "web"},
+                "restartPolicy": "OnFailure", "containers": [{"name": "c", "image": "busybox", "args": ["date"]}]}}}}}}),
+        ),
+        (
+            "/api/v1/namespaces/ns-0/services",
+            json!({"metadata": {"name": "web"},
             "spec": {"selector": labels, "ports": [{"name": "http", "port": 80, "targetPort": "http"},
-                                                   {"name": "metrics", "port": 9090, "targetPort": 9090}]}})),
-        ("/api/v1/namespaces/ns-0/configmaps", json!({"metadata": {"name": "conf", "labels": labels},
-            "data": {"a.yaml": "x: 1\n", "b": ""}, "binaryData": {"c": "AAEC"}})),
-        ("/api/v1/namespaces/ns-0/secrets", json!({"metadata": {"name": "token"},
-            "type": "Opaque", "data": {"password": "aHVudGVyMg=="}, "stringData": {"user": "admin"}})),
-        ("/api/v1/namespaces/ns-0/persistentvolumeclaims", json!({"metadata": {"name": "data"},
-            "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "10Gi"}}}})),
-        ("/api/v1/namespaces/ns-0/events", json!({"metadata": {"name": "web.1"},
+                                                   {"name": "metrics", "port": 9090, "targetPort": 9090}]}}),
+        ),
+        (
+            "/api/v1/namespaces/ns-0/configmaps",
+            json!({"metadata": {"name": "conf", "labels": labels},
+            "data": {"a.yaml": "x: 1\n", "b": ""}, "binaryData": {"c": "AAEC"}}),
+        ),
+        (
+            "/api/v1/namespaces/ns-0/secrets",
+            json!({"metadata": {"name": "token"},
+            "type": "Opaque", "data": {"password": "aHVudGVyMg=="}, "stringData": {"user": "admin"}}),
+        ),
+        (
+            "/api/v1/namespaces/ns-0/persistentvolumeclaims",
+            json!({"metadata": {"name": "data"},
+            "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "10Gi"}}}}),
+        ),
+        (
+            "/api/v1/namespaces/ns-0/events",
+            json!({"metadata": {"name": "web.1"},
             "involvedObject": {"kind": "Pod", "name": "web", "namespace": "ns-0"},
             "reason": "Started", "message": "Started container", "type": "Normal", "count": 2,
-            "firstTimestamp": "2024-01-01T00:00:00Z", "lastTimestamp": "2024-01-01T00:01:00Z"})),
-        ("/api/v1/nodes", json!({"metadata": {"name": "node-a", "labels": {"kubernetes.io/os": "linux"}},
-            "spec": {"podCIDR": "10.0.0.0/24", "taints": [{"key": "k", "value": "v", "effect": "NoSchedule"}]}})),
-        ("/api/v1/namespaces", json!({"metadata": {"name": "extra", "labels": labels}})),
-        ("/apis/networking.k8s.io/v1/namespaces/ns-0/ingresses", json!({"metadata": {"name": "web"},
+            "firstTimestamp": "2024-01-01T00:00:00Z", "lastTimestamp": "2024-01-01T00:01:00Z"}),
+        ),
+        (
+            "/api/v1/nodes",
+            json!({"metadata": {"name": "node-a", "labels": {"kubernetes.io/os": "linux"}},
+            "spec": {"podCIDR": "10.0.0.0/24", "taints": [{"key": "k", "value": "v", "effect": "NoSchedule"}]}}),
+        ),
+        (
+            "/api/v1/namespaces",
+            json!({"metadata": {"name": "extra", "labels": labels}}),
+        ),
+        (
+            "/apis/networking.k8s.io/v1/namespaces/ns-0/ingresses",
+            json!({"metadata": {"name": "web"},
             "spec": {"rules": [{"host": "example.com", "http": {"paths": [{"path": "/", "pathType": "Prefix",
-                "backend": {"service": {"name": "web", "port": {"number": 80}}}}]}}]}})),
-        ("/apis/networking.k8s.io/v1/namespaces/ns-0/networkpolicies", json!({"metadata": {"name": "deny"},
+                "backend": {"service": {"name": "web", "port": {"number": 80}}}}]}}]}}),
+        ),
+        (
+            "/apis/networking.k8s.io/v1/namespaces/ns-0/networkpolicies",
+            json!({"metadata": {"name": "deny"},
             "spec": {"podSelector": {"matchLabels": labels}, "policyTypes": ["Ingress"],
                      "ingress": [{"from": [{"ipBlock": {"cidr": "10.0.0.0/8", "except": ["10.1.0.0/16"]}}],
-                                  "ports": [{"port": 443, "protocol": "TCP"}]}]}})),
-        ("/apis/rbac.authorization.k8s.io/v1/clusterroles", json!({"metadata": {"name": "reader"},
-            "rules": [{"apiGroups": [""], "resources": ["pods", "services"], "verbs": ["get", "list", "watch"]}]})),
-        ("/apis/rbac.authorization.k8s.io/v1/namespaces/ns-0/rolebindings", json!({"metadata": {"name": "read"},
+                                  "ports": [{"port": 443, "protocol": "TCP"}]}]}}),
+        ),
+        (
+            "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+            json!({"metadata": {"name": "reader"},
+            "rules": [{"apiGroups": [""], "resources": ["pods", "services"], "verbs": ["get", "list", "watch"]}]}),
+        ),
+        (
+            "/apis/rbac.authorization.k8s.io/v1/namespaces/ns-0/rolebindings",
+            json!({"metadata": {"name": "read"},
             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "reader"},
-            "subjects": [{"kind": "ServiceAccount", "name": "default", "namespace": "ns-0"}]})),
-        ("/apis/coordination.k8s.io/v1/namespaces/ns-0/leases", json!({"metadata": {"name": "leader"},
-            "spec": {"holderIdentity": "a", "leaseDurationSeconds": 15, "renewTime": "2024-01-01T00:00:00.123456Z"}})),
-        ("/apis/autoscaling/v2/namespaces/ns-0/horizontalpodautoscalers", json!({"metadata": {"name": "web"},
+            "subjects": [{"kind": "ServiceAccount", "name": "default", "namespace": "ns-0"}]}),
+        ),
+        (
+            "/apis/coordination.k8s.io/v1/namespaces/ns-0/leases",
+            json!({"metadata": {"name": "leader"},
+            "spec": {"holderIdentity": "a", "leaseDurationSeconds": 15, "renewTime": "2024-01-01T00:00:00.123456Z"}}),
+        ),
+        (
+            "/apis/autoscaling/v2/namespaces/ns-0/horizontalpodautoscalers",
+            json!({"metadata": {"name": "web"},
             "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
                      "minReplicas": 1, "maxReplicas": 5,
                      "metrics": [{"type": "Resource", "resource": {"name": "cpu",
-                        "target": {"type": "Utilization", "averageUtilization": 80}}}]}})),
+                        "target": {"type": "Utilization", "averageUtilization": 80}}}]}}),
+        ),
     ]
 }
 
@@ -115,7 +169,9 @@ fn objects() -> &'static [Value] {
                 let created: Value = client.request(req).await.expect("created");
                 out.push(created);
             }
-            let req = http::Request::get("/api/v1/pods").body(Vec::new()).expect("request");
+            let req = http::Request::get("/api/v1/pods")
+                .body(Vec::new())
+                .expect("request");
             let pods: Value = client.request(req).await.expect("pods");
             out.extend(pods["items"].as_array().into_iter().flatten().map(|p| {
                 let mut p = p.clone();
@@ -135,7 +191,10 @@ fn objects() -> &'static [Value] {
                 } else if path.extension().is_some_and(|e| e == "yaml" || e == "yml") {
                     let text = std::fs::read_to_string(&path).unwrap_or_default();
                     let docs: Vec<Value> = serde_saphyr::from_multiple(&text).unwrap_or_default();
-                    out.extend(docs.into_iter().filter(|d| d["kind"] == "CustomResourceDefinition"));
+                    out.extend(
+                        docs.into_iter()
+                            .filter(|d| d["kind"] == "CustomResourceDefinition"),
+                    );
                 }
             }
         }
@@ -218,8 +277,14 @@ fn every_real_object_decodes_in_place_to_what_a_fresh_decode_builds() {
         ("ClusterRole", round::<ClusterRole>()),
         ("RoleBinding", round::<RoleBinding>()),
         ("Lease", round::<Lease>()),
-        ("HorizontalPodAutoscaler", round::<HorizontalPodAutoscaler>()),
-        ("CustomResourceDefinition", round::<CustomResourceDefinition>()),
+        (
+            "HorizontalPodAutoscaler",
+            round::<HorizontalPodAutoscaler>(),
+        ),
+        (
+            "CustomResourceDefinition",
+            round::<CustomResourceDefinition>(),
+        ),
     ];
     for (kind, n) in counts {
         assert!(n > 0, "no {kind} to decode: {counts:?}");
@@ -276,7 +341,10 @@ fn absent_null_duplicate_and_unknown_members_follow_k8s_openapi() {
         r#"{"spec":{"containers":{}}}"#,
         r#"{"status":{"startTime":"yesterday"}}"#,
     ] {
-        assert!(fresh::<Pod>(refused.as_bytes(), false).is_none(), "{refused}");
+        assert!(
+            fresh::<Pod>(refused.as_bytes(), false).is_none(),
+            "{refused}"
+        );
         assert!(
             in_place(target.clone(), refused.as_bytes(), false).is_none(),
             "{refused}"
@@ -372,42 +440,39 @@ fn at_nth(doc: &mut Value, n: &mut usize, f: &mut dyn FnMut(&mut Value)) -> bool
 }
 
 fn apply(doc: &mut Value, change: &Change) {
-    let total = count(doc);
-    let (i, f): (usize, Box<dyn FnMut(&mut Value)>) = match change.clone() {
-        Change::Remove(i) => (
-            i,
-            Box::new(|v: &mut Value| {
-                // Remove the first member of an object, or the last element of an array.
-                match v {
-                    Value::Object(m) => {
-                        if let Some(k) = m.keys().next().cloned() {
-                            m.remove(&k);
-                        }
-                    }
-                    Value::Array(a) => {
-                        a.pop();
-                    }
-                    _ => *v = Value::Null,
+    use Change::*;
+    let (Remove(at)
+    | Null(at)
+    | Text(at, _)
+    | Number(at, _)
+    | EmptyObject(at)
+    | EmptyArray(at)
+    | AddMember(at, _)) = change;
+    let mut n = at % count(doc);
+    at_nth(doc, &mut n, &mut |v| match change {
+        // The first member of an object, the last element of an array, a scalar itself.
+        Remove(_) => match v {
+            Value::Object(m) => {
+                if let Some(k) = m.keys().next().cloned() {
+                    m.remove(&k);
                 }
-            }),
-        ),
-        Change::Null(i) => (i, Box::new(|v: &mut Value| *v = Value::Null)),
-        Change::Text(i, t) => (i, Box::new(move |v: &mut Value| *v = Value::from(t.clone()))),
-        Change::Number(i, n) => (i, Box::new(move |v: &mut Value| *v = Value::from(n))),
-        Change::EmptyObject(i) => (i, Box::new(|v: &mut Value| *v = json!({}))),
-        Change::EmptyArray(i) => (i, Box::new(|v: &mut Value| *v = json!([]))),
-        Change::AddMember(i, t) => (
-            i,
-            Box::new(move |v: &mut Value| {
-                if let Value::Object(m) = v {
-                    m.insert(t.clone(), json!({"unknown": [1, "two"]}));
-                }
-            }),
-        ),
-    };
-    let mut f = f;
-    let mut n = i % total;
-    at_nth(doc, &mut n, &mut *f);
+            }
+            Value::Array(a) => {
+                a.pop();
+            }
+            _ => *v = Value::Null,
+        },
+        Null(_) => *v = Value::Null,
+        Text(_, t) => *v = Value::from(t.clone()),
+        Number(_, n) => *v = Value::from(*n),
+        EmptyObject(_) => *v = json!({}),
+        EmptyArray(_) => *v = json!([]),
+        AddMember(_, t) => {
+            if let Value::Object(m) = v {
+                m.insert(t.clone(), json!({"unknown": [1, "two"]}));
+            }
+        }
+    });
 }
 
 fn mutated(changes: &[Change], base: usize) -> Value {
