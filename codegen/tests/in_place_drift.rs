@@ -29,7 +29,7 @@ fn the_committed_in_place_decoders_are_the_generators_output() {
         emitted
     );
     for needed in [
-        "super::root::<k8s_openapi::api::core::v1::Pod>",
+        "\n    k8s_openapi::api::core::v1::Pod,\n",
         "in_place_struct!(resource k8s_openapi::api::core::v1::Pod {",
         "in_place_struct!(k8s_openapi::api::core::v1::Container {",
         "in_place_struct!(no_default k8s_openapi::api::events::v1::EventSeries {",

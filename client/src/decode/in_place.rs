@@ -612,6 +612,19 @@ pub(crate) fn root<'i, T: InPlace + 'static>(
         .decode_in_place(v, cx)
 }
 
+/// The root types: emits `roots(add)`, which registers each with its [`RootFn`].
+macro_rules! root_types {
+    ($($ty:ty),* $(,)?) => {
+        /// Registers every root type with its decoder.
+        pub(super) fn roots(
+            add: &mut dyn FnMut(std::any::TypeId, $crate::decode::in_place::RootFn),
+        ) {
+            $(add(std::any::TypeId::of::<$ty>(), $crate::decode::in_place::root::<$ty>);)*
+        }
+    };
+}
+pub(crate) use root_types;
+
 /// The root types with in-place decoding, by type.
 fn roots() -> &'static HashMap<TypeId, RootFn> {
     static ROOTS: OnceLock<HashMap<TypeId, RootFn>> = OnceLock::new();

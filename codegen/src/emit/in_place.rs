@@ -188,19 +188,15 @@ pub fn emit(model: &ApiModel, spec: &Value) -> Result<String, InPlaceError> {
         "//! In-place decoding (`super`) of the k8s-openapi types reachable from every built-in\n\
          //! resource that can be listed and watched, emitted by `kinform-gen in-place` from the\n\
          //! Kubernetes v1.35 OpenAPI spec.\n\n\
-         use std::any::TypeId;\n\n\
-         use super::{RootFn, fresh_in_place, in_place_struct, required_field};\n\n\
-         /// Registers every root type with its decoder.\n\
-         pub(super) fn roots(add: &mut dyn FnMut(TypeId, RootFn)) {\n",
+         use super::{fresh_in_place, in_place_struct, required_field, root_types};\n\n\
+         root_types!(\n",
     );
     for name in &roots {
         if let Some(path) = k8s_openapi_path(name) {
-            let _ = writeln!(
-                out,
-                "    add(TypeId::of::<{path}>(), super::root::<{path}>);"
-            );
+            let _ = writeln!(out, "    {path},");
         }
     }
+    out.push_str(");\n");
     // The definition each struct's required fields are of.
     let required_of = |def: &Value| -> Vec<String> {
         let props = def.get("properties").and_then(Value::as_object);
@@ -229,7 +225,7 @@ pub fn emit(model: &ApiModel, spec: &Value) -> Result<String, InPlaceError> {
             break;
         }
     }
-    out.push_str("}\n\nfresh_in_place!(\n");
+    out.push_str("\nfresh_in_place!(\n");
     let mut structs = String::new();
     let (mut fresh_default, mut fresh_no_default) = (String::new(), String::new());
     for name in &reachable {

@@ -3,95 +3,92 @@
 //! resource that can be listed and watched, emitted by `kinform-gen in-place` from the
 //! Kubernetes v1.35 OpenAPI spec.
 
-use std::any::TypeId;
+use super::{fresh_in_place, in_place_struct, required_field, root_types};
 
-use super::{RootFn, fresh_in_place, in_place_struct, required_field};
-
-/// Registers every root type with its decoder.
-pub(super) fn roots(add: &mut dyn FnMut(TypeId, RootFn)) {
-    add(TypeId::of::<k8s_openapi::api::admissionregistration::v1::MutatingWebhookConfiguration>(), super::root::<k8s_openapi::api::admissionregistration::v1::MutatingWebhookConfiguration>);
-    add(TypeId::of::<k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicy>(), super::root::<k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicy>);
-    add(TypeId::of::<k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicyBinding>(), super::root::<k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicyBinding>);
-    add(TypeId::of::<k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration>(), super::root::<k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration>);
-    add(TypeId::of::<k8s_openapi::api::admissionregistration::v1alpha1::MutatingAdmissionPolicy>(), super::root::<k8s_openapi::api::admissionregistration::v1alpha1::MutatingAdmissionPolicy>);
-    add(TypeId::of::<k8s_openapi::api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBinding>(), super::root::<k8s_openapi::api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBinding>);
-    add(TypeId::of::<k8s_openapi::api::admissionregistration::v1beta1::MutatingAdmissionPolicy>(), super::root::<k8s_openapi::api::admissionregistration::v1beta1::MutatingAdmissionPolicy>);
-    add(TypeId::of::<k8s_openapi::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding>(), super::root::<k8s_openapi::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding>);
-    add(TypeId::of::<k8s_openapi::api::apiserverinternal::v1alpha1::StorageVersion>(), super::root::<k8s_openapi::api::apiserverinternal::v1alpha1::StorageVersion>);
-    add(TypeId::of::<k8s_openapi::api::apps::v1::ControllerRevision>(), super::root::<k8s_openapi::api::apps::v1::ControllerRevision>);
-    add(TypeId::of::<k8s_openapi::api::apps::v1::DaemonSet>(), super::root::<k8s_openapi::api::apps::v1::DaemonSet>);
-    add(TypeId::of::<k8s_openapi::api::apps::v1::Deployment>(), super::root::<k8s_openapi::api::apps::v1::Deployment>);
-    add(TypeId::of::<k8s_openapi::api::apps::v1::ReplicaSet>(), super::root::<k8s_openapi::api::apps::v1::ReplicaSet>);
-    add(TypeId::of::<k8s_openapi::api::apps::v1::StatefulSet>(), super::root::<k8s_openapi::api::apps::v1::StatefulSet>);
-    add(TypeId::of::<k8s_openapi::api::autoscaling::v1::HorizontalPodAutoscaler>(), super::root::<k8s_openapi::api::autoscaling::v1::HorizontalPodAutoscaler>);
-    add(TypeId::of::<k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler>(), super::root::<k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler>);
-    add(TypeId::of::<k8s_openapi::api::batch::v1::CronJob>(), super::root::<k8s_openapi::api::batch::v1::CronJob>);
-    add(TypeId::of::<k8s_openapi::api::batch::v1::Job>(), super::root::<k8s_openapi::api::batch::v1::Job>);
-    add(TypeId::of::<k8s_openapi::api::certificates::v1::CertificateSigningRequest>(), super::root::<k8s_openapi::api::certificates::v1::CertificateSigningRequest>);
-    add(TypeId::of::<k8s_openapi::api::certificates::v1alpha1::ClusterTrustBundle>(), super::root::<k8s_openapi::api::certificates::v1alpha1::ClusterTrustBundle>);
-    add(TypeId::of::<k8s_openapi::api::certificates::v1beta1::ClusterTrustBundle>(), super::root::<k8s_openapi::api::certificates::v1beta1::ClusterTrustBundle>);
-    add(TypeId::of::<k8s_openapi::api::certificates::v1beta1::PodCertificateRequest>(), super::root::<k8s_openapi::api::certificates::v1beta1::PodCertificateRequest>);
-    add(TypeId::of::<k8s_openapi::api::coordination::v1::Lease>(), super::root::<k8s_openapi::api::coordination::v1::Lease>);
-    add(TypeId::of::<k8s_openapi::api::coordination::v1alpha2::LeaseCandidate>(), super::root::<k8s_openapi::api::coordination::v1alpha2::LeaseCandidate>);
-    add(TypeId::of::<k8s_openapi::api::coordination::v1beta1::LeaseCandidate>(), super::root::<k8s_openapi::api::coordination::v1beta1::LeaseCandidate>);
-    add(TypeId::of::<k8s_openapi::api::core::v1::ConfigMap>(), super::root::<k8s_openapi::api::core::v1::ConfigMap>);
-    add(TypeId::of::<k8s_openapi::api::core::v1::Endpoints>(), super::root::<k8s_openapi::api::core::v1::Endpoints>);
-    add(TypeId::of::<k8s_openapi::api::core::v1::Event>(), super::root::<k8s_openapi::api::core::v1::Event>);
-    add(TypeId::of::<k8s_openapi::api::core::v1::LimitRange>(), super::root::<k8s_openapi::api::core::v1::LimitRange>);
-    add(TypeId::of::<k8s_openapi::api::core::v1::Namespace>(), super::root::<k8s_openapi::api::core::v1::Namespace>);
-    add(TypeId::of::<k8s_openapi::api::core::v1::Node>(), super::root::<k8s_openapi::api::core::v1::Node>);
-    add(TypeId::of::<k8s_openapi::api::core::v1::PersistentVolume>(), super::root::<k8s_openapi::api::core::v1::PersistentVolume>);
-    add(TypeId::of::<k8s_openapi::api::core::v1::PersistentVolumeClaim>(), super::root::<k8s_openapi::api::core::v1::PersistentVolumeClaim>);
-    add(TypeId::of::<k8s_openapi::api::core::v1::Pod>(), super::root::<k8s_openapi::api::core::v1::Pod>);
-    add(TypeId::of::<k8s_openapi::api::core::v1::PodTemplate>(), super::root::<k8s_openapi::api::core::v1::PodTemplate>);
-    add(TypeId::of::<k8s_openapi::api::core::v1::ReplicationController>(), super::root::<k8s_openapi::api::core::v1::ReplicationController>);
-    add(TypeId::of::<k8s_openapi::api::core::v1::ResourceQuota>(), super::root::<k8s_openapi::api::core::v1::ResourceQuota>);
-    add(TypeId::of::<k8s_openapi::api::core::v1::Secret>(), super::root::<k8s_openapi::api::core::v1::Secret>);
-    add(TypeId::of::<k8s_openapi::api::core::v1::Service>(), super::root::<k8s_openapi::api::core::v1::Service>);
-    add(TypeId::of::<k8s_openapi::api::core::v1::ServiceAccount>(), super::root::<k8s_openapi::api::core::v1::ServiceAccount>);
-    add(TypeId::of::<k8s_openapi::api::discovery::v1::EndpointSlice>(), super::root::<k8s_openapi::api::discovery::v1::EndpointSlice>);
-    add(TypeId::of::<k8s_openapi::api::events::v1::Event>(), super::root::<k8s_openapi::api::events::v1::Event>);
-    add(TypeId::of::<k8s_openapi::api::flowcontrol::v1::FlowSchema>(), super::root::<k8s_openapi::api::flowcontrol::v1::FlowSchema>);
-    add(TypeId::of::<k8s_openapi::api::flowcontrol::v1::PriorityLevelConfiguration>(), super::root::<k8s_openapi::api::flowcontrol::v1::PriorityLevelConfiguration>);
-    add(TypeId::of::<k8s_openapi::api::networking::v1::IPAddress>(), super::root::<k8s_openapi::api::networking::v1::IPAddress>);
-    add(TypeId::of::<k8s_openapi::api::networking::v1::Ingress>(), super::root::<k8s_openapi::api::networking::v1::Ingress>);
-    add(TypeId::of::<k8s_openapi::api::networking::v1::IngressClass>(), super::root::<k8s_openapi::api::networking::v1::IngressClass>);
-    add(TypeId::of::<k8s_openapi::api::networking::v1::NetworkPolicy>(), super::root::<k8s_openapi::api::networking::v1::NetworkPolicy>);
-    add(TypeId::of::<k8s_openapi::api::networking::v1::ServiceCIDR>(), super::root::<k8s_openapi::api::networking::v1::ServiceCIDR>);
-    add(TypeId::of::<k8s_openapi::api::networking::v1beta1::IPAddress>(), super::root::<k8s_openapi::api::networking::v1beta1::IPAddress>);
-    add(TypeId::of::<k8s_openapi::api::networking::v1beta1::ServiceCIDR>(), super::root::<k8s_openapi::api::networking::v1beta1::ServiceCIDR>);
-    add(TypeId::of::<k8s_openapi::api::node::v1::RuntimeClass>(), super::root::<k8s_openapi::api::node::v1::RuntimeClass>);
-    add(TypeId::of::<k8s_openapi::api::policy::v1::PodDisruptionBudget>(), super::root::<k8s_openapi::api::policy::v1::PodDisruptionBudget>);
-    add(TypeId::of::<k8s_openapi::api::rbac::v1::ClusterRole>(), super::root::<k8s_openapi::api::rbac::v1::ClusterRole>);
-    add(TypeId::of::<k8s_openapi::api::rbac::v1::ClusterRoleBinding>(), super::root::<k8s_openapi::api::rbac::v1::ClusterRoleBinding>);
-    add(TypeId::of::<k8s_openapi::api::rbac::v1::Role>(), super::root::<k8s_openapi::api::rbac::v1::Role>);
-    add(TypeId::of::<k8s_openapi::api::rbac::v1::RoleBinding>(), super::root::<k8s_openapi::api::rbac::v1::RoleBinding>);
-    add(TypeId::of::<k8s_openapi::api::resource::v1::DeviceClass>(), super::root::<k8s_openapi::api::resource::v1::DeviceClass>);
-    add(TypeId::of::<k8s_openapi::api::resource::v1::ResourceClaim>(), super::root::<k8s_openapi::api::resource::v1::ResourceClaim>);
-    add(TypeId::of::<k8s_openapi::api::resource::v1::ResourceClaimTemplate>(), super::root::<k8s_openapi::api::resource::v1::ResourceClaimTemplate>);
-    add(TypeId::of::<k8s_openapi::api::resource::v1::ResourceSlice>(), super::root::<k8s_openapi::api::resource::v1::ResourceSlice>);
-    add(TypeId::of::<k8s_openapi::api::resource::v1alpha3::DeviceTaintRule>(), super::root::<k8s_openapi::api::resource::v1alpha3::DeviceTaintRule>);
-    add(TypeId::of::<k8s_openapi::api::resource::v1beta1::DeviceClass>(), super::root::<k8s_openapi::api::resource::v1beta1::DeviceClass>);
-    add(TypeId::of::<k8s_openapi::api::resource::v1beta1::ResourceClaim>(), super::root::<k8s_openapi::api::resource::v1beta1::ResourceClaim>);
-    add(TypeId::of::<k8s_openapi::api::resource::v1beta1::ResourceClaimTemplate>(), super::root::<k8s_openapi::api::resource::v1beta1::ResourceClaimTemplate>);
-    add(TypeId::of::<k8s_openapi::api::resource::v1beta1::ResourceSlice>(), super::root::<k8s_openapi::api::resource::v1beta1::ResourceSlice>);
-    add(TypeId::of::<k8s_openapi::api::resource::v1beta2::DeviceClass>(), super::root::<k8s_openapi::api::resource::v1beta2::DeviceClass>);
-    add(TypeId::of::<k8s_openapi::api::resource::v1beta2::ResourceClaim>(), super::root::<k8s_openapi::api::resource::v1beta2::ResourceClaim>);
-    add(TypeId::of::<k8s_openapi::api::resource::v1beta2::ResourceClaimTemplate>(), super::root::<k8s_openapi::api::resource::v1beta2::ResourceClaimTemplate>);
-    add(TypeId::of::<k8s_openapi::api::resource::v1beta2::ResourceSlice>(), super::root::<k8s_openapi::api::resource::v1beta2::ResourceSlice>);
-    add(TypeId::of::<k8s_openapi::api::scheduling::v1::PriorityClass>(), super::root::<k8s_openapi::api::scheduling::v1::PriorityClass>);
-    add(TypeId::of::<k8s_openapi::api::scheduling::v1alpha1::Workload>(), super::root::<k8s_openapi::api::scheduling::v1alpha1::Workload>);
-    add(TypeId::of::<k8s_openapi::api::storage::v1::CSIDriver>(), super::root::<k8s_openapi::api::storage::v1::CSIDriver>);
-    add(TypeId::of::<k8s_openapi::api::storage::v1::CSINode>(), super::root::<k8s_openapi::api::storage::v1::CSINode>);
-    add(TypeId::of::<k8s_openapi::api::storage::v1::CSIStorageCapacity>(), super::root::<k8s_openapi::api::storage::v1::CSIStorageCapacity>);
-    add(TypeId::of::<k8s_openapi::api::storage::v1::StorageClass>(), super::root::<k8s_openapi::api::storage::v1::StorageClass>);
-    add(TypeId::of::<k8s_openapi::api::storage::v1::VolumeAttachment>(), super::root::<k8s_openapi::api::storage::v1::VolumeAttachment>);
-    add(TypeId::of::<k8s_openapi::api::storage::v1::VolumeAttributesClass>(), super::root::<k8s_openapi::api::storage::v1::VolumeAttributesClass>);
-    add(TypeId::of::<k8s_openapi::api::storage::v1beta1::VolumeAttributesClass>(), super::root::<k8s_openapi::api::storage::v1beta1::VolumeAttributesClass>);
-    add(TypeId::of::<k8s_openapi::api::storagemigration::v1beta1::StorageVersionMigration>(), super::root::<k8s_openapi::api::storagemigration::v1beta1::StorageVersionMigration>);
-    add(TypeId::of::<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition>(), super::root::<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition>);
-    add(TypeId::of::<k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService>(), super::root::<k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService>);
-}
+root_types!(
+    k8s_openapi::api::admissionregistration::v1::MutatingWebhookConfiguration,
+    k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicy,
+    k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicyBinding,
+    k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration,
+    k8s_openapi::api::admissionregistration::v1alpha1::MutatingAdmissionPolicy,
+    k8s_openapi::api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBinding,
+    k8s_openapi::api::admissionregistration::v1beta1::MutatingAdmissionPolicy,
+    k8s_openapi::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding,
+    k8s_openapi::api::apiserverinternal::v1alpha1::StorageVersion,
+    k8s_openapi::api::apps::v1::ControllerRevision,
+    k8s_openapi::api::apps::v1::DaemonSet,
+    k8s_openapi::api::apps::v1::Deployment,
+    k8s_openapi::api::apps::v1::ReplicaSet,
+    k8s_openapi::api::apps::v1::StatefulSet,
+    k8s_openapi::api::autoscaling::v1::HorizontalPodAutoscaler,
+    k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler,
+    k8s_openapi::api::batch::v1::CronJob,
+    k8s_openapi::api::batch::v1::Job,
+    k8s_openapi::api::certificates::v1::CertificateSigningRequest,
+    k8s_openapi::api::certificates::v1alpha1::ClusterTrustBundle,
+    k8s_openapi::api::certificates::v1beta1::ClusterTrustBundle,
+    k8s_openapi::api::certificates::v1beta1::PodCertificateRequest,
+    k8s_openapi::api::coordination::v1::Lease,
+    k8s_openapi::api::coordination::v1alpha2::LeaseCandidate,
+    k8s_openapi::api::coordination::v1beta1::LeaseCandidate,
+    k8s_openapi::api::core::v1::ConfigMap,
+    k8s_openapi::api::core::v1::Endpoints,
+    k8s_openapi::api::core::v1::Event,
+    k8s_openapi::api::core::v1::LimitRange,
+    k8s_openapi::api::core::v1::Namespace,
+    k8s_openapi::api::core::v1::Node,
+    k8s_openapi::api::core::v1::PersistentVolume,
+    k8s_openapi::api::core::v1::PersistentVolumeClaim,
+    k8s_openapi::api::core::v1::Pod,
+    k8s_openapi::api::core::v1::PodTemplate,
+    k8s_openapi::api::core::v1::ReplicationController,
+    k8s_openapi::api::core::v1::ResourceQuota,
+    k8s_openapi::api::core::v1::Secret,
+    k8s_openapi::api::core::v1::Service,
+    k8s_openapi::api::core::v1::ServiceAccount,
+    k8s_openapi::api::discovery::v1::EndpointSlice,
+    k8s_openapi::api::events::v1::Event,
+    k8s_openapi::api::flowcontrol::v1::FlowSchema,
+    k8s_openapi::api::flowcontrol::v1::PriorityLevelConfiguration,
+    k8s_openapi::api::networking::v1::IPAddress,
+    k8s_openapi::api::networking::v1::Ingress,
+    k8s_openapi::api::networking::v1::IngressClass,
+    k8s_openapi::api::networking::v1::NetworkPolicy,
+    k8s_openapi::api::networking::v1::ServiceCIDR,
+    k8s_openapi::api::networking::v1beta1::IPAddress,
+    k8s_openapi::api::networking::v1beta1::ServiceCIDR,
+    k8s_openapi::api::node::v1::RuntimeClass,
+    k8s_openapi::api::policy::v1::PodDisruptionBudget,
+    k8s_openapi::api::rbac::v1::ClusterRole,
+    k8s_openapi::api::rbac::v1::ClusterRoleBinding,
+    k8s_openapi::api::rbac::v1::Role,
+    k8s_openapi::api::rbac::v1::RoleBinding,
+    k8s_openapi::api::resource::v1::DeviceClass,
+    k8s_openapi::api::resource::v1::ResourceClaim,
+    k8s_openapi::api::resource::v1::ResourceClaimTemplate,
+    k8s_openapi::api::resource::v1::ResourceSlice,
+    k8s_openapi::api::resource::v1alpha3::DeviceTaintRule,
+    k8s_openapi::api::resource::v1beta1::DeviceClass,
+    k8s_openapi::api::resource::v1beta1::ResourceClaim,
+    k8s_openapi::api::resource::v1beta1::ResourceClaimTemplate,
+    k8s_openapi::api::resource::v1beta1::ResourceSlice,
+    k8s_openapi::api::resource::v1beta2::DeviceClass,
+    k8s_openapi::api::resource::v1beta2::ResourceClaim,
+    k8s_openapi::api::resource::v1beta2::ResourceClaimTemplate,
+    k8s_openapi::api::resource::v1beta2::ResourceSlice,
+    k8s_openapi::api::scheduling::v1::PriorityClass,
+    k8s_openapi::api::scheduling::v1alpha1::Workload,
+    k8s_openapi::api::storage::v1::CSIDriver,
+    k8s_openapi::api::storage::v1::CSINode,
+    k8s_openapi::api::storage::v1::CSIStorageCapacity,
+    k8s_openapi::api::storage::v1::StorageClass,
+    k8s_openapi::api::storage::v1::VolumeAttachment,
+    k8s_openapi::api::storage::v1::VolumeAttributesClass,
+    k8s_openapi::api::storage::v1beta1::VolumeAttributesClass,
+    k8s_openapi::api::storagemigration::v1beta1::StorageVersionMigration,
+    k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
+    k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService,
+);
 
 fresh_in_place!(
     k8s_openapi::api::apiserverinternal::v1alpha1::StorageVersionSpec,
