@@ -1,36 +1,44 @@
 //! Decoding a watch event's object into the memory of an object the cache has let go of.
 //!
 //! Why: a burst of watch events replaces cached objects one by one, and for each the
-//! decoding thread builds a new k8s-openapi object (about 150 allocations for a realistic
+//! decoding thread built a new k8s-openapi object (about 150 allocations for a realistic
 //! pod, one per `String`, `Vec` and map node, and moves of large structs such as `Container`
 //! from serde's visitors into their vectors) while the replaced object, long out of the
-//! CPU's caches, is freed with as many calls into malloc. A profile of a burst put a fifth of
-//! the decoding threads' time in malloc and free and another tenth in dropping and moving
-//! those structs (BENCHMARKS.md, "Why each trick"). Here the event's JSON is written into an
-//! object handed back by the informer (`Reclaim`) instead: a `String` takes the new text in
-//! its own buffer, a `Vec` keeps its elements and decodes into them, a map whose keys are
-//! unchanged keeps its nodes, an absent optional member becomes `None`. Nothing is
-//! allocated when the new object fits where the old one was, and nothing is freed.
+//! CPU's caches, was freed with as many calls into malloc: a profile of a burst put a fifth
+//! of the decoding threads' time in malloc and free and another tenth in dropping and moving
+//! those structs. Here the event's JSON is written into an object handed back by the
+//! informer (`Reclaim`) instead: a `String` takes the new text in its own buffer, a `Vec`
+//! keeps its elements and decodes into them, a map whose keys are unchanged keeps its nodes
+//! and decodes into its values, an absent optional member becomes `None`. Nothing is
+//! allocated where the new state fits the old one's memory, and nothing is freed. Measured
+//! with the comparison bench (BENCHMARKS.md, "Why each trick"): a burst's allocations per
+//! pod event fell from 151 to 8-14 and its client CPU per event by about half.
 //!
 //! What it must never do is decode differently: the object it leaves is equal to the one
-//! k8s-openapi's `Deserialize` builds from the same tape (the tests decode every corpus
-//! example into other examples and into random objects and compare). So it follows those
-//! impls' rules exactly: every member is read as an `Option` (absent or `null` gives `None`,
-//! or the default for a required field, their `unwrap_or_default`), unknown members are
-//! ignored, a later duplicate member wins, `apiVersion` and `kind` of a resource must be a
-//! string equal to the type's own. A value of any other type (numbers, `Time`,
-//! `IntOrString`, `serde_json::Value`, ...) is decoded afresh from its part of the tape by
-//! simd-json's serde driver, the same code the ordinary path runs. Anything it does not
-//! expect (a string where an object should be, a wrong `kind`) gives up: the caller then
-//! drops the target and decodes the bytes the ordinary way, whose result or error is the
-//! one returned.
+//! k8s-openapi's `Deserialize` builds from the same tape. So it follows those impls' rules
+//! exactly: every member is read as an `Option` (absent or `null` gives `None`, or, for a
+//! required field, the type's default, their `unwrap_or_default`, or a missing-field error
+//! for a type without one), unknown members are ignored, a later duplicate member wins, and
+//! `apiVersion` and `kind` of a resource must be strings equal to the type's own. JSON
+//! values (`serde_json::Value`, `FieldsV1`) are decoded in place as `serde_json`'s visitor
+//! builds them; every other value (numbers, booleans, `Time`, `IntOrString`, ...) is decoded
+//! afresh from its part of the tape by simd-json's serde driver, the code the ordinary path
+//! runs. Anything it does not expect (a string where an object should be, a wrong `kind`)
+//! gives up: the caller then drops the target and decodes the bytes the ordinary way, whose
+//! result or error is the one returned. The tests decode real objects of twenty kinds (the
+//! test server's, the corpus's CRDs) into one another and into defaults, and mutated pods
+//! into other mutated pods, and compare with a fresh decode.
+//!
+//! The one difference is in memory, not in value: a `String` or `Vec` keeps the capacity it
+//! had, when that was more than the new value needs.
 //!
 //! Which types: the k8s-openapi types reachable from every built-in resource that can be
 //! listed and watched, for the Kubernetes version of the spec the impls were generated from
-//! (`k8s_1_35`, emitted by `kinform-gen in-place` from the v1.35 OpenAPI spec; its
-//! exhaustive patterns fail to compile if a type's fields differ). With another version of
-//! k8s-openapi enabled, and for every other type (custom resources, `DynamicObject`, the
-//! lean cache), no type is supported and objects are decoded afresh as before.
+//! (`k8s_1_35`, emitted by `kinform-gen in-place` from the v1.35 OpenAPI spec; every
+//! struct's fields are listed in a pattern without `..`, so the impls do not compile against
+//! types whose fields differ). With another version of k8s-openapi enabled, and for every
+//! other type (custom resources, `DynamicObject`, the lean cache), no type is supported and
+//! replaced objects are freed before each decode, as before.
 //!
 //! Considered: serde's `deserialize_in_place` (a hidden serde API that k8s-openapi's
 //! hand-written impls do not implement, so it falls back to a fresh decode), and keeping
@@ -304,9 +312,7 @@ impl<T: InPlace> InPlace for Vec<T> {
     }
 
     fn decode_new<'i>(v: Value<'_, 'i>, cx: &mut Scratch<'i>) -> Result<Self> {
-        let mut out = Vec::new();
-        out.decode_in_place(v, cx)?;
-        Ok(out)
+        new_by_default(v, cx)
     }
 }
 
@@ -342,9 +348,7 @@ impl<T: InPlace> InPlace for BTreeMap<String, T> {
     }
 
     fn decode_new<'i>(v: Value<'_, 'i>, cx: &mut Scratch<'i>) -> Result<Self> {
-        let mut out = BTreeMap::new();
-        out.decode_in_place(v, cx)?;
-        Ok(out)
+        new_by_default(v, cx)
     }
 }
 
@@ -407,9 +411,7 @@ impl InPlace for serde_json::Value {
     }
 
     fn decode_new<'i>(v: Value<'_, 'i>, cx: &mut Scratch<'i>) -> Result<Self> {
-        let mut out = serde_json::Value::Null;
-        out.decode_in_place(v, cx)?;
-        Ok(out)
+        new_by_default(v, cx)
     }
 }
 
@@ -499,6 +501,7 @@ pub(crate) use fresh_in_place;
 /// `Default` (a required field's type has none), made afresh when there is no value to
 /// decode into. The fields are listed in a pattern without `..`, so a struct with a field
 /// the list lacks does not compile.
+#[allow(unused_macros)] // Used by the generated decoders only, which exist for Kubernetes 1.35 alone.
 macro_rules! in_place_struct {
     (resource $ty:ty { $($json:literal => $field:ident),* $(,)? }) => {
         $crate::decode::in_place::in_place_struct!(@impl $ty { $($json => $field),* } {
@@ -563,6 +566,8 @@ macro_rules! in_place_struct {
         }
     };
 }
+#[allow(unused_imports)]
+// Used by the generated decoders only, which exist for Kubernetes 1.35 alone.
 pub(crate) use in_place_struct;
 
 fresh_in_place!(bool, i32, i64, f64, k8s_openapi::ByteString);
@@ -601,6 +606,7 @@ required_field!(
 pub(crate) type RootFn = for<'t, 'i> fn(&mut dyn Any, Value<'t, 'i>, &mut Scratch<'i>) -> Result;
 
 /// [`RootFn`] of `T`.
+#[allow(dead_code)] // Used by the generated decoders only, which exist for Kubernetes 1.35 alone.
 pub(crate) fn root<'i, T: InPlace + 'static>(
     target: &mut dyn Any,
     v: Value<'_, 'i>,
@@ -613,6 +619,7 @@ pub(crate) fn root<'i, T: InPlace + 'static>(
 }
 
 /// The root types: emits `roots(add)`, which registers each with its [`RootFn`].
+#[allow(unused_macros)] // Used by the generated decoders only, which exist for Kubernetes 1.35 alone.
 macro_rules! root_types {
     ($($ty:ty),* $(,)?) => {
         /// Registers every root type with its decoder.
@@ -623,6 +630,8 @@ macro_rules! root_types {
         }
     };
 }
+#[allow(unused_imports)]
+// Used by the generated decoders only, which exist for Kubernetes 1.35 alone.
 pub(crate) use root_types;
 
 /// The root types with in-place decoding, by type.
