@@ -42,28 +42,33 @@ pub(super) fn runtime() -> &'static tokio::runtime::Runtime {
 /// Every document of every example manifest of the corpus, as JSON.
 pub(super) fn corpus() -> &'static [Value] {
     static DOCS: OnceLock<Vec<Value>> = OnceLock::new();
-    DOCS.get_or_init(|| {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus/examples");
-        let mut docs = Vec::new();
-        let mut dirs = vec![root];
-        while let Some(dir) = dirs.pop() {
-            let Ok(entries) = std::fs::read_dir(&dir) else {
-                continue;
-            };
-            for entry in entries.flatten() {
-                let path = entry.path();
-                if path.is_dir() {
-                    dirs.push(path);
-                } else if path.extension().is_some_and(|e| e == "yaml" || e == "yml") {
-                    let text = std::fs::read_to_string(&path).unwrap_or_default();
-                    let parsed: Vec<Value> = serde_saphyr::from_multiple(&text).unwrap_or_default();
-                    docs.extend(parsed.into_iter().filter(Value::is_object));
-                }
+    DOCS.get_or_init(|| yaml_documents("examples"))
+}
+
+/// Every JSON object in the YAML files under `../shared/corpus/<dir>`, sorted.
+pub(super) fn yaml_documents(dir: &str) -> Vec<Value> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../shared/corpus")
+        .join(dir);
+    let mut docs = Vec::new();
+    let mut dirs = vec![root];
+    while let Some(dir) = dirs.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "yaml" || e == "yml") {
+                let text = std::fs::read_to_string(&path).unwrap_or_default();
+                let parsed: Vec<Value> = serde_saphyr::from_multiple(&text).unwrap_or_default();
+                docs.extend(parsed.into_iter().filter(Value::is_object));
             }
         }
-        docs.sort_by_key(Value::to_string);
-        docs
-    })
+    }
+    docs.sort_by_key(Value::to_string);
+    docs
 }
 
 pub(super) fn list_body(items: &[Value]) -> Vec<u8> {

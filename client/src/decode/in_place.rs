@@ -143,6 +143,7 @@ impl<'t, 'i> Value<'t, 'i> {
 }
 
 /// The members of an object, in the document's order: key and value.
+#[derive(Clone)]
 pub(crate) struct Members<'t, 'i> {
     rest: &'t [Node<'i>],
     left: usize,
@@ -325,31 +326,89 @@ impl<T> Required for Vec<T> {
 
 impl<T: InPlace> InPlace for BTreeMap<String, T> {
     fn decode_in_place<'i>(&mut self, v: Value<'_, 'i>, cx: &mut Scratch<'i>) -> Result {
-        let members = v.members()?;
-        // The same keys in the same order (Kubernetes writes maps sorted): values in place.
-        if members.left == self.len() {
-            let same = v
-                .members()?
-                .zip(self.keys())
-                .all(|(m, key)| m.is_ok_and(|(k, _)| k == key));
-            if same {
-                for (m, value) in members.zip(self.values_mut()) {
-                    value.decode_in_place(m?.1, cx)?;
-                }
-                return Ok(());
-            }
-        }
-        self.clear();
-        for m in members {
-            let (key, v) = m?;
-            self.insert(key.to_owned(), T::decode_new(v, cx)?);
-        }
-        Ok(())
+        map_in_place(self, v, cx, &[])
     }
 
     fn decode_new<'i>(v: Value<'_, 'i>, cx: &mut Scratch<'i>) -> Result<Self> {
         new_by_default(v, cx)
     }
+}
+
+/// A map with string keys and a fixed order: `BTreeMap<String, T>` and `serde_json::Map`.
+trait StringMap {
+    type Value: InPlace;
+    fn count(&self) -> usize;
+    fn entries(&mut self) -> impl Iterator<Item = (&String, &mut Self::Value)>;
+    fn empty(&mut self);
+    fn put(&mut self, key: String, value: Self::Value);
+}
+
+impl<T: InPlace> StringMap for BTreeMap<String, T> {
+    type Value = T;
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn entries(&mut self) -> impl Iterator<Item = (&String, &mut T)> {
+        self.iter_mut()
+    }
+    fn empty(&mut self) {
+        self.clear();
+    }
+    fn put(&mut self, key: String, value: T) {
+        self.insert(key, value);
+    }
+}
+
+impl StringMap for serde_json::Map<String, serde_json::Value> {
+    type Value = serde_json::Value;
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn entries(&mut self) -> impl Iterator<Item = (&String, &mut serde_json::Value)> {
+        self.iter_mut()
+    }
+    fn empty(&mut self) {
+        self.clear();
+    }
+    fn put(&mut self, key: String, value: serde_json::Value) {
+        self.insert(key, value);
+    }
+}
+
+/// A JSON object into a map, as the map's `Deserialize` inserts its members (a later
+/// duplicate wins): while the keys are the map's, in its order (Kubernetes writes maps
+/// sorted), the values are decoded in place; at the first that is not, the map is
+/// refilled. A key of `reserved` gives up.
+fn map_in_place<'i, M: StringMap>(
+    map: &mut M,
+    v: Value<'_, 'i>,
+    cx: &mut Scratch<'i>,
+    reserved: &[&str],
+) -> Result {
+    let members = v.members()?;
+    if members.left == map.count() {
+        let mut same = true;
+        for (member, (key, value)) in members.clone().zip(map.entries()) {
+            let (k, v) = member?;
+            if k != key {
+                same = false;
+                break;
+            }
+            value.decode_in_place(v, cx)?;
+        }
+        if same {
+            return Ok(());
+        }
+    }
+    map.empty();
+    for member in members {
+        let (key, v) = member?;
+        if reserved.contains(&key) {
+            return Err(Mismatch);
+        }
+        map.put(key.to_owned(), M::Value::decode_new(v, cx)?);
+    }
+    Ok(())
 }
 
 impl<T> Required for BTreeMap<String, T> {
@@ -396,12 +455,14 @@ impl InPlace for serde_json::Value {
         match (v.nodes.first(), &mut *self) {
             (Some(Node::String(_)), Json::String(s)) => s.decode_in_place(v, cx)?,
             (Some(Node::Array { .. }), Json::Array(a)) => a.decode_in_place(v, cx)?,
-            (Some(Node::Object { .. }), Json::Object(m)) => object_in_place(m, v, cx)?,
+            (Some(Node::Object { .. }), Json::Object(m)) => {
+                map_in_place(m, v, cx, &SERDE_JSON_MAGIC_KEYS)?
+            }
             (Some(Node::String(s)), _) => *self = Json::String((*s).to_owned()),
             (Some(Node::Array { .. }), _) => *self = Json::Array(Vec::decode_new(v, cx)?),
             (Some(Node::Object { .. }), _) => {
                 let mut m = serde_json::Map::new();
-                object_in_place(&mut m, v, cx)?;
+                map_in_place(&mut m, v, cx, &SERDE_JSON_MAGIC_KEYS)?;
                 *self = Json::Object(m);
             }
             // Scalars hold no memory: decoded afresh, as serde_json's visitor makes them.
@@ -413,36 +474,6 @@ impl InPlace for serde_json::Value {
     fn decode_new<'i>(v: Value<'_, 'i>, cx: &mut Scratch<'i>) -> Result<Self> {
         new_by_default(v, cx)
     }
-}
-
-/// A JSON object into a `serde_json::Map`, as [`BTreeMap`]'s impl does.
-fn object_in_place<'i>(
-    m: &mut serde_json::Map<String, serde_json::Value>,
-    v: Value<'_, 'i>,
-    cx: &mut Scratch<'i>,
-) -> Result {
-    let members = v.members()?;
-    if members.left == m.len() {
-        let same = v
-            .members()?
-            .zip(m.keys())
-            .all(|(member, key)| member.is_ok_and(|(k, _)| k == key));
-        if same {
-            for (member, value) in members.zip(m.values_mut()) {
-                value.decode_in_place(member?.1, cx)?;
-            }
-            return Ok(());
-        }
-    }
-    m.clear();
-    for member in members {
-        let (key, v) = member?;
-        if SERDE_JSON_MAGIC_KEYS.contains(&key) {
-            return Err(Mismatch);
-        }
-        m.insert(key.to_owned(), serde_json::Value::decode_new(v, cx)?);
-    }
-    Ok(())
 }
 
 impl InPlace for FieldsV1 {

@@ -5,7 +5,6 @@
 //! of other mutated documents. Where in-place decoding gives up, the caller decodes afresh,
 //! so giving up is allowed; a different object is not.
 
-use std::path::Path;
 use std::sync::OnceLock;
 
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, StatefulSet};
@@ -22,7 +21,7 @@ use proptest::prelude::*;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use super::super::differential_tests::runtime;
+use super::super::differential_tests::{runtime, yaml_documents};
 use super::super::fast_decode::Decoder;
 use crate::DynamicObject;
 
@@ -181,23 +180,11 @@ fn objects() -> &'static [Value] {
             }));
             out
         });
-        let crds = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus/crds");
-        let mut dirs = vec![crds];
-        while let Some(dir) = dirs.pop() {
-            for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-                let path = entry.path();
-                if path.is_dir() {
-                    dirs.push(path);
-                } else if path.extension().is_some_and(|e| e == "yaml" || e == "yml") {
-                    let text = std::fs::read_to_string(&path).unwrap_or_default();
-                    let docs: Vec<Value> = serde_saphyr::from_multiple(&text).unwrap_or_default();
-                    out.extend(
-                        docs.into_iter()
-                            .filter(|d| d["kind"] == "CustomResourceDefinition"),
-                    );
-                }
-            }
-        }
+        out.extend(
+            yaml_documents("crds")
+                .into_iter()
+                .filter(|d| d["kind"] == "CustomResourceDefinition"),
+        );
         out.sort_by_key(Value::to_string);
         out
     })
