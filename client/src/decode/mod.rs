@@ -82,13 +82,12 @@
 //! tables and the machine ("Informer"), and, in "Why each trick", the A/B runs behind each
 //! line below with their commits and commands:
 //!
-//! - **All together** (the latest two full runs, 10,000 pods): a sync takes 0.26-0.27x
-//!   kube-rs's time (streaming list, the default) and 0.28-0.34x (paged), 0.42-0.54x a
-//!   one-thread `serde_json` decode of the same bytes; the cache holds 0.72x kube-rs's live
-//!   heap and 0.70x its RSS per object; a relist peaks at 1.02-1.03x the steady RSS where
-//!   kube-rs doubles (1.95-1.99x); a burst of pod changes runs at 3.0-3.6x kube-rs's events
-//!   per second, at 0.43-0.52x its CPU per event, and peaks at 1.10-1.13x the steady RSS
-//!   (kube-rs 1.44-1.57x).
+//! - **All together** (the latest full run, 10,000 pods, and the spread of five burst runs):
+//!   a sync takes 0.24-0.33x kube-rs's time (streaming list, the default) and 0.30-0.33x
+//!   (paged); the cache holds 0.72x kube-rs's live heap and 0.70x its RSS per object; a
+//!   relist peaks at 1.01-1.03x the steady RSS where kube-rs doubles (1.94x); a burst of pod
+//!   changes runs at 3.9-6.3x kube-rs's events per second, at 0.23-0.38x its CPU per event,
+//!   and peaks at 1.06-1.11x the steady RSS (kube-rs 1.31-1.60x).
 //! - **simd-json** (`fast_decode`): sync time 1.03-1.12x -> 0.52-0.74x the one-thread
 //!   `serde_json` floor; its tape gives every `Vec` its exact capacity, which keeps the 5 KB
 //!   of slack that `serde_json`'s doubling leaves in a cached pod out of the cache (live heap
