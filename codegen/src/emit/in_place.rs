@@ -188,7 +188,8 @@ pub fn emit(model: &ApiModel, spec: &Value) -> Result<String, InPlaceError> {
         "//! In-place decoding (`super`) of the k8s-openapi types reachable from every built-in\n\
          //! resource that can be listed and watched, emitted by `kinform-gen in-place` from the\n\
          //! Kubernetes v1.35 OpenAPI spec.\n\n\
-         use super::{fresh_in_place, in_place_struct, required_field, root_types};\n\n\
+         use super::fields::{in_place_struct, required_field, root_types};\n\
+         use super::fresh_in_place;\n\n\
          root_types!(\n",
     );
     for name in &roots {

@@ -3,7 +3,8 @@
 //! resource that can be listed and watched, emitted by `kinform-gen in-place` from the
 //! Kubernetes v1.35 OpenAPI spec.
 
-use super::{fresh_in_place, in_place_struct, required_field, root_types};
+use super::fields::{in_place_struct, required_field, root_types};
+use super::fresh_in_place;
 
 root_types!(
     k8s_openapi::api::admissionregistration::v1::MutatingWebhookConfiguration,

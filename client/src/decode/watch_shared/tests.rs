@@ -262,7 +262,8 @@ async fn replaced_objects_handed_back_are_dropped_while_decoding_after_the_initi
     let evs = batches.next().await.unwrap();
     assert_eq!(evs.len(), 2);
     assert_eq!(reclaim.len(), 3, "nothing taken during the initial events");
-    // Ordinary events: one replaced object dropped before each decoded one, same events.
+    // Ordinary events: one replaced object dropped before each decoded one (the weak
+    // references keep them from being decoded into, see the next test), same events.
     let later = [
         line("MODIFIED", cm("a", "7", "y")),
         line("MODIFIED", cm("a", "8", "z")),
@@ -278,4 +279,57 @@ async fn replaced_objects_handed_back_are_dropped_while_decoding_after_the_initi
     }
     drop(tx);
     assert!(batches.next().await.is_none());
+}
+
+// In-place decoding exists for the Kubernetes 1.35 types only (see `in_place`).
+k8s_openapi::k8s_if_1_35! {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn replaced_objects_handed_back_are_decoded_into_after_the_initial_events() {
+        let reclaim = Arc::new(Reclaim::new(16));
+        // Replaced objects whose data strings have room no fresh decode would give them.
+        let old: Vec<Arc<ConfigMap>> = (0..2)
+            .map(|i| {
+                let mut c: ConfigMap =
+                    serde_json::from_value(cm(&format!("o{i}"), "1", "old")).unwrap();
+                let value = c.data.as_mut().unwrap().values_mut().next().unwrap();
+                value.reserve(4096);
+                Arc::new(c)
+            })
+            .collect();
+        let hints = ListHints {
+            reclaim: Some(Arc::clone(&reclaim)),
+            ..ListHints::default()
+        };
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Result<Bytes, Error>>();
+        let rx = stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|c| (c, rx)) });
+        let mut batches =
+            decode_shared_batches(rx.boxed(), origin(), hints, true, DEFAULT_READ_AHEAD_BYTES);
+        let first = [line("ADDED", cm("a", "5", "x")), end_bookmark("6")].concat();
+        tx.send(Ok(Bytes::from(first))).unwrap();
+        assert_eq!(batches.next().await.unwrap().len(), 2);
+        reclaim.put_many(old);
+        let later = [
+            line("MODIFIED", cm("a", "7", "y")),
+            line("MODIFIED", cm("a", "8", "z")),
+        ]
+        .concat();
+        tx.send(Ok(Bytes::from(later.clone()))).unwrap();
+        let evs = batches.next().await.unwrap();
+        assert!(reclaim.is_empty(), "both taken");
+        for (got, l) in evs.iter().zip(later.split(|&b| b == b'\n')) {
+            let want: WatchEvent<ConfigMap> = decode_watch_line(l).unwrap();
+            let got = got.as_ref().unwrap();
+            assert_eq!(got, &want.map(Arc::new), "the same object as a fresh decode");
+            let WatchEvent::Modified(obj) = got else {
+                panic!("a MODIFIED event")
+            };
+            let value = obj.data.as_ref().unwrap().values().next().unwrap();
+            assert!(
+                value.capacity() >= 4096,
+                "decoded into a handed-back object's own string"
+            );
+        }
+        drop(tx);
+        assert!(batches.next().await.is_none());
+    }
 }

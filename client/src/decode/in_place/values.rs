@@ -1,0 +1,443 @@
+//! The tape reader ([`Value`]), the [`InPlace`] trait with its impls for strings,
+//! containers, JSON values and values decoded afresh, and the registry of root types (see
+//! the parent module).
+
+use std::any::{Any, TypeId};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::OnceLock;
+
+use serde::de::DeserializeOwned;
+use simd_json::{Node, StaticNode, Tape};
+
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::FieldsV1;
+
+/// The value does not have the shape the target's type expects: decode afresh.
+#[derive(Debug)]
+pub(crate) struct Mismatch;
+
+pub(crate) type Result<T = ()> = std::result::Result<T, Mismatch>;
+
+/// One JSON value on a simd-json tape: exactly the nodes it spans.
+#[derive(Clone, Copy)]
+pub(crate) struct Value<'t, 'i> {
+    nodes: &'t [Node<'i>],
+}
+
+/// The number of tape nodes the value at `nodes[0]` spans.
+fn extent(nodes: &[Node<'_>]) -> usize {
+    match nodes.first() {
+        Some(Node::Object { count, .. } | Node::Array { count, .. }) => 1 + count,
+        _ => 1,
+    }
+}
+
+impl<'t, 'i> Value<'t, 'i> {
+    /// The document's root value.
+    fn root(tape: &'t [Node<'i>]) -> Result<Self> {
+        let n = extent(tape);
+        tape.get(..n).map(|nodes| Self { nodes }).ok_or(Mismatch)
+    }
+
+    /// Whether the value is `null`.
+    pub(crate) fn is_null(self) -> bool {
+        matches!(self.nodes.first(), Some(Node::Static(StaticNode::Null)))
+    }
+
+    /// Checks a resource's `apiVersion` or `kind`: a string equal to `want`.
+    pub(crate) fn expect_str(self, want: &str) -> Result {
+        if self.str()? == want {
+            Ok(())
+        } else {
+            Err(Mismatch)
+        }
+    }
+
+    /// The members of an object.
+    pub(crate) fn members(self) -> Result<Members<'t, 'i>> {
+        match self.nodes.first() {
+            Some(&Node::Object { len, .. }) => Ok(Members {
+                rest: &self.nodes[1..],
+                left: len,
+            }),
+            _ => Err(Mismatch),
+        }
+    }
+
+    /// The elements of an array.
+    fn elements(self) -> Result<Elements<'t, 'i>> {
+        match self.nodes.first() {
+            Some(&Node::Array { len, .. }) => Ok(Elements {
+                rest: &self.nodes[1..],
+                left: len,
+            }),
+            _ => Err(Mismatch),
+        }
+    }
+
+    /// A string's text.
+    fn str(self) -> Result<&'i str> {
+        match self.nodes.first() {
+            Some(&Node::String(s)) => Ok(s),
+            _ => Err(Mismatch),
+        }
+    }
+
+    /// The value that starts at `rest[0]`, and what follows it.
+    fn split(rest: &'t [Node<'i>]) -> Result<(Self, &'t [Node<'i>])> {
+        let n = extent(rest);
+        if rest.len() < n {
+            return Err(Mismatch);
+        }
+        let (nodes, rest) = rest.split_at(n);
+        Ok((Self { nodes }, rest))
+    }
+}
+
+/// The members of an object, in the document's order: key and value.
+#[derive(Clone)]
+pub(crate) struct Members<'t, 'i> {
+    rest: &'t [Node<'i>],
+    left: usize,
+}
+
+impl<'t, 'i> Iterator for Members<'t, 'i> {
+    type Item = Result<(&'i str, Value<'t, 'i>)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.left == 0 {
+            return None;
+        }
+        self.left -= 1;
+        let Some((&Node::String(key), rest)) = self.rest.split_first() else {
+            self.left = 0;
+            return Some(Err(Mismatch));
+        };
+        Some(Value::split(rest).map(|(value, rest)| {
+            self.rest = rest;
+            (key, value)
+        }))
+    }
+}
+
+/// The elements of an array, in order.
+struct Elements<'t, 'i> {
+    rest: &'t [Node<'i>],
+    left: usize,
+}
+
+impl<'t, 'i> Iterator for Elements<'t, 'i> {
+    type Item = Result<Value<'t, 'i>>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.left == 0 {
+            return None;
+        }
+        self.left -= 1;
+        Some(Value::split(self.rest).map(|(value, rest)| {
+            self.rest = rest;
+            value
+        }))
+    }
+}
+
+/// Scratch space of one document's in-place decode: the tape a value decoded afresh is
+/// copied to (simd-json's deserializer owns its tape).
+pub(crate) struct Scratch<'i> {
+    tape: Tape<'i>,
+}
+
+/// Decodes `v` afresh into a `T`, with simd-json's serde driver, as the ordinary path does.
+pub(crate) fn fresh<'i, T: DeserializeOwned>(v: Value<'_, 'i>, cx: &mut Scratch<'i>) -> Result<T> {
+    let mut tape = std::mem::replace(&mut cx.tape, Tape(Vec::new()));
+    tape.0.clear();
+    tape.0.extend_from_slice(v.nodes);
+    let mut de = simd_json::Deserializer::from_tape(tape);
+    let out = T::deserialize(&mut de).map_err(|_| Mismatch);
+    cx.tape = de.into_tape();
+    out
+}
+
+/// A type whose value can be decoded into an existing one (see the module docs).
+pub(crate) trait InPlace: Sized {
+    /// Makes `self` what `Self::deserialize` would build from `v`.
+    fn decode_in_place<'i>(&mut self, v: Value<'_, 'i>, cx: &mut Scratch<'i>) -> Result;
+
+    /// What `Self::deserialize` builds from `v`, where there is no value to decode into.
+    fn decode_new<'i>(v: Value<'_, 'i>, cx: &mut Scratch<'i>) -> Result<Self>;
+}
+
+impl InPlace for String {
+    fn decode_in_place<'i>(&mut self, v: Value<'_, 'i>, _: &mut Scratch<'i>) -> Result {
+        let s = v.str()?;
+        self.clear();
+        self.push_str(s);
+        Ok(())
+    }
+
+    fn decode_new<'i>(v: Value<'_, 'i>, _: &mut Scratch<'i>) -> Result<Self> {
+        v.str().map(str::to_owned)
+    }
+}
+
+impl<T: InPlace> InPlace for Box<T> {
+    fn decode_in_place<'i>(&mut self, v: Value<'_, 'i>, cx: &mut Scratch<'i>) -> Result {
+        (**self).decode_in_place(v, cx)
+    }
+
+    fn decode_new<'i>(v: Value<'_, 'i>, cx: &mut Scratch<'i>) -> Result<Self> {
+        T::decode_new(v, cx).map(Box::new)
+    }
+}
+
+impl<T: InPlace> InPlace for Vec<T> {
+    fn decode_in_place<'i>(&mut self, v: Value<'_, 'i>, cx: &mut Scratch<'i>) -> Result {
+        let elements = v.elements()?;
+        let len = elements.left;
+        self.truncate(len);
+        self.reserve_exact(len - self.len());
+        for (i, element) in elements.enumerate() {
+            let element = element?;
+            match self.get_mut(i) {
+                Some(t) => t.decode_in_place(element, cx)?,
+                None => self.push(T::decode_new(element, cx)?),
+            }
+        }
+        Ok(())
+    }
+
+    fn decode_new<'i>(v: Value<'_, 'i>, cx: &mut Scratch<'i>) -> Result<Self> {
+        new_by_default(v, cx)
+    }
+}
+
+impl<T: InPlace> InPlace for BTreeMap<String, T> {
+    fn decode_in_place<'i>(&mut self, v: Value<'_, 'i>, cx: &mut Scratch<'i>) -> Result {
+        map_in_place(self, v, cx, &[])
+    }
+
+    fn decode_new<'i>(v: Value<'_, 'i>, cx: &mut Scratch<'i>) -> Result<Self> {
+        new_by_default(v, cx)
+    }
+}
+
+/// A map with string keys and a fixed order: `BTreeMap<String, T>` and `serde_json::Map`.
+trait StringMap {
+    type Value: InPlace;
+    fn count(&self) -> usize;
+    fn entries(&mut self) -> impl Iterator<Item = (&String, &mut Self::Value)>;
+    fn empty(&mut self);
+    fn put(&mut self, key: String, value: Self::Value);
+}
+
+impl<T: InPlace> StringMap for BTreeMap<String, T> {
+    type Value = T;
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn entries(&mut self) -> impl Iterator<Item = (&String, &mut T)> {
+        self.iter_mut()
+    }
+    fn empty(&mut self) {
+        self.clear();
+    }
+    fn put(&mut self, key: String, value: T) {
+        self.insert(key, value);
+    }
+}
+
+impl StringMap for serde_json::Map<String, serde_json::Value> {
+    type Value = serde_json::Value;
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn entries(&mut self) -> impl Iterator<Item = (&String, &mut serde_json::Value)> {
+        self.iter_mut()
+    }
+    fn empty(&mut self) {
+        self.clear();
+    }
+    fn put(&mut self, key: String, value: serde_json::Value) {
+        self.insert(key, value);
+    }
+}
+
+/// A JSON object into a map, as the map's `Deserialize` inserts its members (a later
+/// duplicate wins): while the keys are the map's, in its order (Kubernetes writes maps
+/// sorted), the values are decoded in place; at the first that is not, the map is
+/// refilled. A key of `reserved` gives up.
+fn map_in_place<'i, M: StringMap>(
+    map: &mut M,
+    v: Value<'_, 'i>,
+    cx: &mut Scratch<'i>,
+    reserved: &[&str],
+) -> Result {
+    let members = v.members()?;
+    if members.left == map.count() {
+        let mut same = true;
+        for (member, (key, value)) in members.clone().zip(map.entries()) {
+            let (k, v) = member?;
+            if k != key {
+                same = false;
+                break;
+            }
+            value.decode_in_place(v, cx)?;
+        }
+        if same {
+            return Ok(());
+        }
+    }
+    map.empty();
+    for member in members {
+        let (key, v) = member?;
+        if reserved.contains(&key) {
+            return Err(Mismatch);
+        }
+        map.put(key.to_owned(), M::Value::decode_new(v, cx)?);
+    }
+    Ok(())
+}
+
+impl InPlace for Quantity {
+    fn decode_in_place<'i>(&mut self, v: Value<'_, 'i>, cx: &mut Scratch<'i>) -> Result {
+        // A string is the quantity's text; a number is written as text by its visitor.
+        if let Ok(s) = v.str() {
+            self.0.clear();
+            self.0.push_str(s);
+        } else {
+            *self = fresh(v, cx)?;
+        }
+        Ok(())
+    }
+
+    fn decode_new<'i>(v: Value<'_, 'i>, cx: &mut Scratch<'i>) -> Result<Self> {
+        fresh(v, cx)
+    }
+}
+
+/// Keys `serde_json::Value`'s own `Deserialize` reads as a raw value or an arbitrary-
+/// precision number rather than as a member: an object with one is decoded afresh.
+const SERDE_JSON_MAGIC_KEYS: [&str; 2] = [
+    "$serde_json::private::RawValue",
+    "$serde_json::private::Number",
+];
+
+impl InPlace for serde_json::Value {
+    fn decode_in_place<'i>(&mut self, v: Value<'_, 'i>, cx: &mut Scratch<'i>) -> Result {
+        use serde_json::Value as Json;
+        match (v.nodes.first(), &mut *self) {
+            (Some(Node::String(_)), Json::String(s)) => s.decode_in_place(v, cx)?,
+            (Some(Node::Array { .. }), Json::Array(a)) => a.decode_in_place(v, cx)?,
+            (Some(Node::Object { .. }), Json::Object(m)) => {
+                map_in_place(m, v, cx, &SERDE_JSON_MAGIC_KEYS)?
+            }
+            (Some(Node::String(s)), _) => *self = Json::String((*s).to_owned()),
+            (Some(Node::Array { .. }), _) => *self = Json::Array(Vec::decode_new(v, cx)?),
+            (Some(Node::Object { .. }), _) => {
+                let mut m = serde_json::Map::new();
+                map_in_place(&mut m, v, cx, &SERDE_JSON_MAGIC_KEYS)?;
+                *self = Json::Object(m);
+            }
+            // Scalars hold no memory: decoded afresh, as serde_json's visitor makes them.
+            _ => *self = fresh(v, cx)?,
+        }
+        Ok(())
+    }
+
+    fn decode_new<'i>(v: Value<'_, 'i>, cx: &mut Scratch<'i>) -> Result<Self> {
+        new_by_default(v, cx)
+    }
+}
+
+impl InPlace for FieldsV1 {
+    fn decode_in_place<'i>(&mut self, v: Value<'_, 'i>, cx: &mut Scratch<'i>) -> Result {
+        // k8s-openapi reads it as a newtype of `serde_json::Value`.
+        self.0.decode_in_place(v, cx)
+    }
+
+    fn decode_new<'i>(v: Value<'_, 'i>, cx: &mut Scratch<'i>) -> Result<Self> {
+        serde_json::Value::decode_new(v, cx).map(FieldsV1)
+    }
+}
+
+/// A default `T` with `v` decoded into it: [`InPlace::decode_new`] of a struct.
+pub(crate) fn new_by_default<'i, T: InPlace + Default>(
+    v: Value<'_, 'i>,
+    cx: &mut Scratch<'i>,
+) -> Result<T> {
+    let mut out = T::default();
+    out.decode_in_place(v, cx)?;
+    Ok(out)
+}
+
+/// Types decoded afresh from their part of the tape: scalars, and k8s-openapi's types
+/// with a `Deserialize` of their own (`Time`, `IntOrString`, `serde_json::Value`, ...).
+/// `@new` gives only [`InPlace::decode_new`] (for a struct decoded in place).
+macro_rules! fresh_in_place {
+    (@new $ty:ty) => {
+        fn decode_new<'i>(
+            v: $crate::decode::in_place::Value<'_, 'i>,
+            cx: &mut $crate::decode::in_place::Scratch<'i>,
+        ) -> $crate::decode::in_place::Result<Self> {
+            $crate::decode::in_place::fresh(v, cx)
+        }
+    };
+    ($($ty:ty),* $(,)?) => {$(
+        impl $crate::decode::in_place::InPlace for $ty {
+            fn decode_in_place<'i>(
+                &mut self,
+                v: $crate::decode::in_place::Value<'_, 'i>,
+                cx: &mut $crate::decode::in_place::Scratch<'i>,
+            ) -> $crate::decode::in_place::Result {
+                *self = $crate::decode::in_place::fresh(v, cx)?;
+                Ok(())
+            }
+
+            $crate::decode::in_place::fresh_in_place!(@new $ty);
+        }
+    )*};
+}
+pub(crate) use fresh_in_place;
+
+fresh_in_place!(bool, i32, i64, f64, k8s_openapi::ByteString);
+
+/// Decodes a document into a type-erased root object of type `T`.
+pub(crate) type RootFn = for<'t, 'i> fn(&mut dyn Any, Value<'t, 'i>, &mut Scratch<'i>) -> Result;
+
+/// The root types with in-place decoding, by type.
+fn roots() -> &'static HashMap<TypeId, RootFn> {
+    static ROOTS: OnceLock<HashMap<TypeId, RootFn>> = OnceLock::new();
+    ROOTS.get_or_init(|| {
+        #[allow(unused_mut)]
+        let mut roots: HashMap<TypeId, RootFn> = HashMap::new();
+        k8s_openapi::k8s_if_1_35! {
+            super::k8s_1_35::roots(&mut |id, f| {
+                roots.insert(id, f);
+            });
+        }
+        roots
+    })
+}
+
+/// Whether objects of type `K` can be decoded in place.
+pub(crate) fn supports<K: 'static>() -> bool {
+    roots().contains_key(&TypeId::of::<K>())
+}
+
+/// Makes `target` the object the document on `tape` holds, as `K::deserialize` would build
+/// it; `false` when `K` has no in-place decoding or the document is not what it expects
+/// (`target` is then partly written and must be dropped).
+pub(crate) fn decode_root<'i, K: 'static>(
+    target: &mut K,
+    tape: &[Node<'i>],
+    scratch: Tape<'i>,
+) -> (bool, Tape<'i>) {
+    let Some(f) = roots().get(&TypeId::of::<K>()) else {
+        return (false, scratch);
+    };
+    let mut cx = Scratch { tape: scratch };
+    let ok = Value::root(tape)
+        .and_then(|v| f(target, v, &mut cx))
+        .is_ok();
+    (ok, cx.tape)
+}
