@@ -75,6 +75,7 @@ mod without {
     use super::{Node, Tape};
 
     /// No type is decoded in place.
+    #[allow(clippy::extra_unused_type_parameters)] // `values::supports`'s signature.
     pub(crate) fn supports<K: 'static>() -> bool {
         false
     }
