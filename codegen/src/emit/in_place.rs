@@ -1,20 +1,24 @@
-//! In-place decoders for k8s-openapi's types: the impls of kinform-client's private
-//! `InPlace` trait (`client/src/decode/in_place/k8s_1_35.rs`), one per type reachable from a
+//! In-place decoders for k8s-openapi's types: the input of kinform-client's in-place
+//! decoding (`client/src/decode/in_place/k8s_1_35.rs`), one entry per type reachable from a
 //! built-in resource that can be listed and watched.
 //!
 //! What the client needs from the spec is what k8s-openapi's generator read from it: for
 //! each definition with properties, the struct's Rust path (`type_path`), each property's
-//! JSON name and the Rust field k8s-openapi gives it, and whether the definition is a
-//! resource (k8s-openapi leaves `apiVersion` and `kind` out of those and checks them
-//! instead). Definitions without properties (`Time`, `IntOrString`, `RawExtension`,
-//! object types of any shape) have a `Deserialize` of their own in k8s-openapi and are
-//! decoded afresh. The field types are left to the trait's impls (`Option`, `Vec`, maps,
-//! ...), so the emitted code names no type but the structs. Every struct is destructured
-//! without `..`: a field k8s-openapi has and the spec does not (another Kubernetes version)
-//! is a compile error, not a field left holding a replaced object's value.
+//! JSON name and the Rust field k8s-openapi gives it ([`field_ident`]), whether the
+//! definition is a resource (k8s-openapi leaves `apiVersion` and `kind` out of those and
+//! checks them instead) and whether its type has a `Default` ([`NO_DEFAULT`]).
+//! Definitions without properties (`Time`, `IntOrString`, `RawExtension`, object types of
+//! any shape) have a `Deserialize` of their own in k8s-openapi and are decoded afresh.
+//!
+//! The file is a list of invocations of the client's macros (`in_place_struct!`,
+//! `fresh_in_place!`, `required_field!`, `root_types!`), one line per member, written as
+//! text: the macros expand it into the impls. The field types are left to the client's
+//! trait impls (`Option`, `Vec`, maps, ...), so the file names no type but the structs.
+//! Every struct's fields end up in a pattern without `..`: a field k8s-openapi has and the
+//! spec does not (another Kubernetes version) is a compile error, not a field left holding a
+//! replaced object's value.
 
 use std::collections::{BTreeMap, BTreeSet};
-
 use std::fmt::Write as _;
 
 use serde_json::Value;
@@ -128,7 +132,8 @@ fn refs(schema: &Value, out: &mut Vec<String>) {
     }
 }
 
-/// Reads the OpenAPI v2 spec `path` and emits its in-place decoders (see [`emit`]).
+/// Reads the Kubernetes OpenAPI spec `path` (a `swagger.json`) and emits kinform-client's
+/// in-place decoders for it: one Rust file, the input of `kinform-gen in-place`.
 pub fn emit_file(path: &std::path::Path) -> Result<String, InPlaceError> {
     use crate::read::openapi::{OpenApiError, read_openapi};
     let model = read_openapi(path)?;
@@ -145,9 +150,8 @@ pub fn emit_file(path: &std::path::Path) -> Result<String, InPlaceError> {
     emit(&model, &spec)
 }
 
-/// Emits the impls for every type reachable from `model`'s listable and watchable
-/// resources of k8s-openapi types, and the `roots` function that registers those
-/// resources, as one formatted file.
+/// The decoders of every type reachable from `model`'s listable and watchable resources of
+/// k8s-openapi types, and the list of those resources, as one file (see the module docs).
 pub fn emit(model: &ApiModel, spec: &Value) -> Result<String, InPlaceError> {
     let defs = definitions(spec).ok_or(InPlaceError::NoDefinitions)?;
     let by_path: BTreeMap<String, &str> = defs

@@ -239,6 +239,28 @@ async fn added_objects_at_the_cached_resource_version_are_reused_until_the_end_b
     );
 }
 
+/// A streaming list's watch whose hints carry `reclaim`, past its initial events (one
+/// ADDED event, then the end bookmark): the sender of its body's chunks and its batches.
+async fn past_initial_events(
+    reclaim: &Arc<Reclaim<ConfigMap>>,
+) -> (
+    tokio::sync::mpsc::UnboundedSender<Result<Bytes, Error>>,
+    WatchBatchStream<Arc<ConfigMap>>,
+) {
+    let hints = ListHints {
+        reclaim: Some(Arc::clone(reclaim)),
+        ..ListHints::default()
+    };
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Result<Bytes, Error>>();
+    let rx = stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|c| (c, rx)) });
+    let mut batches =
+        decode_shared_batches(rx.boxed(), origin(), hints, true, DEFAULT_READ_AHEAD_BYTES);
+    let first = [line("ADDED", cm("a", "5", "x")), end_bookmark("6")].concat();
+    tx.send(Ok(Bytes::from(first))).unwrap();
+    assert_eq!(batches.next().await.unwrap().len(), 2);
+    (tx, batches)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn replaced_objects_handed_back_are_dropped_while_decoding_after_the_initial_events() {
     let reclaim = Arc::new(Reclaim::new(16));
@@ -248,19 +270,7 @@ async fn replaced_objects_handed_back_are_dropped_while_decoding_after_the_initi
     let watched: Vec<_> = old.iter().map(Arc::downgrade).collect();
     reclaim.put_many(old);
     assert_eq!(reclaim.len(), 3);
-    let hints = ListHints {
-        reclaim: Some(Arc::clone(&reclaim)),
-        ..ListHints::default()
-    };
-    let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Result<Bytes, Error>>();
-    let rx = stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|c| (c, rx)) });
-    let mut batches =
-        decode_shared_batches(rx.boxed(), origin(), hints, true, DEFAULT_READ_AHEAD_BYTES);
-    // The initial events: nothing is taken back yet (the cache is being filled).
-    let first = [line("ADDED", cm("a", "5", "x")), end_bookmark("6")].concat();
-    tx.send(Ok(Bytes::from(first))).unwrap();
-    let evs = batches.next().await.unwrap();
-    assert_eq!(evs.len(), 2);
+    let (tx, mut batches) = past_initial_events(&reclaim).await;
     assert_eq!(reclaim.len(), 3, "nothing taken during the initial events");
     // Ordinary events: one replaced object dropped before each decoded one (the weak
     // references keep them from being decoded into, see the next test), same events.
@@ -296,17 +306,7 @@ k8s_openapi::k8s_if_1_35! {
                 Arc::new(c)
             })
             .collect();
-        let hints = ListHints {
-            reclaim: Some(Arc::clone(&reclaim)),
-            ..ListHints::default()
-        };
-        let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Result<Bytes, Error>>();
-        let rx = stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|c| (c, rx)) });
-        let mut batches =
-            decode_shared_batches(rx.boxed(), origin(), hints, true, DEFAULT_READ_AHEAD_BYTES);
-        let first = [line("ADDED", cm("a", "5", "x")), end_bookmark("6")].concat();
-        tx.send(Ok(Bytes::from(first))).unwrap();
-        assert_eq!(batches.next().await.unwrap().len(), 2);
+        let (tx, mut batches) = past_initial_events(&reclaim).await;
         reclaim.put_many(old);
         let later = [
             line("MODIFIED", cm("a", "7", "y")),
