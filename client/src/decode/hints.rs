@@ -27,8 +27,8 @@ pub struct ListHints<K> {
     /// identifies one state of one object), so the pipeline may return the cached `Arc`
     /// instead of decoding the item again.
     pub cached: Option<CachedLookup<K>>,
-    /// Objects that left the reflector's cache, for a watch to drop on a decoding thread
-    /// before each object it decodes there (see [`Reclaim`]).
+    /// Objects that left the reflector's cache, for a watch to decode into (a built-in type)
+    /// or drop, on a decoding thread, for each object it decodes there (see [`Reclaim`]).
     pub reclaim: Option<Arc<Reclaim<K>>>,
 }
 

@@ -1,4 +1,4 @@
-//! Objects that left a cache, handed back to the decoding threads to be freed there.
+//! Objects that left a cache, handed back to the decoding threads to be reused or freed there.
 //!
 //! Why: a watch event that changes a cached object replaces it, and the replaced object is
 //! freed by whoever drops its last reference: in an informer, the handler's delivery task,
@@ -25,9 +25,10 @@
 //! thread then ([`free_when_quiet`]), so a burst that ends leaves nothing held.
 //!
 //! Considered: choosing the application's allocator (not a library's call), and keeping
-//! freed objects in pools by type (the objects are trees of `String`s, `Vec`s and maps of
-//! every size: the allocator's own caches are that pool, if the free happens on the right
-//! thread).
+//! freed objects' parts in pools by type (the objects are trees of `String`s, `Vec`s and
+//! maps of every size: the allocator's own caches are that pool, if the free happens on the
+//! right thread). Decoding into a whole handed-back object (`in_place`) goes further where
+//! the type is known: its parts are neither freed nor allocated again.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -42,7 +43,7 @@ use tokio::sync::Notify;
 /// else would).
 pub const RECLAIM_QUIET: Duration = Duration::from_millis(50);
 
-/// Replaced objects waiting to be dropped on a decoding thread (see the module docs).
+/// Replaced objects waiting for a decoding thread to decode into or drop (see the module docs).
 pub struct Reclaim<K> {
     queue: Mutex<Vec<Arc<K>>>,
     capacity: usize,

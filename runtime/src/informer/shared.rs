@@ -28,7 +28,7 @@ use kinform_core::resource::HasMetadata;
 /// The smallest resync period a handler gets (client-go's `minimumResyncPeriod`).
 pub const MINIMUM_RESYNC_PERIOD: Duration = Duration::from_secs(1);
 
-/// Replaced objects waiting at most for a decoding thread to free them (see [`Reclaim`]):
+/// Replaced objects waiting at most for a decoding thread to reuse or free them (see [`Reclaim`]):
 /// a few batches' worth of one handler's deliveries.
 const RECLAIM_CAPACITY: usize = 1024;
 
@@ -118,7 +118,7 @@ pub(crate) struct Inner<K> {
     resync_check: Mutex<Option<Duration>>,
     metrics: Arc<ReflectorMetrics>,
     synced: watch::Sender<bool>,
-    /// Objects that left the cache, freed on a decoding thread (see [`Reclaim`]).
+    /// Objects that left the cache, reused or freed on a decoding thread (see [`Reclaim`]).
     reclaim: Arc<Reclaim<K>>,
 }
 
