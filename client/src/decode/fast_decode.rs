@@ -205,10 +205,10 @@ impl Decoder {
     }
 }
 
-/// The number of tape nodes the value at `tape[i]` spans.
-fn extent(tape: &[Node<'_>], i: usize) -> usize {
-    match tape[i] {
-        Node::Object { count, .. } | Node::Array { count, .. } => 1 + count,
+/// The number of tape nodes the value at `tape[i]` spans (1 past the tape's end).
+pub(super) fn extent(tape: &[Node<'_>], i: usize) -> usize {
+    match tape.get(i) {
+        Some(Node::Object { count, .. } | Node::Array { count, .. }) => 1 + count,
         _ => 1,
     }
 }

@@ -7,10 +7,11 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::OnceLock;
 
 use serde::de::DeserializeOwned;
-use simd_json::{Node, StaticNode, Tape};
-
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::FieldsV1;
+use simd_json::{Node, StaticNode, Tape};
+
+use crate::decode::fast_decode::extent;
 
 /// The value does not have the shape the target's type expects: decode afresh.
 #[derive(Debug)]
@@ -24,18 +25,10 @@ pub(crate) struct Value<'t, 'i> {
     nodes: &'t [Node<'i>],
 }
 
-/// The number of tape nodes the value at `nodes[0]` spans.
-fn extent(nodes: &[Node<'_>]) -> usize {
-    match nodes.first() {
-        Some(Node::Object { count, .. } | Node::Array { count, .. }) => 1 + count,
-        _ => 1,
-    }
-}
-
 impl<'t, 'i> Value<'t, 'i> {
     /// The document's root value.
     fn root(tape: &'t [Node<'i>]) -> Result<Self> {
-        let n = extent(tape);
+        let n = extent(tape, 0);
         tape.get(..n).map(|nodes| Self { nodes }).ok_or(Mismatch)
     }
 
@@ -85,7 +78,7 @@ impl<'t, 'i> Value<'t, 'i> {
 
     /// The value that starts at `rest[0]`, and what follows it.
     fn split(rest: &'t [Node<'i>]) -> Result<(Self, &'t [Node<'i>])> {
-        let n = extent(rest);
+        let n = extent(rest, 0);
         if rest.len() < n {
             return Err(Mismatch);
         }
@@ -408,13 +401,10 @@ pub(crate) type RootFn = for<'t, 'i> fn(&mut dyn Any, Value<'t, 'i>, &mut Scratc
 fn roots() -> &'static HashMap<TypeId, RootFn> {
     static ROOTS: OnceLock<HashMap<TypeId, RootFn>> = OnceLock::new();
     ROOTS.get_or_init(|| {
-        #[allow(unused_mut)]
         let mut roots: HashMap<TypeId, RootFn> = HashMap::new();
-        k8s_openapi::k8s_if_1_35! {
-            super::k8s_1_35::roots(&mut |id, f| {
-                roots.insert(id, f);
-            });
-        }
+        super::k8s_1_35::roots(&mut |id, f| {
+            roots.insert(id, f);
+        });
         roots
     })
 }
