@@ -261,6 +261,21 @@ async fn past_initial_events(
     (tx, batches)
 }
 
+/// Sends two MODIFIED events of `a` on a watch [`past_initial_events`]: their lines, and the
+/// batch they decode to.
+async fn two_changes(
+    tx: &tokio::sync::mpsc::UnboundedSender<Result<Bytes, Error>>,
+    batches: &mut WatchBatchStream<Arc<ConfigMap>>,
+) -> (Vec<u8>, WatchBatch<Arc<ConfigMap>>) {
+    let later = [
+        line("MODIFIED", cm("a", "7", "y")),
+        line("MODIFIED", cm("a", "8", "z")),
+    ]
+    .concat();
+    tx.send(Ok(Bytes::from(later.clone()))).unwrap();
+    (later, batches.next().await.unwrap())
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn replaced_objects_handed_back_are_dropped_while_decoding_after_the_initial_events() {
     let reclaim = Arc::new(Reclaim::new(16));
@@ -274,13 +289,7 @@ async fn replaced_objects_handed_back_are_dropped_while_decoding_after_the_initi
     assert_eq!(reclaim.len(), 3, "nothing taken during the initial events");
     // Ordinary events: one replaced object dropped before each decoded one (the weak
     // references keep them from being decoded into, see the next test), same events.
-    let later = [
-        line("MODIFIED", cm("a", "7", "y")),
-        line("MODIFIED", cm("a", "8", "z")),
-    ]
-    .concat();
-    tx.send(Ok(Bytes::from(later.clone()))).unwrap();
-    let evs = batches.next().await.unwrap();
+    let (later, evs) = two_changes(&tx, &mut batches).await;
     assert_eq!(reclaim.len(), 1, "two taken for two events");
     assert_eq!(watched.iter().filter(|w| w.strong_count() == 0).count(), 2);
     for (got, l) in evs.iter().zip(later.split(|&b| b == b'\n')) {
@@ -308,13 +317,7 @@ k8s_openapi::k8s_if_1_35! {
             .collect();
         let (tx, mut batches) = past_initial_events(&reclaim).await;
         reclaim.put_many(old);
-        let later = [
-            line("MODIFIED", cm("a", "7", "y")),
-            line("MODIFIED", cm("a", "8", "z")),
-        ]
-        .concat();
-        tx.send(Ok(Bytes::from(later.clone()))).unwrap();
-        let evs = batches.next().await.unwrap();
+        let (later, evs) = two_changes(&tx, &mut batches).await;
         assert!(reclaim.is_empty(), "both taken");
         for (got, l) in evs.iter().zip(later.split(|&b| b == b'\n')) {
             let want: WatchEvent<ConfigMap> = decode_watch_line(l).unwrap();
