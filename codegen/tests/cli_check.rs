@@ -11,13 +11,23 @@ fn spec() -> PathBuf {
     ))
 }
 
-fn gen_cmd(out: &std::path::Path, check: bool) -> std::process::Output {
+/// `kinform-gen <subcommand> <spec> --out <out> [--check]`.
+fn kinform_gen(
+    subcommand: &str,
+    spec: &std::path::Path,
+    out: &std::path::Path,
+    check: bool,
+) -> std::process::Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_kinform-gen"));
-    cmd.arg("openapi").arg(spec()).arg("--out").arg(out);
+    cmd.arg(subcommand).arg(spec).arg("--out").arg(out);
     if check {
         cmd.arg("--check");
     }
     cmd.output().expect("runs")
+}
+
+fn gen_cmd(out: &std::path::Path, check: bool) -> std::process::Output {
+    kinform_gen("openapi", &spec(), out, check)
 }
 
 #[test]
@@ -114,26 +124,16 @@ fn crd_subcommand_emits_types_clients_and_informers_that_parse() {
     }
 }
 
-fn in_place_cmd(
-    spec: &std::path::Path,
-    out: &std::path::Path,
-    check: bool,
-) -> std::process::Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kinform-gen"));
-    cmd.arg("in-place").arg(spec).arg("--out").arg(out);
-    if check {
-        cmd.arg("--check");
-    }
-    cmd.output().expect("runs")
-}
-
 #[test]
 fn in_place_check_detects_a_missing_or_edited_file_and_a_bad_spec_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("decoders.rs");
-    assert_eq!(in_place_cmd(&spec(), &out, true).status.code(), Some(1));
+    assert_eq!(
+        kinform_gen("in-place", &spec(), &out, true).status.code(),
+        Some(1)
+    );
 
-    let written = in_place_cmd(&spec(), &out, false);
+    let written = kinform_gen("in-place", &spec(), &out, false);
     assert!(
         written.status.success(),
         "{}",
@@ -145,10 +145,13 @@ fn in_place_check_detects_a_missing_or_edited_file_and_a_bad_spec_is_an_error() 
         text.contains("in_place_struct!(resource k8s_openapi::api::coordination::v1::Lease {"),
         "{text}"
     );
-    assert_eq!(in_place_cmd(&spec(), &out, true).status.code(), Some(0));
+    assert_eq!(
+        kinform_gen("in-place", &spec(), &out, true).status.code(),
+        Some(0)
+    );
 
     std::fs::write(&out, format!("{text}// edited\n")).unwrap();
-    let stale = in_place_cmd(&spec(), &out, true);
+    let stale = kinform_gen("in-place", &spec(), &out, true);
     assert_eq!(stale.status.code(), Some(1));
     assert!(
         String::from_utf8_lossy(&stale.stderr).contains("1 file(s) out of date"),
@@ -156,7 +159,7 @@ fn in_place_check_detects_a_missing_or_edited_file_and_a_bad_spec_is_an_error() 
         String::from_utf8_lossy(&stale.stderr)
     );
 
-    let missing = in_place_cmd(&dir.path().join("nope.json"), &out, true);
+    let missing = kinform_gen("in-place", &dir.path().join("nope.json"), &out, true);
     assert_eq!(missing.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&missing.stderr).contains("nope.json"));
 }
