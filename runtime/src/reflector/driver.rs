@@ -131,10 +131,10 @@ where
         self
     }
 
-    /// Objects that left the sink's cache come back through `reclaim`, to be dropped on the
-    /// decoding thread that decodes the watch's next events, or on one when the watch has
-    /// been quiet for [`RECLAIM_QUIET`](kinform_client::decode::RECLAIM_QUIET) (see
-    /// [`Reclaim`]).
+    /// Objects that left the sink's cache come back through `reclaim`, to be decoded into
+    /// or dropped on the decoding thread that decodes the watch's next events, or dropped on
+    /// one when the watch has been quiet for
+    /// [`RECLAIM_QUIET`](kinform_client::decode::RECLAIM_QUIET) (see [`Reclaim`]).
     pub fn with_reclaim(mut self, reclaim: Arc<Reclaim<K>>) -> Self {
         self.reclaim = Some(reclaim);
         self
