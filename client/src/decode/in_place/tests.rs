@@ -1,6 +1,6 @@
 //! In-place decoding leaves exactly what a fresh decode builds: every real object (the
 //! test server's realistic pods, objects of eighteen more built-in kinds as it stores them,
-//! the corpus's CustomResourceDefinitions) decoded into every other object of its type and
+//! the corpus's CustomResourceDefinitions) decoded into up to eight objects of its type and
 //! into the default, and, in property tests, mutated pods (members dropped, nulled,
 //! retyped, added, a wrong `kind`) decoded into objects of other mutated pods. Where in-place
 //! decoding gives up, the caller decodes afresh, so giving up is allowed; a different
