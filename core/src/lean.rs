@@ -232,6 +232,89 @@ impl<K: HasMetadata + Serialize> Lean<K> {
     }
 }
 
+impl<K> Lean<K> {
+    /// Makes this object the one a document's members describe, member by member, in the
+    /// memory it holds: `fill` is given a [`Refill`] and reports each member of the
+    /// document, in order. The result is the `Lean<K>` that `Deserialize` builds from the
+    /// same members; the body's buffer is kept when its text is unchanged. For the in-place
+    /// decoding of watch events (kinform-client's `decode/in_place`), not for users.
+    ///
+    /// `false` when `fill` returns `false` (or the text is not UTF-8, which a [`Refill`]
+    /// does not write): the object is then partly written and must be dropped.
+    #[doc(hidden)]
+    #[must_use]
+    pub fn refill(&mut self, fill: impl FnOnce(&mut Refill<'_>) -> bool) -> bool {
+        with_scratch(|body| {
+            body.push(b'{');
+            let mut refill = Refill {
+                metadata: &mut self.metadata,
+                form: MetaForm::Absent,
+                body,
+            };
+            if !fill(&mut refill) {
+                return false;
+            }
+            let form = refill.form;
+            body.push(b'}');
+            if self.body.as_bytes() != body.as_slice() {
+                let Ok(text) = std::str::from_utf8(body) else {
+                    return false;
+                };
+                self.body = text.into();
+            }
+            if form != MetaForm::Object {
+                self.metadata = ObjectMeta::default();
+            }
+            self.form = form;
+            true
+        })
+    }
+}
+
+/// A lean object being rebuilt from a document's members (see [`Lean::refill`]).
+#[doc(hidden)]
+pub struct Refill<'a> {
+    metadata: &'a mut ObjectMeta,
+    form: MetaForm,
+    body: &'a mut Vec<u8>,
+}
+
+impl Refill<'_> {
+    /// The document's `metadata` member is an object: the `ObjectMeta` to decode it into
+    /// (holding what the object had). `None` when the document already had a `metadata`
+    /// member (`Deserialize` refuses the document).
+    pub fn metadata_object(&mut self) -> Option<&mut ObjectMeta> {
+        self.set_form(MetaForm::Object)
+            .then_some(&mut *self.metadata)
+    }
+
+    /// The document's `metadata` member is `null`; `false` when it already had one.
+    pub fn metadata_null(&mut self) -> bool {
+        self.set_form(MetaForm::Null)
+    }
+
+    fn set_form(&mut self, form: MetaForm) -> bool {
+        let first = self.form == MetaForm::Absent;
+        self.form = form;
+        first
+    }
+
+    /// Another member (`key` is not `metadata`): its value is read from `value` and kept
+    /// as JSON text.
+    pub fn member<'de, D: Deserializer<'de>>(
+        &mut self,
+        key: &str,
+        value: D,
+    ) -> Result<(), D::Error> {
+        if self.body.len() > 1 {
+            self.body.push(b',');
+        }
+        write_str(self.body, key);
+        self.body.push(b':');
+        JsonCopy(self.body).deserialize(value)
+    }
+}
+
 /// The last segment of `K`'s type name (`Pod`), for errors.
 fn short_type_name<K>() -> &'static str {
     let full = std::any::type_name::<K>();

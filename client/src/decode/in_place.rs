@@ -36,9 +36,12 @@
 //! listed and watched, for the Kubernetes version of the spec the impls were generated from
 //! (`k8s_1_35`, emitted by `kinform-gen in-place` from the v1.35 OpenAPI spec; every
 //! struct's fields are listed in a pattern without `..`, so the impls do not compile against
-//! types whose fields differ). With another version of k8s-openapi enabled, and for every
-//! other type (custom resources, `DynamicObject`, the lean cache), no type is supported and
-//! replaced objects are freed before each decode, as before.
+//! types whose fields differ), and the lean cache's objects of those resources and of
+//! `DynamicObject` (`lean`: the metadata decoded in place, the body's text kept when it is
+//! unchanged). With another version of k8s-openapi enabled, and for every other type
+//! (custom resources, `DynamicObject` itself, the lean form of a generated or derived
+//! type), no type is supported and replaced objects are freed before each decode, as
+//! before.
 //!
 //! Considered: serde's `deserialize_in_place` (a hidden serde API that k8s-openapi's
 //! hand-written impls do not implement, so it falls back to a fresh decode), and keeping
@@ -51,6 +54,7 @@ k8s_openapi::k8s_if_1_35! {
     mod fields;
     #[rustfmt::skip]
     mod k8s_1_35;
+    mod lean;
     #[cfg(test)]
     mod tests;
     mod values;

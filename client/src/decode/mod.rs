@@ -65,10 +65,10 @@
 //!    once the initial events are over, an informer's watch (one whose hints carry a
 //!    [`Reclaim`]) decodes each batch as one job on a decoding thread, which takes one of the
 //!    objects the informer handed back (the replaced or deleted states its handlers have
-//!    seen) for each object it decodes. A k8s-openapi built-in type is decoded into it
-//!    (`in_place`: the new state written into the old one's strings, vectors and maps, so
-//!    an event whose object fits the old one's memory allocates and frees nothing); any
-//!    other type drops it first, so the memory one event frees is what the next one's
+//!    seen) for each object it decodes. A k8s-openapi built-in type, or its lean form, is
+//!    decoded into it (`in_place`: the new state written into the old one's strings,
+//!    vectors and maps, so an event whose object fits the old one's memory allocates and
+//!    frees nothing); any other type drops it first, so the memory one event frees is what the next one's
 //!    object is made of. Freed by the handlers' thread instead, the same pod events
 //!    cost twice the CPU in glibc's malloc; made on threads that stop allocating (a blocking
 //!    thread, the worker a task left), a burst that replaces the cache grows the heap by the

@@ -16,7 +16,8 @@
 //! deletion's last state, once every handler has seen them) into a [`Reclaim`], and the
 //! watch's decoding job (on one of the two decoding threads, `decode_threads`, where every
 //! cached object was made) takes one of them for each object it decodes: it decodes a
-//! k8s-openapi built-in type into it (`in_place`), and drops any other type first, so the
+//! k8s-openapi built-in type or its lean form into it (`in_place`), and drops any other
+//! type first, so the
 //! memory freed is reused at once by the same thread, as in a decode-and-drop loop. Only objects
 //! the putter holds the last reference to are queued (others are still in use, and
 //! dropping a reference frees nothing), and at most [`Reclaim::capacity`] of them: beyond,

@@ -211,14 +211,21 @@ pub(crate) fn root<'i, T: InPlace + 'static>(
         .decode_in_place(v, cx)
 }
 
-/// The root types: emits `roots(add)`, which registers each with its [`RootFn`].
+/// The root types: emits `roots(add)`, which registers each, and its lean form, with its
+/// [`RootFn`].
 macro_rules! root_types {
     ($($ty:ty),* $(,)?) => {
         /// Registers every root type with its decoder.
         pub(super) fn roots(
             add: &mut dyn FnMut(std::any::TypeId, $crate::decode::in_place::RootFn),
         ) {
-            $(add(std::any::TypeId::of::<$ty>(), $crate::decode::in_place::fields::root::<$ty>);)*
+            $(
+                add(std::any::TypeId::of::<$ty>(), $crate::decode::in_place::fields::root::<$ty>);
+                add(
+                    std::any::TypeId::of::<kinform_core::Lean<$ty>>(),
+                    $crate::decode::in_place::fields::root::<kinform_core::Lean<$ty>>,
+                );
+            )*
         }
     };
 }

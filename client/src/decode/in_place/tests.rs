@@ -25,6 +25,7 @@ use serde_json::{Value, json};
 use super::super::differential_tests::{runtime, yaml_documents};
 use super::super::fast_decode::Decoder;
 use crate::DynamicObject;
+use kinform_core::Lean;
 
 /// Objects of built-in kinds to create on the test server, which fills in the defaults
 /// kube-apiserver does: `(collection path, object)`.
@@ -212,8 +213,8 @@ fn fresh<K: DeserializeOwned>(doc: &[u8], skip_managed_fields: bool) -> Option<K
 }
 
 /// Every object of type `K` decoded into the first eight of them and into the default, with
-/// and without `managedFields` cut: always taken, always equal to the fresh decode. Returns
-/// the number of objects.
+/// and without `managedFields` cut, as `K` and as `Lean<K>`: always taken, always equal to
+/// the fresh decode. Returns the number of objects.
 fn round<K>() -> usize
 where
     K: k8s_openapi::Resource
@@ -225,31 +226,42 @@ where
         + 'static,
 {
     let docs = examples::<K>();
+    every_into_eight(&docs, K::default());
+    every_into_eight(&docs, fresh::<Lean<K>>(b"{}", false).expect("an empty lean object"));
+    docs.len()
+}
+
+/// Every document of `docs` decoded into the first eight of them and into `blank`, with and
+/// without `managedFields` cut: always taken, always equal to the fresh decode.
+fn every_into_eight<T>(docs: &[&Value], blank: T)
+where
+    T: DeserializeOwned + Clone + PartialEq + std::fmt::Debug + 'static,
+{
     // The first eight objects and the default: a pod's neighbours are enough to vary its
     // shape.
-    let targets: Vec<K> = docs
+    let targets: Vec<T> = docs
         .iter()
         .take(8)
-        .map(|t| fresh::<K>(&serde_json::to_vec(t).expect("JSON"), false).expect("decodes"))
-        .chain([K::default()])
+        .map(|t| fresh::<T>(&serde_json::to_vec(t).expect("JSON"), false).expect("decodes"))
+        .chain([blank])
         .collect();
-    for doc in &docs {
+    for doc in docs {
         let bytes = serde_json::to_vec(doc).expect("JSON");
         for skip in [false, true] {
-            let want: K = fresh(&bytes, skip).expect("the example decodes");
+            let want: T = fresh(&bytes, skip).expect("the example decodes");
             for target in &targets {
                 let got = in_place(target.clone(), &bytes, skip);
                 assert_eq!(
                     got.as_ref(),
                     Some(&want),
-                    "{} {}",
-                    K::KIND,
+                    "{} {} {}",
+                    std::any::type_name::<T>(),
+                    doc["kind"],
                     doc["metadata"]["name"]
                 );
             }
         }
     }
-    docs.len()
 }
 
 #[test]
@@ -284,6 +296,50 @@ fn every_real_object_decodes_in_place_to_what_a_fresh_decode_builds() {
     ];
     for (kind, n) in counts {
         assert!(n > 0, "no {kind} to decode: {counts:?}");
+    }
+    // The dynamic lean informer's objects: every object of every kind.
+    let all: Vec<&Value> = objects().iter().collect();
+    every_into_eight(
+        &all,
+        fresh::<Lean<DynamicObject>>(b"{}", false).expect("an empty lean object"),
+    );
+}
+
+#[test]
+fn lean_objects_follow_their_deserialize_and_keep_an_unchanged_body() {
+    let doc = |metadata: &str, rest: &str| format!(r#"{{"apiVersion":"v1","kind":"Pod"{metadata}{rest}}}"#);
+    let target: Lean<Pod> = fresh(
+        doc(r#","metadata":{"name":"a","labels":{"x":"1"}}"#, r#","spec":{"nodeName":"n"}"#).as_bytes(),
+        false,
+    )
+    .expect("decodes");
+    let cases = [
+        doc(r#","metadata":{"name":"a","labels":{"x":"2"}}"#, r#","spec":{"nodeName":"n"}"#),
+        doc(r#","metadata":null"#, r#","spec":{"nodeName":"m"}"#),
+        doc("", r#","spec":{"nodeName":"n"},"status":{}"#),
+        doc(r#","metadata":{}"#, ""),
+        doc(r#","spec":{"nodeName":"\"q\" \u00e9"}"#, r#","metadata":{"name":"b"}"#),
+    ];
+    for case in &cases {
+        let want: Lean<Pod> = fresh(case.as_bytes(), false).expect("decodes");
+        assert_eq!(in_place(target.clone(), case.as_bytes(), false), Some(want), "{case}");
+    }
+    // A change of labels leaves the body's text, and its buffer, as they were.
+    let body = target.body_json().as_ptr();
+    let relabelled = in_place(target.clone(), cases[0].as_bytes(), false).expect("decodes");
+    let mut same = target;
+    assert!(Decoder::default().decode_into(&mut same, cases[0].as_bytes(), false));
+    assert_eq!(same, relabelled);
+    assert_eq!(same.body_json().as_ptr(), body, "the body's buffer is kept");
+    // A second `metadata`, or one that is not an object, is refused by `Deserialize`:
+    // in-place decoding gives up.
+    for refused in [
+        doc(r#","metadata":{}"#, r#","metadata":{}"#),
+        doc(r#","metadata":null"#, r#","metadata":null"#),
+        doc(r#","metadata":[]"#, ""),
+    ] {
+        assert!(fresh::<Lean<Pod>>(refused.as_bytes(), false).is_none(), "{refused}");
+        assert!(in_place(same.clone(), refused.as_bytes(), false).is_none(), "{refused}");
     }
 }
 
@@ -499,6 +555,14 @@ proptest! {
             Some(got) => prop_assert_eq!(Some(got), want),
             // Giving up is allowed, but not on an example as it is.
             None => prop_assert!(!doc_changes.is_empty()),
+        }
+        // The same as lean objects.
+        if let Some(target) = fresh::<Lean<Pod>>(&target_doc, false) {
+            let want: Option<Lean<Pod>> = fresh(&doc, skip);
+            match in_place(target, &doc, skip) {
+                Some(got) => prop_assert_eq!(Some(got), want),
+                None => prop_assert!(!doc_changes.is_empty()),
+            }
         }
     }
 }

@@ -142,11 +142,20 @@ pub(crate) struct Scratch<'i> {
 
 /// Decodes `v` afresh into a `T`, with simd-json's serde driver, as the ordinary path does.
 pub(crate) fn fresh<'i, T: DeserializeOwned>(v: Value<'_, 'i>, cx: &mut Scratch<'i>) -> Result<T> {
+    read(v, cx, |de| T::deserialize(de))
+}
+
+/// Runs `read` on simd-json's serde deserializer over `v` alone.
+pub(crate) fn read<'i, T>(
+    v: Value<'_, 'i>,
+    cx: &mut Scratch<'i>,
+    read: impl FnOnce(&mut simd_json::Deserializer<'i>) -> simd_json::Result<T>,
+) -> Result<T> {
     let mut tape = std::mem::replace(&mut cx.tape, Tape(Vec::new()));
     tape.0.clear();
     tape.0.extend_from_slice(v.nodes);
     let mut de = simd_json::Deserializer::from_tape(tape);
-    let out = T::deserialize(&mut de).map_err(|_| Mismatch);
+    let out = read(&mut de).map_err(|_| Mismatch);
     cx.tape = de.into_tape();
     out
 }
@@ -405,6 +414,11 @@ fn roots() -> &'static HashMap<TypeId, RootFn> {
         super::k8s_1_35::roots(&mut |id, f| {
             roots.insert(id, f);
         });
+        // A lean object's body does not depend on its type: the dynamic lean informer's too.
+        roots.insert(
+            TypeId::of::<kinform_core::Lean<crate::DynamicObject>>(),
+            super::fields::root::<kinform_core::Lean<crate::DynamicObject>>,
+        );
         roots
     })
 }
