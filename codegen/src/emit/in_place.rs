@@ -29,10 +29,11 @@ use crate::read::openapi::type_path::k8s_openapi_path;
 
 /// Definitions whose impl the client writes by hand: a `Quantity` is a string decoded into
 /// its own buffer (or a number k8s-openapi writes as text), a `FieldsV1` a JSON value
-/// decoded into the one it holds.
+/// decoded into the one it holds, a `Time` read directly in the form Kubernetes writes.
 const HAND_WRITTEN: &[&str] = &[
     "io.k8s.apimachinery.pkg.api.resource.Quantity",
     "io.k8s.apimachinery.pkg.apis.meta.v1.FieldsV1",
+    "io.k8s.apimachinery.pkg.apis.meta.v1.Time",
 ];
 
 /// Definitions whose k8s-openapi type has no `Default`: the jiff timestamps and the

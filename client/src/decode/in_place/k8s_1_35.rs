@@ -100,7 +100,6 @@ fresh_in_place!(
     k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaPropsOrBool,
     k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaPropsOrStringArray,
     k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime,
-    k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
     k8s_openapi::apimachinery::pkg::runtime::RawExtension,
     k8s_openapi::apimachinery::pkg::util::intstr::IntOrString,
 );
@@ -113,7 +112,6 @@ required_field!(
 
 required_field!(no_default 
     k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime,
-    k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
 );
 
 in_place_struct!(k8s_openapi::api::admissionregistration::v1::AuditAnnotation {

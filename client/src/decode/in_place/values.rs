@@ -69,7 +69,7 @@ impl<'t, 'i> Value<'t, 'i> {
     }
 
     /// A string's text.
-    fn str(self) -> Result<&'i str> {
+    pub(crate) fn str(self) -> Result<&'i str> {
         match self.nodes.first() {
             Some(&Node::String(s)) => Ok(s),
             _ => Err(Mismatch),
