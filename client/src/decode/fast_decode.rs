@@ -44,8 +44,10 @@ use simd_json::{Node, Tape};
 
 use super::{heap_ahead, in_place};
 
-/// serde_json's recursion limit: documents nested deeper go to serde_json.
-const RECURSION_LIMIT: usize = 128;
+/// The most containers serde_json lets a document nest: its recursion limit, 128, is hit on
+/// opening the 128th (`remaining_depth` reaches 0). Documents nested deeper go to
+/// serde_json, which refuses them.
+const MAX_NESTING: usize = 127;
 
 /// Scratch space for decoding many objects on one thread, all reused from one object to the
 /// next: the padded mutable copy of the input simd-json parses in place, its parsing
@@ -58,8 +60,6 @@ pub(crate) struct Decoder {
     buffers: simd_json::Buffers,
     /// Empty between documents; only its allocation is kept.
     tape: Tape<'static>,
-    /// Open containers while the depth is checked: the tape index each one ends at.
-    ends: Vec<usize>,
     /// Empty between documents: the scratch tape of in-place decoding (see [`in_place`]).
     scratch: Tape<'static>,
     /// Bytes of JSON this thread's heap is still grown ahead for (see [`heap_ahead`]).
@@ -81,7 +81,6 @@ impl Default for Decoder {
             input: Vec::new(),
             buffers: simd_json::Buffers::default(),
             tape: Tape(Vec::new()),
-            ends: Vec::new(),
             scratch: Tape(Vec::new()),
             heap_ahead_for: 0,
             steps: true,
@@ -181,7 +180,6 @@ impl Decoder {
             input,
             buffers,
             tape,
-            ends,
             scratch,
             ..
         } = self;
@@ -190,7 +188,7 @@ impl Decoder {
         input.resize(src.len() + simd_json::INPUT_PADDING, 0);
         let mut own = std::mem::replace(tape, Tape(Vec::new())).reset();
         let out = match simd_json::fill_tape_padded(input, src.len(), buffers, &mut own) {
-            Ok(()) if nesting_within(&own.0, RECURSION_LIMIT, ends) => {
+            Ok(()) if nesting_within(&own.0, MAX_NESTING) => {
                 if skip_managed_fields {
                     remove_managed_fields(&mut own.0);
                 }
@@ -213,21 +211,36 @@ pub(super) fn extent(tape: &[Node<'_>], i: usize) -> usize {
     }
 }
 
-/// Whether no container of `tape` is nested more than `limit` deep (`ends` is scratch).
-fn nesting_within(tape: &[Node<'_>], limit: usize, ends: &mut Vec<usize>) -> bool {
-    ends.clear();
-    for (i, node) in tape.iter().enumerate() {
-        while ends.last().is_some_and(|&end| end <= i) {
-            ends.pop();
+/// Whether no container of `tape` is nested more than `limit` deep. A value of `n` tape nodes
+/// holds at most `n` nested containers, so only the containers larger than the depth still
+/// allowed are walked into: for a pod, a few dozen of its thousand nodes.
+fn nesting_within(tape: &[Node<'_>], limit: usize) -> bool {
+    /// Whether the value at `tape[i]` opens at most `left` containers, itself included.
+    fn within(tape: &[Node<'_>], i: usize, left: usize) -> bool {
+        let (object, count) = match tape.get(i) {
+            Some(&Node::Object { count, .. }) => (true, count),
+            Some(&Node::Array { count, .. }) => (false, count),
+            _ => return true,
+        };
+        if left == 0 {
+            return false;
         }
-        if let Node::Object { count, .. } | Node::Array { count, .. } = *node {
-            ends.push(i + 1 + count);
-            if ends.len() > limit {
+        if 1 + count <= left {
+            return true;
+        }
+        let end = i + 1 + count;
+        let mut at = i + 1;
+        while at < end {
+            // An object's member: its key, then its value.
+            at += usize::from(object);
+            if !within(tape, at, left - 1) {
                 return false;
             }
+            at += extent(tape, at);
         }
+        true
     }
-    true
+    within(tape, 0, limit)
 }
 
 /// The tape index of the key `name` among the members of the object at `tape[obj]`, when it

@@ -113,18 +113,23 @@ fn managed_fields_are_skipped_only_in_the_root_metadata() {
 
 #[test]
 fn deep_nesting_fails_as_serde_json_does_without_overflowing() {
-    for depth in [127, 128, 129, 100_000] {
-        let text = format!(
-            r#"{{"metadata":{{"name":"d"}},"spec":{{"group":"g","names":{{"kind":"K","plural":"ks"}},"scope":"Namespaced","versions":[{{"name":"v1","served":true,"storage":true,"schema":{{"openAPIV3Schema":{{"default":{}1{}}}}}}}]}}}}"#,
-            "[".repeat(depth),
-            "]".repeat(depth)
-        );
-        let ours = decode::<CustomResourceDefinition>(text.as_bytes());
-        let theirs = serde_json::from_slice::<CustomResourceDefinition>(text.as_bytes());
-        match (ours, theirs) {
-            (Ok(a), Ok(b)) => assert_eq!(a, b, "depth {depth}"),
-            (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "depth {depth}"),
-            (a, b) => panic!("depth {depth}: ours {a:?}, serde_json {b:?}"),
+    // The deep value alone, and after siblings deep and shallow.
+    let places = [("", ""), (r#"{"a":1,"b":[2,{"c":[[3]]}],"d":"#, "}")];
+    for depth in (118..=130).chain([100_000]) {
+        // The innermost array holds a value, or nothing.
+        for ((before, after), inner) in places.into_iter().flat_map(|p| [(p, "1"), (p, "")]) {
+            let text = format!(
+                r#"{{"metadata":{{"name":"d"}},"spec":{{"group":"g","names":{{"kind":"K","plural":"ks"}},"scope":"Namespaced","versions":[{{"name":"v1","served":true,"storage":true,"schema":{{"openAPIV3Schema":{{"default":{before}{}{inner}{}{after}}}}}}}]}}}}"#,
+                "[".repeat(depth),
+                "]".repeat(depth)
+            );
+            let ours = decode::<CustomResourceDefinition>(text.as_bytes());
+            let theirs = serde_json::from_slice::<CustomResourceDefinition>(text.as_bytes());
+            match (ours, theirs) {
+                (Ok(a), Ok(b)) => assert_eq!(a, b, "depth {depth} {before}"),
+                (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "depth {depth}"),
+                (a, b) => panic!("depth {depth} {before}: ours {a:?}, serde_json {b:?}"),
+            }
         }
     }
 }
