@@ -141,12 +141,12 @@ impl Decoder {
         src: &[u8],
         skip_managed_fields: bool,
     ) -> bool {
-        if !in_place::supports::<K>() {
+        let Some(root) = in_place::root_of::<K>() else {
             return false;
-        }
+        };
         self.with_tape(src, skip_managed_fields, |tape, scratch| {
             let own = std::mem::replace(scratch, Tape(Vec::new())).reset();
-            let (ok, own) = in_place::decode_root(target, &tape.0, own);
+            let (ok, own) = root.decode(target, &tape.0, own);
             *scratch = own.reset();
             (ok.then_some(()), tape)
         })
@@ -225,7 +225,8 @@ fn nesting_within(tape: &[Node<'_>], limit: usize) -> bool {
         if left == 0 {
             return false;
         }
-        if 1 + count <= left {
+        // `count < left`: its 1 + count nodes open at most `left` containers.
+        if count < left {
             return true;
         }
         let end = i + 1 + count;

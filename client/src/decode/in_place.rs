@@ -62,36 +62,44 @@ k8s_openapi::k8s_if_1_35! {
     mod values;
 
     pub(crate) use values::{
-        InPlace, Mismatch, Result, RootFn, Scratch, Value, decode_root, fresh, fresh_in_place,
-        new_by_default, supports,
+        InPlace, Mismatch, Result, RootFn, Scratch, Value, fresh, fresh_in_place,
+        new_by_default, root_of,
     };
 }
 
 // Without the generated decoders (another Kubernetes version), no type is decoded in place.
 k8s_openapi::k8s_if_le_1_34! {
-    pub(crate) use without::{decode_root, supports};
+    pub(crate) use without::{Root, root_of};
 }
 k8s_openapi::k8s_if_ge_1_36! {
-    pub(crate) use without::{decode_root, supports};
+    pub(crate) use without::{Root, root_of};
 }
 
 /// The decoding entry points when no type has in-place decoding.
 #[allow(dead_code)] // With the 1.35 decoders, the entry points are `values`'.
 mod without {
+    use std::any::Any;
+
     use super::{Node, Tape};
 
+    /// No root type has an in-place decoder.
+    pub(crate) enum Root {}
+
     /// No type is decoded in place.
-    #[allow(clippy::extra_unused_type_parameters)] // `values::supports`'s signature.
-    pub(crate) fn supports<K: 'static>() -> bool {
-        false
+    #[allow(clippy::extra_unused_type_parameters)] // `values::root_of`'s signature.
+    pub(crate) fn root_of<K: 'static>() -> Option<Root> {
+        None
     }
 
-    /// Nothing is decoded: `(false, scratch)`.
-    pub(crate) fn decode_root<'i, K: 'static>(
-        _: &mut K,
-        _: &[Node<'i>],
-        scratch: Tape<'i>,
-    ) -> (bool, Tape<'i>) {
-        (false, scratch)
+    impl Root {
+        /// Never called: there is no `Root`.
+        pub(crate) fn decode<'i>(
+            self,
+            _: &mut dyn Any,
+            _: &[Node<'i>],
+            _: Tape<'i>,
+        ) -> (bool, Tape<'i>) {
+            match self {}
+        }
     }
 }

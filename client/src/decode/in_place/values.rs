@@ -423,25 +423,29 @@ fn roots() -> &'static HashMap<TypeId, RootFn> {
     })
 }
 
-/// Whether objects of type `K` can be decoded in place.
-pub(crate) fn supports<K: 'static>() -> bool {
-    roots().contains_key(&TypeId::of::<K>())
+/// The in-place decoder of a root type (see [`root_of`]).
+#[derive(Clone, Copy)]
+pub(crate) struct Root(RootFn);
+
+/// The in-place decoder of `K`, when objects of type `K` can be decoded in place.
+pub(crate) fn root_of<K: 'static>() -> Option<Root> {
+    roots().get(&TypeId::of::<K>()).copied().map(Root)
 }
 
-/// Makes `target` the object the document on `tape` holds, as `K::deserialize` would build
-/// it; `false` when `K` has no in-place decoding or the document is not what it expects
-/// (`target` is then partly written and must be dropped).
-pub(crate) fn decode_root<'i, K: 'static>(
-    target: &mut K,
-    tape: &[Node<'i>],
-    scratch: Tape<'i>,
-) -> (bool, Tape<'i>) {
-    let Some(f) = roots().get(&TypeId::of::<K>()) else {
-        return (false, scratch);
-    };
-    let mut cx = Scratch { tape: scratch };
-    let ok = Value::root(tape)
-        .and_then(|v| f(target, v, &mut cx))
-        .is_ok();
-    (ok, cx.tape)
+impl Root {
+    /// Makes `target` (of the root's type) the object the document on `tape` holds, as its
+    /// `Deserialize` would build it; `false` when the document is not what it expects
+    /// (`target` is then partly written and must be dropped).
+    pub(crate) fn decode<'i>(
+        self,
+        target: &mut dyn Any,
+        tape: &[Node<'i>],
+        scratch: Tape<'i>,
+    ) -> (bool, Tape<'i>) {
+        let mut cx = Scratch { tape: scratch };
+        let ok = Value::root(tape)
+            .and_then(|v| (self.0)(target, v, &mut cx))
+            .is_ok();
+        (ok, cx.tape)
+    }
 }
