@@ -27,7 +27,7 @@ pub(crate) trait Field {
 impl<T: InPlace> Field for Option<T> {
     fn decode_field<'i>(&mut self, v: Value<'_, 'i>, cx: &mut Scratch<'i>) -> Result {
         match self {
-            _ if v.is_null() => *self = None,
+            _ if v.is_null() => return self.reset(),
             Some(t) => t.decode_in_place(v, cx)?,
             None => *self = Some(T::decode_new(v, cx)?),
         }
@@ -35,7 +35,10 @@ impl<T: InPlace> Field for Option<T> {
     }
 
     fn reset(&mut self) -> Result {
-        *self = None;
+        // Most absent members were absent before: no call to drop a `None`.
+        if self.is_some() {
+            *self = None;
+        }
         Ok(())
     }
 }
