@@ -379,6 +379,8 @@ fn absent_null_duplicate_and_unknown_members_follow_k8s_openapi() {
         r#"{"metadata":{"labels":{"y":"3","x":"4"},"annotations":{"k":"v","l":"w"}}}"#,
         // A quantity written as a number; a time.
         r#"{"spec":{"containers":[{"name":"c","resources":{"limits":{"cpu":2.5}}}]},"status":{"startTime":"2025-02-03T04:05:06Z"}}"#,
+        // Integers at their types' ends, booleans.
+        r#"{"spec":{"activeDeadlineSeconds":-9223372036854775808,"terminationGracePeriodSeconds":9223372036854775807,"hostNetwork":true,"containers":[{"name":"c","ports":[{"containerPort":2147483647},{"containerPort":-2147483648}]}]}}"#,
     ];
     for case in cases {
         let want: Pod = fresh(case.as_bytes(), false).expect("decodes");
@@ -392,6 +394,12 @@ fn absent_null_duplicate_and_unknown_members_follow_k8s_openapi() {
         r#"{"metadata":{"name":1}}"#,
         r#"{"spec":{"containers":{}}}"#,
         r#"{"status":{"startTime":"yesterday"}}"#,
+        // Numbers the field's type cannot hold, or not numbers.
+        r#"{"spec":{"containers":[{"ports":[{"containerPort":2147483648}]}]}}"#,
+        r#"{"spec":{"containers":[{"ports":[{"containerPort":80.0}]}]}}"#,
+        r#"{"spec":{"activeDeadlineSeconds":9223372036854775808}}"#,
+        r#"{"spec":{"activeDeadlineSeconds":"5"}}"#,
+        r#"{"spec":{"hostNetwork":1}}"#,
     ] {
         assert!(
             fresh::<Pod>(refused.as_bytes(), false).is_none(),

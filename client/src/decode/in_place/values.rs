@@ -9,6 +9,7 @@ use std::sync::OnceLock;
 use serde::de::DeserializeOwned;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::FieldsV1;
+use simd_json::prelude::ValueAsScalar as _;
 use simd_json::{Node, StaticNode, Tape};
 
 use crate::decode::fast_decode::extent;
@@ -401,7 +402,45 @@ macro_rules! fresh_in_place {
 }
 pub(crate) use fresh_in_place;
 
-fresh_in_place!(bool, i32, i64, f64, k8s_openapi::ByteString);
+fresh_in_place!(k8s_openapi::ByteString);
+
+/// Scalars read from their tape node as simd-json's serde driver reads them (its
+/// `deserialize_bool`, `parse_i32`, `parse_i64` and `parse_double`), without building a
+/// deserializer over a copy of the node; what the driver refuses gives up.
+macro_rules! scalar_in_place {
+    ($($ty:ty => |$node:ident| $read:expr),* $(,)?) => {$(
+        #[allow(clippy::cast_precision_loss)]
+        impl InPlace for $ty {
+            fn decode_in_place<'i>(&mut self, v: Value<'_, 'i>, cx: &mut Scratch<'i>) -> Result {
+                *self = Self::decode_new(v, cx)?;
+                Ok(())
+            }
+
+            fn decode_new<'i>(v: Value<'_, 'i>, _: &mut Scratch<'i>) -> Result<Self> {
+                match v.nodes.first() {
+                    Some(Node::Static($node)) => $read.ok_or(Mismatch),
+                    _ => Err(Mismatch),
+                }
+            }
+        }
+    )*};
+}
+
+scalar_in_place!(
+    bool => |node| match node {
+        StaticNode::Bool(b) => Some(*b),
+        _ => None,
+    },
+    i32 => |node| node.as_i32(),
+    i64 => |node| node.as_i64(),
+    // Integers converted as the driver converts them.
+    f64 => |node| match *node {
+        StaticNode::F64(n) => Some(n),
+        StaticNode::I64(n) => Some(n as f64),
+        StaticNode::U64(n) => Some(n as f64),
+        _ => None,
+    },
+);
 
 /// Decodes a document into a type-erased root object of type `T`.
 pub(crate) type RootFn = for<'t, 'i> fn(&mut dyn Any, Value<'t, 'i>, &mut Scratch<'i>) -> Result;
