@@ -21,10 +21,11 @@
 //! for a type without one), unknown members are ignored, a later duplicate member wins, and
 //! `apiVersion` and `kind` of a resource must be strings equal to the type's own. JSON
 //! values (`serde_json::Value`, `FieldsV1`) are decoded in place as `serde_json`'s visitor
-//! builds them; a `Time` in the form Kubernetes writes is read directly (`time`, the same
-//! instant jiff reads); every other value (numbers, booleans, other `Time`s, `IntOrString`,
-//! ...) is decoded afresh from its part of the tape by simd-json's serde driver, the code
-//! the ordinary path runs. Anything it does not expect (a string where an object should be, a wrong `kind`)
+//! builds them; booleans and numbers are read from their tape node as simd-json's serde
+//! driver reads them, and a `Time` in the form Kubernetes writes directly (`time`, the
+//! same instant jiff reads); every other value (other `Time`s, `IntOrString`, ...) is
+//! decoded afresh from its part of the tape by that driver, the code the ordinary path
+//! runs. Anything it does not expect (a string where an object should be, a wrong `kind`)
 //! gives up: the caller then drops the target and decodes the bytes the ordinary way, whose
 //! result or error is the one returned. The tests decode real objects of twenty kinds (the
 //! test server's, the corpus's CRDs) into one another and into defaults, and mutated pods

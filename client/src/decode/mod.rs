@@ -115,12 +115,17 @@
 //! - **Decoding into replaced objects** (`in_place`): a burst's allocations per pod event
 //!   151 -> 9-14 (221 -> 20 with managedFields kept), client CPU per event 0.52-0.66x ->
 //!   0.23-0.33x kube-rs's (0.69-0.70x -> 0.32-0.37x with managedFields kept), events/s
-//!   2.1-3.1x -> 4.2-6.2x (two alternating runs of each build).
+//!   2.1-3.1x -> 4.2-6.2x (two alternating runs of each build). Then timestamps read
+//!   without jiff's general parser (`in_place/time.rs`) and the depth check walking only
+//!   into large containers (`fast_decode`): with managedFields kept, 0.34x -> 0.28-0.29x.
+//!   The lean cache decoded in place too (`in_place/lean.rs`): 29 -> 4-5 allocations per
+//!   event.
 //!
 //! What bounds the watch path now: in a burst with managedFields kept, simd-json's tape is
-//! about a fifth of the client's CPU and the in-place walk (key matching, the JSON values of
-//! `managedFields`, timestamps parsed by k8s-openapi's `Time`) about as much; malloc, free
-//! and drop are under 2% (BENCHMARKS.md, "Why each trick").
+//! about a fifth of the client's CPU, the in-place walk about as much (an eighth in matching
+//! the keys of `managedFields`' JSON values against those of the replaced object, cold in
+//! the CPU's caches), the socket's copy 5%; malloc, free and drop are under 2%
+//! (BENCHMARKS.md, "Why each trick").
 
 mod decode_threads;
 #[cfg(test)]

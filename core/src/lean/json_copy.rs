@@ -29,10 +29,19 @@ impl<'de> DeserializeSeed<'de> for JsonCopy<'_> {
     }
 }
 
-/// Writes `s` as a JSON string (quoted and escaped).
+/// Writes `s` as a JSON string (quoted and escaped as `serde_json` escapes: control
+/// characters, `"` and `\`). Most strings of an object have nothing to escape: they are
+/// copied as they are, without `serde_json`'s byte-by-byte writer.
 pub(super) fn write_str(out: &mut Vec<u8>, s: &str) {
-    // Writing a `str` into a `Vec` cannot fail.
-    let _ = serde_json::to_writer(&mut *out, s);
+    if s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+        out.reserve(s.len() + 2);
+        out.push(b'"');
+        out.extend_from_slice(s.as_bytes());
+        out.push(b'"');
+    } else {
+        // Writing a `str` into a `Vec` cannot fail.
+        let _ = serde_json::to_writer(&mut *out, s);
+    }
 }
 
 impl<'de> Visitor<'de> for JsonCopy<'_> {
@@ -48,12 +57,13 @@ impl<'de> Visitor<'de> for JsonCopy<'_> {
     }
 
     fn visit_i64<E: de::Error>(self, v: i64) -> Result<(), E> {
-        let _ = write!(self.0, "{v}");
+        // `serde_json` writes integers in decimal, as `Display` does, only faster.
+        let _ = serde_json::to_writer(&mut *self.0, &v);
         Ok(())
     }
 
     fn visit_u64<E: de::Error>(self, v: u64) -> Result<(), E> {
-        let _ = write!(self.0, "{v}");
+        let _ = serde_json::to_writer(&mut *self.0, &v);
         Ok(())
     }
 
@@ -176,6 +186,37 @@ mod tests {
         JsonCopy(&mut out).deserialize(&mut de).unwrap();
         de.end().unwrap();
         String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn strings_and_integers_are_written_as_serde_json_writes_them() {
+        for s in [
+            "",
+            "plain",
+            "x\"y",
+            "back\\slash",
+            "tab\there",
+            "\u{1}\u{1f}",
+            "é ✓ \u{7f}",
+            "</script>",
+        ] {
+            let mut out = Vec::new();
+            write_str(&mut out, s);
+            assert_eq!(out, serde_json::to_vec(s).unwrap(), "{s:?}");
+        }
+        for n in [0, -1, 7, i64::MIN, i64::MAX] {
+            assert_eq!(copy(&n.to_string()), n.to_string());
+        }
+        assert_eq!(copy(&u64::MAX.to_string()), u64::MAX.to_string());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_string_is_written_as_serde_json_writes_it(s in ".*") {
+            let mut out = Vec::new();
+            write_str(&mut out, &s);
+            proptest::prop_assert_eq!(out, serde_json::to_vec(&s).unwrap());
+        }
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! The tape reader ([`Value`]), the [`InPlace`] trait with its impls for strings,
-//! containers, JSON values and values decoded afresh, and the registry of root types (see
-//! the parent module).
+//! containers, JSON values, scalars and values decoded afresh, and the registry of root
+//! types (see the parent module).
 
 use std::any::{Any, TypeId};
 use std::collections::{BTreeMap, HashMap};
