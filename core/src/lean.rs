@@ -70,8 +70,8 @@
 //!   built-in objects are (kinform-client's in-place decoding, through [`Lean::refill`]):
 //!   the metadata into its `ObjectMeta`, and the body's buffer kept when the text is
 //!   unchanged, as it is when only labels or annotations change. A burst of label changes
-//!   to 10,000 pods then takes 4-5 allocations per event (29 before) and 0.8-0.9x the
-//!   default cache's CPU per event (BENCHMARKS.md, "Lean cache").
+//!   to 10,000 pods then takes 4-5 allocations per event (29 before) and about the default
+//!   cache's CPU per event (0.84-1.24x over five runs; BENCHMARKS.md, "Lean cache").
 //!
 //! What it costs: reading a field outside `metadata` decodes it ([`Lean::view`] decodes only
 //! the fields a view type names, borrowing strings; [`Lean::decode`] the whole object).

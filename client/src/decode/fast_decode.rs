@@ -13,7 +13,8 @@
 //! What stays serde_json's:
 //! - **The recursion limit.** simd-json has none and its serde driver recurses per nesting
 //!   level, so a deeply nested `serde_json::Value` field would overflow the stack. A document
-//!   whose tape nests deeper than serde_json's own limit of 128 levels goes to serde_json.
+//!   whose tape nests more containers than serde_json accepts (127: its limit of 128 is hit
+//!   on opening the 128th) goes to serde_json, which refuses it.
 //! - **Surrogate escapes** need nothing of their own since simd-json 0.19: it pairs
 //!   `\uD83D\uDE00` as serde_json does and fails on a lone `\uD800` (0.15 decoded it as
 //!   `\0`), which then goes to serde_json like any failure (tested).
