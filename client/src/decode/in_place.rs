@@ -70,10 +70,10 @@ k8s_openapi::k8s_if_1_35! {
 
 // Without the generated decoders (another Kubernetes version), no type is decoded in place.
 k8s_openapi::k8s_if_le_1_34! {
-    pub(crate) use without::{Root, root_of};
+    pub(crate) use without::root_of;
 }
 k8s_openapi::k8s_if_ge_1_36! {
-    pub(crate) use without::{Root, root_of};
+    pub(crate) use without::root_of;
 }
 
 /// The decoding entry points when no type has in-place decoding.

@@ -37,7 +37,9 @@ fn fill<'i>(
         if key != "metadata" {
             read(value, cx, |de| r.member(key, de))?;
         } else if value.is_null() {
-            r.metadata_null().then_some(()).ok_or(Mismatch)?;
+            if !r.metadata_null() {
+                return Err(Mismatch);
+            }
         } else {
             r.metadata_object()
                 .ok_or(Mismatch)?
