@@ -15,11 +15,6 @@ use super::fields::Required;
 use super::{InPlace, Mismatch, Result, Scratch, Value, fresh};
 
 impl InPlace for Time {
-    fn decode_in_place<'i>(&mut self, v: Value<'_, 'i>, cx: &mut Scratch<'i>) -> Result {
-        *self = Self::decode_new(v, cx)?;
-        Ok(())
-    }
-
     fn decode_new<'i>(v: Value<'_, 'i>, cx: &mut Scratch<'i>) -> Result<Self> {
         match v.str().ok().and_then(utc_seconds) {
             Some(t) => Ok(Time(t)),

@@ -163,8 +163,12 @@ pub(crate) fn read<'i, T>(
 
 /// A type whose value can be decoded into an existing one (see the module docs).
 pub(crate) trait InPlace: Sized {
-    /// Makes `self` what `Self::deserialize` would build from `v`.
-    fn decode_in_place<'i>(&mut self, v: Value<'_, 'i>, cx: &mut Scratch<'i>) -> Result;
+    /// Makes `self` what `Self::deserialize` would build from `v`; by default, a value made
+    /// afresh by [`decode_new`](Self::decode_new) (for types whose memory is not reused).
+    fn decode_in_place<'i>(&mut self, v: Value<'_, 'i>, cx: &mut Scratch<'i>) -> Result {
+        *self = Self::decode_new(v, cx)?;
+        Ok(())
+    }
 
     /// What `Self::deserialize` builds from `v`, where there is no value to decode into.
     fn decode_new<'i>(v: Value<'_, 'i>, cx: &mut Scratch<'i>) -> Result<Self>;
@@ -373,30 +377,17 @@ pub(crate) fn new_by_default<'i, T: InPlace + Default>(
     Ok(out)
 }
 
-/// Types decoded afresh from their part of the tape: scalars, and k8s-openapi's types
-/// with a `Deserialize` of their own (`Time`, `IntOrString`, `serde_json::Value`, ...).
-/// `@new` gives only [`InPlace::decode_new`] (for a struct decoded in place).
+/// Types decoded afresh from their part of the tape by the serde driver: k8s-openapi's
+/// types with a `Deserialize` of their own (`MicroTime`, `IntOrString`, `ByteString`, ...).
 macro_rules! fresh_in_place {
-    (@new $ty:ty) => {
-        fn decode_new<'i>(
-            v: $crate::decode::in_place::Value<'_, 'i>,
-            cx: &mut $crate::decode::in_place::Scratch<'i>,
-        ) -> $crate::decode::in_place::Result<Self> {
-            $crate::decode::in_place::fresh(v, cx)
-        }
-    };
     ($($ty:ty),* $(,)?) => {$(
         impl $crate::decode::in_place::InPlace for $ty {
-            fn decode_in_place<'i>(
-                &mut self,
+            fn decode_new<'i>(
                 v: $crate::decode::in_place::Value<'_, 'i>,
                 cx: &mut $crate::decode::in_place::Scratch<'i>,
-            ) -> $crate::decode::in_place::Result {
-                *self = $crate::decode::in_place::fresh(v, cx)?;
-                Ok(())
+            ) -> $crate::decode::in_place::Result<Self> {
+                $crate::decode::in_place::fresh(v, cx)
             }
-
-            $crate::decode::in_place::fresh_in_place!(@new $ty);
         }
     )*};
 }
@@ -411,11 +402,6 @@ macro_rules! scalar_in_place {
     ($($ty:ty => |$node:ident| $read:expr),* $(,)?) => {$(
         #[allow(clippy::cast_precision_loss)]
         impl InPlace for $ty {
-            fn decode_in_place<'i>(&mut self, v: Value<'_, 'i>, cx: &mut Scratch<'i>) -> Result {
-                *self = Self::decode_new(v, cx)?;
-                Ok(())
-            }
-
             fn decode_new<'i>(v: Value<'_, 'i>, _: &mut Scratch<'i>) -> Result<Self> {
                 match v.nodes.first() {
                     Some(Node::Static($node)) => $read.ok_or(Mismatch),
