@@ -51,8 +51,8 @@ pub(crate) fn list(
     form: Form,
 ) -> Result<Response<Body>, ApiError> {
     let opts = ListOptions::parse(q, info, false)?;
-    let inner = state.storage.lock();
-    let page = read_page(&inner, info, namespace, &opts)?;
+    let mut inner = state.storage.lock();
+    let page = read_page(&mut inner, info, namespace, &opts)?;
     drop(inner);
     let next = page
         .next_key
@@ -106,7 +106,7 @@ pub(crate) fn list(
 
 /// Reads one page under the store lock, applying the resourceVersion rules.
 pub(crate) fn read_page(
-    inner: &Inner,
+    inner: &mut Inner,
     info: &ResourceInfo,
     namespace: Option<&str>,
     opts: &ListOptions,

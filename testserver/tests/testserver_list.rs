@@ -64,7 +64,11 @@ async fn pagination_is_a_consistent_snapshot() {
         }
         seen.extend(names(&page.body));
         match page.body["metadata"]["continue"].as_str() {
-            Some(t) => token = t.to_owned(),
+            Some(t) => {
+                // The snapshot's count, not the changed collection's.
+                assert_eq!(page.body["metadata"]["remainingItemCount"], 1);
+                token = t.to_owned();
+            }
             None => {
                 assert!(page.body["metadata"]["remainingItemCount"].is_null());
                 break;
@@ -354,4 +358,30 @@ async fn remaining_item_count_counts_the_rest_of_the_scope_on_every_page() {
         assert!(page.body["metadata"]["remainingItemCount"].is_null());
         assert_eq!(counts, remaining, "{path}");
     }
+    // Two lists paged at once whose pages end at the same key: each page counts the rest of
+    // its own scope (the server keeps each list's count from page to page).
+    let remaining =
+        |page: &kinform_tests::http::Resp| page.body["metadata"]["remainingItemCount"].as_u64();
+    let token = |page: &kinform_tests::http::Resp| {
+        page.body["metadata"]["continue"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    let in_ns = raw.get("/api/v1/namespaces/default/pods?limit=2").await;
+    let all = raw.get("/api/v1/pods?limit=4").await;
+    assert_eq!(names(&in_ns.body).last(), names(&all.body).last());
+    assert_eq!((remaining(&in_ns), remaining(&all)), (Some(3), Some(4)));
+    let in_ns = raw
+        .get(&format!(
+            "/api/v1/namespaces/default/pods?limit=2&continue={}",
+            token(&in_ns)
+        ))
+        .await;
+    let all = raw
+        .get(&format!("/api/v1/pods?limit=2&continue={}", token(&all)))
+        .await;
+    assert_eq!(names(&in_ns.body), ["p02", "p03"]);
+    assert_eq!(names(&all.body), ["p02", "p03"]);
+    assert_eq!((remaining(&in_ns), remaining(&all)), (Some(1), Some(2)));
 }
