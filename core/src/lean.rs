@@ -241,9 +241,9 @@ impl<K: HasMetadata + Serialize> Lean<K> {
 impl<K> Lean<K> {
     /// Makes this object the one a document's members describe, member by member, in the
     /// memory it holds: `fill` is given a [`Refill`] and reports each member of the
-    /// document, in order. The result is the `Lean<K>` that `Deserialize` builds from the
-    /// same members; the body's buffer is kept when its text is unchanged. For the in-place
-    /// decoding of watch events (kinform-client's `decode/in_place`), not for users.
+    /// document, in order. `Deserialize` builds every lean object this way, from an empty
+    /// one; the body's buffer is kept when its text is unchanged. For the in-place decoding
+    /// of watch events (kinform-client's `decode/in_place`), not for users.
     ///
     /// `false` when `fill` returns `false` (or the text is not UTF-8, which a [`Refill`]
     /// does not write): the object is then partly written and must be dropped.
@@ -299,6 +299,13 @@ impl Refill<'_> {
         self.set_form(MetaForm::Null)
     }
 
+    /// Separates the next member from the one before, if any.
+    fn open_member(&mut self) {
+        if self.body.len() > 1 {
+            self.body.push(b',');
+        }
+    }
+
     fn set_form(&mut self, form: MetaForm) -> bool {
         let first = self.form == MetaForm::Absent;
         self.form = form;
@@ -312,9 +319,7 @@ impl Refill<'_> {
         key: &str,
         value: D,
     ) -> Result<(), D::Error> {
-        if self.body.len() > 1 {
-            self.body.push(b',');
-        }
+        self.open_member();
         write_str(self.body, key);
         self.body.push(b':');
         JsonCopy(self.body).deserialize(value)
@@ -416,61 +421,71 @@ impl<K: HasMetadata + Serialize + DeserializeOwned> Serialize for Lean<K> {
 
 impl<'de, K> Deserialize<'de> for Lean<K> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        with_scratch(|body| deserializer.deserialize_map(LeanVisitor::<K>(body, PhantomData)))
+        deserializer.deserialize_map(LeanVisitor::<K>(PhantomData))
     }
 }
 
-struct LeanVisitor<'b, K>(&'b mut Vec<u8>, PhantomData<fn() -> K>);
+struct LeanVisitor<K>(PhantomData<fn() -> K>);
 
-impl<'de, K> Visitor<'de> for LeanVisitor<'_, K> {
+impl<'de, K> Visitor<'de> for LeanVisitor<K> {
     type Value = Lean<K>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "a {} object", short_type_name::<K>())
     }
 
+    /// The members are reported to [`Lean::refill`] of an empty object, as the in-place
+    /// decoding reports them from a tape: one way to build a lean object from members.
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Lean<K>, A::Error> {
-        let body = self.0;
-        body.push(b'{');
-        let mut metadata: Option<Option<ObjectMeta>> = None;
-        loop {
-            let at = body.len();
-            if at > 1 {
-                body.push(b',');
+        let mut lean = Lean {
+            metadata: ObjectMeta::default(),
+            body: Box::default(),
+            form: MetaForm::Absent,
+            _kind: PhantomData,
+        };
+        let mut failed = None;
+        let filled = lean.refill(|refill| match refill.members_of(&mut map) {
+            Ok(()) => true,
+            Err(e) => {
+                failed = Some(e);
+                false
             }
-            match map.next_key_seed(MemberKey(body))? {
+        });
+        match failed {
+            Some(e) => Err(e),
+            None if filled => Ok(lean),
+            None => Err(de::Error::custom("the object's text is not UTF-8")),
+        }
+    }
+}
+
+impl Refill<'_> {
+    /// Reports every member of `map`, keys written to the body as they are read.
+    fn members_of<'de, A: MapAccess<'de>>(&mut self, map: &mut A) -> Result<(), A::Error> {
+        loop {
+            let at = self.body.len();
+            self.open_member();
+            match map.next_key_seed(MemberKey(self.body))? {
                 None => {
-                    body.truncate(at);
-                    break;
+                    self.body.truncate(at);
+                    return Ok(());
                 }
                 Some(Member::Metadata) => {
-                    body.truncate(at);
-                    if metadata.is_some() {
+                    self.body.truncate(at);
+                    let first = match map.next_value::<Option<ObjectMeta>>()? {
+                        Some(metadata) => self.metadata_object().map(|m| *m = metadata).is_some(),
+                        None => self.metadata_null(),
+                    };
+                    if !first {
                         return Err(de::Error::duplicate_field("metadata"));
                     }
-                    metadata = Some(map.next_value()?);
                 }
                 Some(Member::Other) => {
-                    body.push(b':');
-                    map.next_value_seed(JsonCopy(body))?;
+                    self.body.push(b':');
+                    map.next_value_seed(JsonCopy(self.body))?;
                 }
             }
         }
-        body.push(b'}');
-        let body = std::str::from_utf8(&body[..])
-            .map_err(de::Error::custom)?
-            .into();
-        let (metadata, form) = match metadata {
-            Some(Some(m)) => (m, MetaForm::Object),
-            Some(None) => (ObjectMeta::default(), MetaForm::Null),
-            None => (ObjectMeta::default(), MetaForm::Absent),
-        };
-        Ok(Lean {
-            metadata,
-            body,
-            form,
-            _kind: PhantomData,
-        })
     }
 }
 
