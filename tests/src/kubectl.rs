@@ -68,6 +68,31 @@ impl Kubectl {
         child.wait_with_output().await.unwrap()
     }
 
+    /// Runs `kubectl exec <args>` as [`output`](Self::output) does, once more (up to three
+    /// runs) when kubectl itself dropped the server's frames: client-go before 1.33 starts
+    /// reading a WebSocket exec connection before it has registered its streams, and
+    /// discards a frame that arrives first ("Unknown stream id N, discarding message",
+    /// kubernetes/kubernetes#131189, fixed by #131203 in 1.33). Against a server on loopback
+    /// that answers at once the race shows now and then with kubectl 1.32; any other
+    /// failure is returned as it is.
+    pub async fn exec_output(&self, args: &[&str], stdin: Option<&[u8]>) -> Output {
+        let args: Vec<&str> = std::iter::once("exec")
+            .chain(args.iter().copied())
+            .collect();
+        let mut runs = 1;
+        loop {
+            let out = self.output(&args, stdin).await;
+            let dropped = String::from_utf8_lossy(&out.stderr).contains("Unknown stream id");
+            if !dropped || runs == 3 {
+                return out;
+            }
+            eprintln!(
+                "kubectl {args:?} dropped frames (client-go's stream race); running it again"
+            );
+            runs += 1;
+        }
+    }
+
     /// Runs kubectl and returns stdout; panics with stderr on failure.
     pub async fn run(&self, args: &[&str]) -> String {
         let out = self.output(args, None).await;

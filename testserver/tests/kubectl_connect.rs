@@ -59,14 +59,14 @@ async fn kubectl_exec_and_proxy_work_against_the_server() {
         .unwrap();
 
     // exec with stdout
-    let out = k.output(&["exec", "web", "--", "echo", "hi"], None).await;
+    let out = k.exec_output(&["web", "--", "echo", "hi"], None).await;
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout), "hi\n");
 
     // exec with stdin (-i): cat echoes it until kubectl closes stdin (v5 close signal)
     let out = k
-        .output(
-            &["exec", "-i", "web", "--", "cat"],
+        .exec_output(
+            &["-i", "web", "--", "cat"],
             Some(b"from stdin\nsecond line\n"),
         )
         .await;
@@ -75,9 +75,8 @@ async fn kubectl_exec_and_proxy_work_against_the_server() {
 
     // stderr and the exit code are propagated
     let out = k
-        .output(
+        .exec_output(
             &[
-                "exec",
                 "web",
                 "-c",
                 "app",
@@ -94,7 +93,7 @@ async fn kubectl_exec_and_proxy_work_against_the_server() {
 
     // a missing container is the server's 400
     let out = k
-        .output(&["exec", "web", "-c", "nope", "--", "true"], None)
+        .exec_output(&["web", "-c", "nope", "--", "true"], None)
         .await;
     assert!(!out.status.success());
     assert!(text(&out.stderr).contains("nope"), "{}", text(&out.stderr));
