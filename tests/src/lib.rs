@@ -1,5 +1,5 @@
 //! The shared support of kinform's tests, and the home of its cross-crate integration tests
-//! (`tests/tests/`: clients, informers, controllers, leader election, events and derived
+//! (`tests/tests/suite/`: clients, informers, controllers, leader election, events and derived
 //! types against `TestApiServer`, through the `kinform` facade).
 //!
 //! One module per kind of set-up, used by every crate's tests (each crate lists this one as a

@@ -10,7 +10,7 @@
 //! # The contract
 //!
 //! This is client-go's `SharedInformer` contract, restated for this crate; each sentence is
-//! tested (unit tests here, `runtime/tests/informer_*.rs` against `TestApiServer`).
+//! tested (unit tests here, `tests/tests/suite/informer_*.rs` against `TestApiServer`).
 //!
 //! 1. **Eventual consistency.** When changes stop, the cache ends up holding exactly the
 //!    server's objects (same keys, same resourceVersions), whatever watch drops, 410s,
@@ -50,7 +50,7 @@
 //! JSON of the rest, decoded into `K` only when a handler or worker asks
 //! (`lean.decode()`, or `lean.view::<V>()` for a few fields): a fraction of the memory of a
 //! decoded `K` (BENCHMARKS.md, "Lean cache"). Everything above holds for it as for `K`; the
-//! contract's tests run with both caches (`tests/tests/informer_*.rs`, `lean_cache::*`).
+//! contract's tests run with both caches (`tests/tests/suite/informer_*.rs`, `lean_cache::*`).
 //! Index functions and label selectors read the metadata, never the body.
 //!
 //! Handlers run on their own tokio tasks, one notification at a time; they should be short

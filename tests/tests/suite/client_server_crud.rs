@@ -213,7 +213,7 @@ async fn merge_json_and_strategic_patches() {
 #[tokio::test]
 async fn server_side_apply_through_the_client() {
     // kinform's `Patch::Apply` against the server's server-side apply (kube-apiserver's
-    // semantics, tests in testserver/tests/server_side_apply.rs): a forced apply takes the
+    // semantics, tests in testserver/tests/suite/server_side_apply.rs): a forced apply takes the
     // fields a create wrote, and another manager's conflicting apply surfaces as a typed 409.
     let e = env().await;
     let api: Api<ConfigMap> = Api::namespaced(e.client.clone(), "default");

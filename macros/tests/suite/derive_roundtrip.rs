@@ -106,7 +106,7 @@ pub struct ZoneSpec {
     pub weights: BTreeMap<String, i32>,
 }
 
-#[path = "../../codegen/tests/support/temp_crate.rs"]
+#[path = "../../../codegen/tests/support/temp_crate.rs"]
 mod temp_crate;
 
 /// The generated crate: types from the derived CRDs' YAML + a driver binary.

@@ -21,7 +21,7 @@
 //!
 //! ```text
 //! SHARD_TEST_OBJECTS=10000 cargo test --profile bench -p kinform-tests \
-//!     --test controller_sharded three_replicas -- --nocapture
+//!     --test suite controller_sharded::three_replicas -- --nocapture
 //! ```
 //!
 //! At commit fcb8fd3 on the 2-core machine it passed in 43 s: 10,000 Widgets created in

@@ -33,7 +33,7 @@ mod my_std {
     validation = "self.metadata.name != 'x'",
     derive = "Default",
     derive = "PartialEq",
-    crates(schemars = "::schemars", std = "crate::my_std", serde = "::serde")
+    crates(schemars = "::schemars", std = "crate::derive_parity::my_std", serde = "::serde")
 )]
 pub struct PumpSpec {
     /// Replicas.

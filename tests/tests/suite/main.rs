@@ -1,0 +1,30 @@
+//! The acceptance suite: kinform's client, informers and controllers against TestApiServer.
+//!
+//! One test binary per crate: every file here was its own integration test target, each
+//! linking the whole dependency graph again (some 80 MB apiece in a debug build). As modules
+//! of one target they link once, which keeps CI's disk use and link time small. Run one
+//! file's tests by its module path: `cargo test -p <crate> --test suite <module>::`.
+
+mod client_next_page;
+mod client_read_ahead;
+mod client_server_connect;
+mod client_server_crud;
+mod client_server_dynamic;
+mod client_server_faults;
+mod client_server_list;
+mod client_server_subresources;
+mod client_server_watch;
+mod controller_gc;
+mod controller_owns;
+mod controller_run;
+mod controller_sharded;
+mod custom_resource_impl;
+mod events_recorder;
+mod hostile_server;
+mod informer_api;
+mod informer_faults;
+mod informer_lean;
+mod informer_reclaim;
+mod informer_relist_reuse;
+mod informer_server_restart;
+mod leader_election;
