@@ -31,7 +31,7 @@
 //!   `io.k8s.api.core.v1.Wid)get`) are errors naming the document and the path of the value.
 //!   Property tests over mutated real inputs (tests/hostile_inputs.rs, tests/crd_proptest.rs)
 //!   run 32 cases per property in CI; run them at length with
-//!   `PROPTEST_CASES=100000 cargo test -p kinform-codegen --release --test hostile_inputs`.
+//!   `PROPTEST_CASES=100000 cargo test -p kinform-codegen --release --test suite hostile_inputs::`.
 //!
 //! # Decoding and defaulting
 //!

@@ -11,10 +11,10 @@ use kinform_codegen::read::crd::read_crd_str;
 use kinform_codegen::{TypesConfig, emit_crd_types};
 use proptest::prelude::*;
 
-const SEED: &str = include_str!("fixtures/widgets.yaml");
+const SEED: &str = include_str!("../fixtures/widgets.yaml");
 
 /// Cases per property: `PROPTEST_CASES` (at length:
-/// `PROPTEST_CASES=100000 cargo test -p kinform-codegen --release --test crd_proptest`), else 256.
+/// `PROPTEST_CASES=100000 cargo test -p kinform-codegen --release --test suite crd_proptest::`), else 256.
 fn cases() -> u32 {
     std::env::var("PROPTEST_CASES")
         .ok()

@@ -11,7 +11,7 @@
 //!   accept goes through the whole generator, and every generated file must parse with `syn`.
 //!
 //! Cases: 32 per property by default (CI); at length with
-//! `PROPTEST_CASES=100000 cargo test -p kinform-codegen --release --test hostile_inputs`.
+//! `PROPTEST_CASES=100000 cargo test -p kinform-codegen --release --test suite hostile_inputs::`.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -24,7 +24,7 @@ fn corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus")
 }
 
-const CRD_SEED: &str = include_str!("fixtures/widgets.yaml");
+const CRD_SEED: &str = include_str!("../fixtures/widgets.yaml");
 
 /// Cases per property: `PROPTEST_CASES`, else a CI-sized 32.
 fn cases() -> u32 {

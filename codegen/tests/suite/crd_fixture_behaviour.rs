@@ -14,10 +14,7 @@ use std::path::Path;
 use kinform_codegen::read::crd::read_crds;
 use kinform_codegen::{TypesConfig, emit_crd_types};
 
-#[path = "support/temp_crate.rs"]
-mod temp_crate;
-
-use temp_crate::TempCrate;
+use crate::temp_crate::TempCrate;
 
 const BEHAVIOUR: &str = r#"
 #[cfg(test)]

@@ -8,13 +8,10 @@
 //! Cost: one temporary crate in the target dir shared with the other slow tests
 //! (tests/support/temp_crate.rs), checked (clippy) and documented (`--no-deps`), never built.
 
-#[path = "support/temp_crate.rs"]
-mod temp_crate;
-
 use std::path::{Path, PathBuf};
 
+use crate::temp_crate::TempCrate;
 use kinform_codegen::{Generator, Layout};
-use temp_crate::TempCrate;
 
 fn corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus")

@@ -4,13 +4,10 @@
 //! `dead_code` for the other CRD's types, clients, listers and informers, no `unused_imports`
 //! for the prelude or the short-name imports.
 
-#[path = "support/temp_crate.rs"]
-mod temp_crate;
-
 use std::path::Path;
 
+use crate::temp_crate::TempCrate;
 use kinform_codegen::Generator;
-use temp_crate::TempCrate;
 
 #[test]
 fn a_binary_using_one_of_two_crds_builds_without_warnings() {

@@ -38,15 +38,10 @@ use kinform_codegen::read::yaml::parse_stream;
 use kinform_codegen::{Generator, Layout};
 use serde_json::{Value, json};
 
-#[path = "support/schema_docs.rs"]
-mod schema_docs;
-#[path = "support/temp_crate.rs"]
-mod temp_crate;
-
+use crate::schema_docs::{self, Mode, Probe};
 use proptest::test_runner::{RngAlgorithm, TestRng};
-use schema_docs::{Mode, Probe};
 
-use temp_crate::TempCrate;
+use crate::temp_crate::TempCrate;
 
 fn corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus")
