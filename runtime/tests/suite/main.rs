@@ -1,9 +1,8 @@
-//! The runtime's suite: DeltaFIFO, store and workqueue contracts, unit, concurrency and property tests.
+//! The runtime's suite: DeltaFIFO, store and workqueue contracts, unit, concurrency and
+//! property tests.
 //!
-//! One test binary per crate: every file here was its own integration test target, each
-//! linking the whole dependency graph again (some 80 MB apiece in a debug build). As modules
-//! of one target they link once, which keeps CI's disk use and link time small. Run one
-//! file's tests by its module path: `cargo test -p <crate> --test suite <module>::`.
+//! The crate's one integration test target; why one, and how to run a module's tests:
+//! ARCHITECTURE.md, "Integration tests".
 
 mod fifo_batch_proptest;
 mod fifo_concurrency;

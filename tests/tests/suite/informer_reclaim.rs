@@ -15,6 +15,12 @@ use kinform::reflector::ListMode;
 
 use kinform_tests::informer::*;
 
+/// `"<name> <round label>"`: which state of which pod a handler saw.
+fn name_and_round(pod: &Pod) -> String {
+    let round = &pod.metadata.labels.as_ref().unwrap()["round"];
+    format!("{} {round}", pod.metadata.name.as_deref().unwrap())
+}
+
 async fn replaced_states_are_freed(mode: ListMode) {
     let (server, api) = server_with_pods(20).await;
     let factory = InformerFactory::builder(client(&server, 3))
@@ -36,18 +42,12 @@ async fn replaced_states_are_freed(mode: ListMode) {
         EventHandlerFns::new()
             .on_update(move |old: &Arc<Pod>, new: &Arc<Pod>| {
                 g.lock().unwrap().push(Arc::downgrade(old));
-                let round = new.metadata.labels.as_ref().unwrap()["round"].clone();
-                s.lock()
-                    .unwrap()
-                    .push(format!("{} {round}", new.metadata.name.as_deref().unwrap()));
+                s.lock().unwrap().push(name_and_round(new));
             })
             .on_delete(move |del: &Deleted<Pod>| {
                 if let Deleted::Object(o) = del {
                     d.lock().unwrap().push(Arc::downgrade(o));
-                    let round = o.metadata.labels.as_ref().unwrap()["round"].clone();
-                    r.lock()
-                        .unwrap()
-                        .push(format!("{} {round}", o.metadata.name.as_deref().unwrap()));
+                    r.lock().unwrap().push(name_and_round(o));
                 }
             }),
     );

@@ -1,9 +1,7 @@
 //! The acceptance suite: kinform's client, informers and controllers against TestApiServer.
 //!
-//! One test binary per crate: every file here was its own integration test target, each
-//! linking the whole dependency graph again (some 80 MB apiece in a debug build). As modules
-//! of one target they link once, which keeps CI's disk use and link time small. Run one
-//! file's tests by its module path: `cargo test -p <crate> --test suite <module>::`.
+//! The crate's one integration test target; why one, and how to run a module's tests:
+//! ARCHITECTURE.md, "Integration tests".
 
 mod client_next_page;
 mod client_read_ahead;
