@@ -14,7 +14,8 @@ use prometheus::{CounterVec, GaugeVec, HistogramOpts, HistogramVec, Opts, Regist
 
 use super::metrics::{ControllerMetricsProvider, ReconcileResult};
 use crate::workqueue::{
-    CounterMetric, GaugeMetric, HistogramMetric, MetricsProvider, PrometheusMetricsProvider,
+    CounterMetric, GaugeMetric, HistogramMetric, MetricsProvider, PrometheusCounter as Counter,
+    PrometheusGauge as Gauge, PrometheusHistogram as Histogram, PrometheusMetricsProvider,
     SettableGaugeMetric,
 };
 
@@ -106,37 +107,6 @@ impl PrometheusControllerMetrics {
         registry.register(Box::new(this.shard_moves.clone()))?;
         registry.register(Box::new(this.shard_handover.clone()))?;
         Ok(this)
-    }
-}
-
-struct Counter(prometheus::Counter);
-struct Gauge(prometheus::Gauge);
-struct Histogram(prometheus::Histogram);
-
-impl CounterMetric for Counter {
-    fn inc(&self) {
-        self.0.inc();
-    }
-}
-
-impl GaugeMetric for Gauge {
-    fn inc(&self) {
-        self.0.inc();
-    }
-    fn dec(&self) {
-        self.0.dec();
-    }
-}
-
-impl SettableGaugeMetric for Gauge {
-    fn set(&self, value: f64) {
-        self.0.set(value);
-    }
-}
-
-impl HistogramMetric for Histogram {
-    fn observe(&self, value: f64) {
-        self.0.observe(value);
     }
 }
 

@@ -35,6 +35,10 @@ pub use metrics::{
 };
 #[cfg(feature = "prometheus")]
 pub use prometheus::PrometheusMetricsProvider;
+#[cfg(feature = "prometheus")]
+pub(crate) use prometheus::{
+    Counter as PrometheusCounter, Gauge as PrometheusGauge, Histogram as PrometheusHistogram,
+};
 pub use queue::{Queue, QueueConfig};
 pub use rate_limiters::{
     BucketRateLimiter, ItemExponentialFailureRateLimiter, ItemFastSlowRateLimiter,

@@ -85,9 +85,12 @@ impl PrometheusMetricsProvider {
     }
 }
 
-struct Gauge(prometheus::Gauge);
-struct Counter(prometheus::Counter);
-struct Histogram(prometheus::Histogram);
+/// The metric hooks over single Prometheus metrics, shared with the controller's provider.
+pub(crate) struct Gauge(pub(crate) prometheus::Gauge);
+/// See [`Gauge`].
+pub(crate) struct Counter(pub(crate) prometheus::Counter);
+/// See [`Gauge`].
+pub(crate) struct Histogram(pub(crate) prometheus::Histogram);
 
 impl GaugeMetric for Gauge {
     fn inc(&self) {
