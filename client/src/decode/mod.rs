@@ -84,10 +84,10 @@
 //!
 //! - **All together** (the latest full run, 10,000 pods, and the spread of five burst runs):
 //!   a sync takes 0.24-0.33x kube-rs's time (streaming list, the default) and 0.30-0.33x
-//!   (paged); the cache holds 0.72x kube-rs's live heap and 0.70x its RSS per object; a
-//!   relist peaks at 1.01-1.03x the steady RSS where kube-rs doubles (1.94x); a burst of pod
-//!   changes runs at 3.9-6.3x kube-rs's events per second, at 0.23-0.38x its CPU per event,
-//!   and peaks at 1.06-1.11x the steady RSS (kube-rs 1.31-1.60x).
+//!   (paged); the cache holds 0.72x kube-rs's live heap and 0.70-0.71x its RSS per object; a
+//!   relist peaks at 1.01-1.04x the steady RSS where kube-rs doubles (1.94x); a burst of pod
+//!   changes runs at 3.9-7.0x kube-rs's events per second, at 0.21-0.38x its CPU per event,
+//!   and peaks at 1.06-1.11x the steady RSS (kube-rs 1.31-1.81x).
 //! - **simd-json** (`fast_decode`): sync time 1.03-1.12x -> 0.52-0.74x the one-thread
 //!   `serde_json` floor; its tape gives every `Vec` its exact capacity, which keeps the 5 KB
 //!   of slack that `serde_json`'s doubling leaves in a cached pod out of the cache (live heap
