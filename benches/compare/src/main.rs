@@ -418,6 +418,8 @@ fn sync_table(server: &mut Proc, url: &str, pods: usize, events: u64) -> Vec<rep
         .zip(all)
         .zip(bursts)
         .map(|((n, runs), bursts)| {
+            let sync_runs = runs.iter().map(|r| r.0.clone()).collect();
+            let burst_runs = bursts.iter().map(|r| r.0.clone()).collect();
             let (f, s) = median(runs, |r| r.0.sync_secs);
             let burst =
                 (!bursts.is_empty()).then(|| median(bursts, |r| report::events_per_sec(&r.0)));
@@ -426,6 +428,8 @@ fn sync_table(server: &mut Proc, url: &str, pods: usize, events: u64) -> Vec<rep
                 figures: f,
                 server: s,
                 burst,
+                sync_runs,
+                burst_runs,
             }
         })
         .collect();

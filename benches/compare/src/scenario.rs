@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use crate::rss::{Sampler, rss, status};
 
 /// One scenario's figures, printed as one `RESULT` line.
-#[derive(Default, Debug, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Default, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Figures {
     pub objects: u64,
     pub sync_secs: f64,
