@@ -12,7 +12,8 @@
 //! libraries run in the same binary, hence with the same global allocator (the system one).
 //! Each client process has a 2-worker tokio runtime, as the server has.
 //! `KINFORM_COMPARE_RUNS=N` runs every scenario N times, interleaved, and reports the run
-//! with the median time of each (see [`runs`]). `kinform-compare page-touch` measures what a
+//! with the median time of each (see [`runs`]); the targets table adds each ratio's range
+//! over the N rounds. `kinform-compare page-touch` measures what a
 //! page fault costs on the machine (see [`page_touch`]).
 
 mod decode_floor;
