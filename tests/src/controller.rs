@@ -6,12 +6,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kinform::Client;
+use kinform::controller::{Action, Controller, ReconcileStats};
 use kinform::informer::InformerFactory;
 use kinform::testing::TestApiServer;
 use parking_lot::Mutex;
 use serde_json::json;
 use tokio::sync::Notify;
+use tokio::task::JoinHandle;
 use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
 
 /// Bounds every wait; on the paused clock it is reached only when the test is stuck.
 pub const LONG: Duration = Duration::from_secs(3600);
@@ -40,6 +43,29 @@ pub fn configmap(server: &TestApiServer, name: &str) -> serde_json::Value {
             "data": {"k": "v"}
         }))
         .unwrap()
+}
+
+/// Runs `controller` on a task of its own with a reconcile that records every call in `log`
+/// and is then done with the key, until `cancel` fires; the task answers the run's stats.
+pub fn run_recording<K>(
+    controller: Controller<K>,
+    log: &Arc<Log>,
+    cancel: &CancellationToken,
+) -> JoinHandle<ReconcileStats>
+where
+    K: kinform::Resource + Clone + serde::de::DeserializeOwned + Send + Sync + 'static,
+{
+    let log = Arc::clone(log);
+    tokio::spawn(controller.run(
+        move |req| {
+            let log = Arc::clone(&log);
+            async move {
+                log.record(&req.key, req.object.is_some(), req.retries);
+                Ok::<_, std::convert::Infallible>(Action::done())
+            }
+        },
+        cancel.clone().cancelled_owned(),
+    ))
 }
 
 /// One reconcile call.

@@ -1,7 +1,6 @@
 //! Related objects reach their owner's key: `owns` through controller references, `watches`
 //! through a mapper; and the reconcile metrics hooks.
 
-use std::convert::Infallible;
 use std::sync::Arc;
 
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
@@ -9,7 +8,7 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use kinform::HasMetadata;
 use kinform::controller::{Action, Controller, controller_reference, key_of};
 use kinform::testing::TestApiServer;
-use kinform_tests::controller::{Log, client, factory};
+use kinform_tests::controller::{Log, client, factory, run_recording};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -68,17 +67,7 @@ async fn owned_and_mapped_objects_reconcile_their_owner() {
         .build();
     let log = Log::new();
     let cancel = CancellationToken::new();
-    let l = log.clone();
-    let run = tokio::spawn(controller.run(
-        move |req| {
-            let l = l.clone();
-            async move {
-                l.record(&req.key, req.object.is_some(), req.retries);
-                Ok::<_, Infallible>(Action::done())
-            }
-        },
-        cancel.clone().cancelled_owned(),
-    ));
+    let run = run_recording(controller, &log, &cancel);
     let count = |calls: &[kinform_tests::controller::Call], key: &str| {
         calls.iter().filter(|c| c.key == key).count()
     };

@@ -13,7 +13,7 @@ use kinform::client::DeleteParams;
 use kinform::controller::{Action, Controller, ReconcileStats};
 use kinform::testing::TestApiServer;
 use kinform::workqueue::ItemExponentialFailureRateLimiter;
-use kinform_tests::controller::{Log, client, configmap, factory};
+use kinform_tests::controller::{Log, client, configmap, factory, run_recording};
 use tokio_util::sync::CancellationToken;
 
 #[tokio::test]
@@ -29,17 +29,7 @@ async fn every_object_is_reconciled_and_deletions_too() {
         .build();
     let log = Log::new();
     let cancel = CancellationToken::new();
-    let l = log.clone();
-    let run = tokio::spawn(controller.run(
-        move |req| {
-            let l = l.clone();
-            async move {
-                l.record(&req.key, req.object.is_some(), req.retries);
-                Ok::<_, Infallible>(Action::done())
-            }
-        },
-        cancel.clone().cancelled_owned(),
-    ));
+    let run = run_recording(controller, &log, &cancel);
     log.wait_for("the initial five", |calls| {
         (0..5).all(|i| {
             calls
