@@ -182,6 +182,27 @@ async fn lease_on_server(server: &TestApiServer) -> LeaderElectionRecord {
     LeaderElectionRecord::from_lease_spec(&lease.spec.unwrap())
 }
 
+/// Asserts that, once `first` has stopped, exactly one of `cands` leads, holds the lease on
+/// the server after one transition, and started only after `first` stopped; answers its id.
+async fn assert_taken_over(
+    server: &TestApiServer,
+    cands: &[Candidate],
+    log: &Log,
+    first: &str,
+) -> String {
+    let l = leaders(cands);
+    assert_eq!(l.len(), 1);
+    let second = &cands[l[0]];
+    let record = lease_on_server(server).await;
+    assert_eq!(record.holder_identity, second.id);
+    assert_eq!(record.leader_transitions, 1);
+    let log = log.lock().clone();
+    let stopped = position(&log, first, "stopped").unwrap();
+    let started = position(&log, &second.id, "started").unwrap();
+    assert!(stopped < started, "{log:?}");
+    second.id.clone()
+}
+
 #[tokio::test(start_paused = true)]
 async fn exactly_one_of_three_leads() {
     let server = TestApiServer::start().await.unwrap();
@@ -216,22 +237,13 @@ async fn cancelled_leader_releases_and_another_takes_over() {
     assert_eq!(first.task.await.unwrap(), RunOutcome::Cancelled);
     assert!(!first.elector.is_leader());
     tokio::time::sleep(Duration::from_secs(30)).await;
-    let l = leaders(&cands);
-    assert_eq!(l.len(), 1);
-    let second = &cands[l[0]];
-    let record = lease_on_server(&server).await;
-    assert_eq!(record.holder_identity, second.id);
-    assert_eq!(record.leader_transitions, 1);
-    let log = log.lock().clone();
-    let stopped = position(&log, &first.id, "stopped").unwrap();
-    let started = position(&log, &second.id, "started").unwrap();
-    assert!(stopped < started, "{log:?}");
+    let second = assert_taken_over(&server, &cands, &log, &first.id).await;
     let states = states.lock().clone();
     let released = states
         .iter()
         .position(|r| r.holder_identity.is_empty())
         .expect("the lease was released");
-    assert_eq!(states[released + 1].holder_identity, second.id);
+    assert_eq!(states[released + 1].holder_identity, second);
     assert_never_two_leaders(&states);
     server.shutdown().await;
 }
@@ -249,16 +261,7 @@ async fn cut_off_leader_steps_down_before_another_takes_over() {
     assert_eq!(first.task.await.unwrap(), RunOutcome::Lost);
     assert!(!first.elector.is_leader());
     tokio::time::sleep(Duration::from_secs(60)).await;
-    let l = leaders(&cands);
-    assert_eq!(l.len(), 1);
-    let second = &cands[l[0]];
-    let record = lease_on_server(&server).await;
-    assert_eq!(record.holder_identity, second.id);
-    assert_eq!(record.leader_transitions, 1);
-    let log = log.lock().clone();
-    let stopped = position(&log, &first.id, "stopped").unwrap();
-    let started = position(&log, &second.id, "started").unwrap();
-    assert!(stopped < started, "{log:?}");
+    assert_taken_over(&server, &cands, &log, &first.id).await;
     let states = states.lock().clone();
     assert!(states.iter().all(|r| !r.holder_identity.is_empty()));
     assert!(states.iter().any(|r| r.holder_identity == first.id));
