@@ -237,6 +237,12 @@ contexts:
     )
 }
 
+/// The pods of namespace `default`, through a client of the kubeconfig `yaml` whose files
+/// are in `dir`.
+fn pods_of(dir: &std::path::Path, yaml: &str) -> Api<Pod> {
+    Api::namespaced(Client::new(config_from_yaml(dir, yaml)).unwrap(), "default")
+}
+
 fn runs(dir: &std::path::Path) -> u32 {
     std::fs::read_to_string(dir.join("count"))
         .unwrap()
@@ -256,10 +262,7 @@ async fn exec_plugin_token_is_cached_until_expiry() {
         "2999-01-01T00:00:00Z",
         false,
     );
-    let pods: Api<Pod> = Api::namespaced(
-        Client::new(config_from_yaml(dir.path(), &yaml)).unwrap(),
-        "default",
-    );
+    let pods = pods_of(dir.path(), &yaml);
     pods.get("web").await.unwrap();
     pods.get("web").await.unwrap();
     assert_eq!(runs(dir.path()), 1);
@@ -292,10 +295,7 @@ async fn exec_plugin_runs_again_after_expiry_and_after_401() {
         "2000-01-01T00:00:00Z",
         false,
     );
-    let pods: Api<Pod> = Api::namespaced(
-        Client::new(config_from_yaml(dir.path(), &yaml)).unwrap(),
-        "default",
-    );
+    let pods = pods_of(dir.path(), &yaml);
     pods.get("web").await.unwrap();
     pods.get("web").await.unwrap();
     assert_eq!(runs(dir.path()), 2);
@@ -309,10 +309,7 @@ async fn exec_plugin_runs_again_after_expiry_and_after_401() {
         "2999-01-01T00:00:00Z",
         true,
     );
-    let pods: Api<Pod> = Api::namespaced(
-        Client::new(config_from_yaml(dir.path(), &yaml)).unwrap(),
-        "default",
-    );
+    let pods = pods_of(dir.path(), &yaml);
     pods.get("web").await.unwrap();
     assert_eq!(runs(dir.path()), 2);
 }
@@ -325,10 +322,7 @@ async fn exec_plugin_failures_are_typed() {
         "current-context: c\nclusters:\n- name: k\n  cluster: {{server: \"{}\"}}\nusers:\n- name: u\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: /nonexistent/kubelogin\n      installHint: install kubelogin\ncontexts:\n- name: c\n  context: {{cluster: k, user: u}}\n",
         server.url
     );
-    let pods: Api<Pod> = Api::namespaced(
-        Client::new(config_from_yaml(dir.path(), &yaml)).unwrap(),
-        "default",
-    );
+    let pods = pods_of(dir.path(), &yaml);
     let err = pods.get("web").await.unwrap_err();
     assert!(
         matches!(
@@ -350,10 +344,7 @@ async fn token_file_is_sent() {
         "current-context: c\nclusters:\n- name: k\n  cluster: {{server: \"{}\"}}\nusers:\n- name: u\n  user: {{tokenFile: token}}\ncontexts:\n- name: c\n  context: {{cluster: k, user: u}}\n",
         server.url
     );
-    let pods: Api<Pod> = Api::namespaced(
-        Client::new(config_from_yaml(dir.path(), &yaml)).unwrap(),
-        "default",
-    );
+    let pods = pods_of(dir.path(), &yaml);
     pods.get("web").await.unwrap();
     assert_eq!(
         server.requests()[0].headers["authorization"],
