@@ -80,6 +80,15 @@ async fn eventually(mut check: impl FnMut() -> bool) -> bool {
     check()
 }
 
+/// Starts `factory`'s informers and waits until their caches have synced.
+async fn start_synced(factory: &InformerFactory) {
+    factory.start();
+    factory
+        .wait_for_cache_sync(Duration::from_secs(10))
+        .await
+        .expect("synced");
+}
+
 #[tokio::test]
 async fn core_pods_crud_status_and_watch() {
     let (_server, client) = setup().await;
@@ -236,11 +245,7 @@ async fn apps_deployments_scale_status_and_informer() {
     let handle = factory.apps().v1().deployments();
     let lister = handle.lister();
     let _informer = handle.informer();
-    factory.start();
-    factory
-        .wait_for_cache_sync(Duration::from_secs(10))
-        .await
-        .expect("synced");
+    start_synced(&factory).await;
     assert_eq!(
         lister.get("demo", "api").and_then(|d| spec_replicas(&d)),
         Some(3)
@@ -292,11 +297,7 @@ async fn batch_jobs_registered_as_builtins() {
 
     let factory = InformerFactory::new(client.clone());
     let lister = factory.batch().v1().jobs().lister();
-    factory.start();
-    factory
-        .wait_for_cache_sync(Duration::from_secs(10))
-        .await
-        .expect("synced");
+    start_synced(&factory).await;
     assert!(lister.get("demo", "migrate").is_some());
     jobs.delete("migrate", &DeleteParams::background())
         .await
@@ -339,11 +340,7 @@ async fn coordination_leases() {
 
     let factory = InformerFactory::new(client.clone());
     let lister = factory.coordination().v1().leases().lister();
-    factory.start();
-    factory
-        .wait_for_cache_sync(Duration::from_secs(10))
-        .await
-        .expect("synced");
+    start_synced(&factory).await;
     assert_eq!(
         lister
             .get("demo", "leader")
@@ -403,11 +400,7 @@ async fn rbac_roles_and_cluster_roles() {
 
     let factory = InformerFactory::new(client.clone());
     let lister = factory.rbac().v1().clusterroles().lister();
-    factory.start();
-    factory
-        .wait_for_cache_sync(Duration::from_secs(10))
-        .await
-        .expect("synced");
+    start_synced(&factory).await;
     assert!(lister.get("", "viewer").is_some());
     factory.shutdown().await;
     cluster_roles
@@ -496,11 +489,7 @@ async fn apiextensions_crds_client_and_informer() {
         .v1()
         .customresourcedefinitions()
         .lister();
-    factory.start();
-    factory
-        .wait_for_cache_sync(Duration::from_secs(10))
-        .await
-        .expect("synced");
+    start_synced(&factory).await;
     assert!(lister.get("", "widgets.example.com").is_some());
     crds.delete("widgets.example.com", &DeleteParams::default())
         .await
