@@ -65,14 +65,12 @@ pub(crate) trait Required {
     fn clear_in_place(&mut self) -> Result;
 }
 
-
 impl Required for String {
     fn clear_in_place(&mut self) -> Result {
         self.clear();
         Ok(())
     }
 }
-
 
 impl<T> Required for Vec<T> {
     fn clear_in_place(&mut self) -> Result {
@@ -81,7 +79,6 @@ impl<T> Required for Vec<T> {
     }
 }
 
-
 impl<T> Required for BTreeMap<String, T> {
     fn clear_in_place(&mut self) -> Result {
         self.clear();
@@ -89,14 +86,12 @@ impl<T> Required for BTreeMap<String, T> {
     }
 }
 
-
 impl Required for Quantity {
     fn clear_in_place(&mut self) -> Result {
         self.0.clear();
         Ok(())
     }
 }
-
 
 /// A k8s-openapi struct decoded member by member, as its `Deserialize` reads it: each
 /// member's JSON name and the field it goes to. `resource` checks `apiVersion` and `kind`
@@ -170,7 +165,6 @@ macro_rules! in_place_struct {
 }
 pub(crate) use in_place_struct;
 
-
 /// Types of required fields decoded afresh: made their default when the member is absent,
 /// or, `no_default`, a [`Mismatch`] (k8s-openapi's missing-field error).
 macro_rules! required_field {
@@ -200,7 +194,6 @@ required_field!(
     serde_json::Value,
     k8s_openapi::ByteString
 );
-
 
 /// [`RootFn`] of `T`.
 pub(crate) fn root<'i, T: InPlace + 'static>(
@@ -233,4 +226,3 @@ macro_rules! root_types {
     };
 }
 pub(crate) use root_types;
-

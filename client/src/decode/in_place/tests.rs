@@ -227,7 +227,10 @@ where
 {
     let docs = examples::<K>();
     every_into_eight(&docs, K::default());
-    every_into_eight(&docs, fresh::<Lean<K>>(b"{}", false).expect("an empty lean object"));
+    every_into_eight(
+        &docs,
+        fresh::<Lean<K>>(b"{}", false).expect("an empty lean object"),
+    );
     docs.len()
 }
 
@@ -307,22 +310,38 @@ fn every_real_object_decodes_in_place_to_what_a_fresh_decode_builds() {
 
 #[test]
 fn lean_objects_follow_their_deserialize_and_keep_an_unchanged_body() {
-    let doc = |metadata: &str, rest: &str| format!(r#"{{"apiVersion":"v1","kind":"Pod"{metadata}{rest}}}"#);
+    let doc = |metadata: &str, rest: &str| {
+        format!(r#"{{"apiVersion":"v1","kind":"Pod"{metadata}{rest}}}"#)
+    };
     let target: Lean<Pod> = fresh(
-        doc(r#","metadata":{"name":"a","labels":{"x":"1"}}"#, r#","spec":{"nodeName":"n"}"#).as_bytes(),
+        doc(
+            r#","metadata":{"name":"a","labels":{"x":"1"}}"#,
+            r#","spec":{"nodeName":"n"}"#,
+        )
+        .as_bytes(),
         false,
     )
     .expect("decodes");
     let cases = [
-        doc(r#","metadata":{"name":"a","labels":{"x":"2"}}"#, r#","spec":{"nodeName":"n"}"#),
+        doc(
+            r#","metadata":{"name":"a","labels":{"x":"2"}}"#,
+            r#","spec":{"nodeName":"n"}"#,
+        ),
         doc(r#","metadata":null"#, r#","spec":{"nodeName":"m"}"#),
         doc("", r#","spec":{"nodeName":"n"},"status":{}"#),
         doc(r#","metadata":{}"#, ""),
-        doc(r#","spec":{"nodeName":"\"q\" \u00e9"}"#, r#","metadata":{"name":"b"}"#),
+        doc(
+            r#","spec":{"nodeName":"\"q\" \u00e9"}"#,
+            r#","metadata":{"name":"b"}"#,
+        ),
     ];
     for case in &cases {
         let want: Lean<Pod> = fresh(case.as_bytes(), false).expect("decodes");
-        assert_eq!(in_place(target.clone(), case.as_bytes(), false), Some(want), "{case}");
+        assert_eq!(
+            in_place(target.clone(), case.as_bytes(), false),
+            Some(want),
+            "{case}"
+        );
     }
     // A change of labels leaves the body's text, and its buffer, as they were.
     let body = target.body_json().as_ptr();
@@ -338,8 +357,14 @@ fn lean_objects_follow_their_deserialize_and_keep_an_unchanged_body() {
         doc(r#","metadata":null"#, r#","metadata":null"#),
         doc(r#","metadata":[]"#, ""),
     ] {
-        assert!(fresh::<Lean<Pod>>(refused.as_bytes(), false).is_none(), "{refused}");
-        assert!(in_place(same.clone(), refused.as_bytes(), false).is_none(), "{refused}");
+        assert!(
+            fresh::<Lean<Pod>>(refused.as_bytes(), false).is_none(),
+            "{refused}"
+        );
+        assert!(
+            in_place(same.clone(), refused.as_bytes(), false).is_none(),
+            "{refused}"
+        );
     }
 }
 

@@ -33,7 +33,14 @@ impl Required for Time {
 /// The instant `s` names when it is `YYYY-MM-DDTHH:MM:SSZ` with a valid date and time.
 fn utc_seconds(s: &str) -> Option<Timestamp> {
     let b: &[u8; 20] = s.as_bytes().try_into().ok()?;
-    let syntax = [(4, b'-'), (7, b'-'), (10, b'T'), (13, b':'), (16, b':'), (19, b'Z')];
+    let syntax = [
+        (4, b'-'),
+        (7, b'-'),
+        (10, b'T'),
+        (13, b':'),
+        (16, b':'),
+        (19, b'Z'),
+    ];
     if syntax.iter().any(|&(i, c)| b[i] != c) {
         return None;
     }

@@ -6,9 +6,9 @@ use std::any::{Any, TypeId};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::OnceLock;
 
-use serde::de::DeserializeOwned;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::FieldsV1;
+use serde::de::DeserializeOwned;
 use simd_json::prelude::ValueAsScalar as _;
 use simd_json::{Node, StaticNode, Tape};
 

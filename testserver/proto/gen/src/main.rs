@@ -58,7 +58,12 @@ fn main() {
     let protos: Vec<String> = all
         .iter()
         .filter(|p| p.file_name().is_some_and(|n| n == "generated.proto"))
-        .map(|p| p.strip_prefix(&root).unwrap().to_string_lossy().into_owned())
+        .map(|p| {
+            p.strip_prefix(&root)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned()
+        })
         .collect();
     let fds = protox::Compiler::new([&root])
         .unwrap()
