@@ -108,6 +108,8 @@ use serde::de::{self, DeserializeOwned, DeserializeSeed, Deserializer, MapAccess
 use serde::{Deserialize, Serialize, Serializer};
 
 use crate::resource::{HasMetadata, Resource, Scope};
+#[doc(hidden)]
+pub use json_copy::JsonWriter;
 use json_copy::{JsonCopy, write_str};
 
 /// An object of type `K` kept as its decoded `metadata` and the JSON text of its other
@@ -312,17 +314,14 @@ impl Refill<'_> {
         first
     }
 
-    /// Another member (`key` is not `metadata`): its value is read from `value` and kept
-    /// as JSON text.
-    pub fn member<'de, D: Deserializer<'de>>(
-        &mut self,
-        key: &str,
-        value: D,
-    ) -> Result<(), D::Error> {
+    /// Another member (`key` is not `metadata`), whose value `write` writes through the
+    /// [`JsonWriter`] (exactly one value, as the lean type's `Deserialize` writes what its
+    /// deserializer reports); `write`'s answer is returned.
+    pub fn member<R>(&mut self, key: &str, write: impl FnOnce(&mut JsonWriter<'_>) -> R) -> R {
         self.open_member();
         write_str(self.body, key);
         self.body.push(b':');
-        JsonCopy(self.body).deserialize(value)
+        write(&mut JsonWriter(self.body))
     }
 }
 

@@ -1,13 +1,17 @@
-//! Copies one JSON value from any serde `Deserializer` into compact JSON text.
+//! Writes JSON values as a lean body's compact text: [`JsonWriter`], the one definition of
+//! that text's form, and [`JsonCopy`], which copies one value from any serde
+//! `Deserializer` through it.
 //!
 //! A lean object keeps the members of an object other than `metadata` as JSON text. The
 //! informer's decoding pipeline hands objects to serde from simd-json's tape (or from
-//! `serde_json` when simd-json cannot take a document), so the text cannot be cut out of the
-//! received bytes: it is written again, value by value, from what the deserializer reports.
-//! The copy is exact for what a typed decoding of the same deserializer sees: strings are
-//! the same characters (escaped as `serde_json` escapes them), integers the same integers,
-//! floats the same `f64` (written in the shortest form that reads back to it, which
-//! `serde_json` with `float_roundtrip`, the workspace's setting, reads back exactly).
+//! `serde_json` when simd-json cannot take a document), or walks the tape itself when it
+//! decodes into a replaced object (kinform-client's in-place decoding, through
+//! [`Refill::member`](super::Refill::member)), so the text cannot be cut out of
+//! the received bytes: it is written again, value by value, from what the parser reports.
+//! The copy is exact for what a typed decoding of the same parse sees: strings are the same
+//! characters (escaped as `serde_json` escapes them), integers the same integers, floats the
+//! same `f64` (written in the shortest form that reads back to it, which `serde_json` with
+//! `float_roundtrip`, the workspace's setting, reads back exactly).
 //!
 //! Hand-written, not `serde-transcode` (an unmaintained crate since 2021, which also goes
 //! through a `Serializer` and so through one more layer of calls per value): what is needed
@@ -17,6 +21,91 @@ use std::fmt;
 use std::io::Write as _;
 
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+
+/// Appends JSON values to a lean body as compact text, strings escaped as `serde_json`
+/// escapes them. A container is written as `begin_*`, then for each member [`key`] and its
+/// value (for each element [`element`] and the value), then `end_*`.
+///
+/// [`key`]: Self::key
+/// [`element`]: Self::element
+#[doc(hidden)]
+pub struct JsonWriter<'b>(pub(super) &'b mut Vec<u8>);
+
+impl JsonWriter<'_> {
+    /// `null`.
+    pub fn null(&mut self) {
+        self.0.extend_from_slice(b"null");
+    }
+
+    /// `true` or `false`.
+    pub fn bool(&mut self, v: bool) {
+        self.0.extend_from_slice(if v { b"true" } else { b"false" });
+    }
+
+    /// An integer, in decimal.
+    pub fn i64(&mut self, v: i64) {
+        // `serde_json` writes integers in decimal, as `Display` does, only faster; writing
+        // into a `Vec` cannot fail.
+        let _ = serde_json::to_writer(&mut *self.0, &v);
+    }
+
+    /// An integer, in decimal.
+    pub fn u64(&mut self, v: u64) {
+        let _ = serde_json::to_writer(&mut *self.0, &v);
+    }
+
+    /// A float, in the shortest form that reads back to it; `false`, with nothing written,
+    /// for a number JSON has no form for (infinite or NaN, which `serde_json` would write as
+    /// `null`, another value).
+    #[must_use]
+    pub fn f64(&mut self, v: f64) -> bool {
+        if v.is_finite() {
+            let _ = serde_json::to_writer(&mut *self.0, &v);
+        }
+        v.is_finite()
+    }
+
+    /// A string, quoted and escaped.
+    pub fn str(&mut self, s: &str) {
+        write_str(self.0, s);
+    }
+
+    /// Opens an object.
+    pub fn begin_object(&mut self) {
+        self.0.push(b'{');
+    }
+
+    /// An object's next key, after a comma unless it is the first; its value follows.
+    pub fn key(&mut self, key: &str) {
+        if self.0.last() != Some(&b'{') {
+            self.0.push(b',');
+        }
+        write_str(self.0, key);
+        self.0.push(b':');
+    }
+
+    /// Closes an object.
+    pub fn end_object(&mut self) {
+        self.0.push(b'}');
+    }
+
+    /// Opens an array.
+    pub fn begin_array(&mut self) {
+        self.0.push(b'[');
+    }
+
+    /// Before an array's next element: a comma unless it is the first.
+    pub fn element(&mut self) {
+        if self.0.last() != Some(&b'[') {
+            self.0.push(b',');
+        }
+    }
+
+    /// Closes an array.
+    pub fn end_array(&mut self) {
+        self.0.push(b']');
+    }
+}
 
 /// Writes the next value of a deserializer as compact JSON to the end of a buffer.
 pub(super) struct JsonCopy<'b>(pub(super) &'b mut Vec<u8>);
@@ -33,7 +122,7 @@ impl<'de> DeserializeSeed<'de> for JsonCopy<'_> {
 /// characters, `"` and `\`). Most strings of an object have nothing to escape: they are
 /// copied as they are, without `serde_json`'s byte-by-byte writer.
 pub(super) fn write_str(out: &mut Vec<u8>, s: &str) {
-    if s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+    if !needs_escape(s.as_bytes()) {
         out.reserve(s.len() + 2);
         out.push(b'"');
         out.extend_from_slice(s.as_bytes());
@@ -44,6 +133,20 @@ pub(super) fn write_str(out: &mut Vec<u8>, s: &str) {
     }
 }
 
+/// Whether `s` holds a byte JSON escapes: a control character, `"` or `\`. Read 16 bytes
+/// at a time with no early exit inside a block, which the compiler turns into vector
+/// compares; most strings have none.
+fn needs_escape(s: &[u8]) -> bool {
+    let escaped = |b: u8| (b < 0x20) | (b == b'"') | (b == b'\\');
+    let mut blocks = s.chunks_exact(16);
+    for block in &mut blocks {
+        if block.iter().fold(false, |any, &b| any | escaped(b)) {
+            return true;
+        }
+    }
+    blocks.remainder().iter().any(|&b| escaped(b))
+}
+
 impl<'de> Visitor<'de> for JsonCopy<'_> {
     type Value = ();
 
@@ -52,18 +155,17 @@ impl<'de> Visitor<'de> for JsonCopy<'_> {
     }
 
     fn visit_bool<E: de::Error>(self, v: bool) -> Result<(), E> {
-        self.0.extend_from_slice(if v { b"true" } else { b"false" });
+        JsonWriter(self.0).bool(v);
         Ok(())
     }
 
     fn visit_i64<E: de::Error>(self, v: i64) -> Result<(), E> {
-        // `serde_json` writes integers in decimal, as `Display` does, only faster.
-        let _ = serde_json::to_writer(&mut *self.0, &v);
+        JsonWriter(self.0).i64(v);
         Ok(())
     }
 
     fn visit_u64<E: de::Error>(self, v: u64) -> Result<(), E> {
-        let _ = serde_json::to_writer(&mut *self.0, &v);
+        JsonWriter(self.0).u64(v);
         Ok(())
     }
 
@@ -78,13 +180,11 @@ impl<'de> Visitor<'de> for JsonCopy<'_> {
     }
 
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<(), E> {
-        if !v.is_finite() {
-            // JSON has no such number; `serde_json` would write `null`, another value.
-            return Err(E::custom(format_args!("the number {v} has no JSON form")));
+        if JsonWriter(self.0).f64(v) {
+            Ok(())
+        } else {
+            Err(E::custom(format_args!("the number {v} has no JSON form")))
         }
-        // Writing a finite `f64` into a `Vec` cannot fail.
-        let _ = serde_json::to_writer(&mut *self.0, &v);
-        Ok(())
     }
 
     fn visit_str<E: de::Error>(self, v: &str) -> Result<(), E> {
@@ -97,7 +197,7 @@ impl<'de> Visitor<'de> for JsonCopy<'_> {
     }
 
     fn visit_unit<E: de::Error>(self) -> Result<(), E> {
-        self.0.extend_from_slice(b"null");
+        JsonWriter(self.0).null();
         Ok(())
     }
 

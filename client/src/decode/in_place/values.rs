@@ -58,8 +58,13 @@ impl<'t, 'i> Value<'t, 'i> {
         }
     }
 
+    /// The value's first node: the value itself, or the head of a container.
+    pub(crate) fn node(self) -> Result<&'t Node<'i>> {
+        self.nodes.first().ok_or(Mismatch)
+    }
+
     /// The elements of an array.
-    fn elements(self) -> Result<Elements<'t, 'i>> {
+    pub(crate) fn elements(self) -> Result<Elements<'t, 'i>> {
         match self.nodes.first() {
             Some(&Node::Array { len, .. }) => Ok(Elements {
                 rest: &self.nodes[1..],
@@ -115,7 +120,7 @@ impl<'t, 'i> Iterator for Members<'t, 'i> {
 }
 
 /// The elements of an array, in order.
-struct Elements<'t, 'i> {
+pub(crate) struct Elements<'t, 'i> {
     rest: &'t [Node<'i>],
     left: usize,
 }
@@ -141,22 +146,14 @@ pub(crate) struct Scratch<'i> {
     tape: Tape<'i>,
 }
 
-/// Decodes `v` afresh into a `T`, with simd-json's serde driver, as the ordinary path does.
+/// Decodes `v` afresh into a `T`, with simd-json's serde driver over a copy of `v`'s nodes,
+/// as the ordinary path does.
 pub(crate) fn fresh<'i, T: DeserializeOwned>(v: Value<'_, 'i>, cx: &mut Scratch<'i>) -> Result<T> {
-    read(v, cx, |de| T::deserialize(de))
-}
-
-/// Runs `read` on simd-json's serde deserializer over `v` alone.
-pub(crate) fn read<'i, T>(
-    v: Value<'_, 'i>,
-    cx: &mut Scratch<'i>,
-    read: impl FnOnce(&mut simd_json::Deserializer<'i>) -> simd_json::Result<T>,
-) -> Result<T> {
     let mut tape = std::mem::replace(&mut cx.tape, Tape(Vec::new()));
     tape.0.clear();
     tape.0.extend_from_slice(v.nodes);
     let mut de = simd_json::Deserializer::from_tape(tape);
-    let out = read(&mut de).map_err(|_| Mismatch);
+    let out = T::deserialize(&mut de).map_err(|_| Mismatch);
     cx.tape = de.into_tape();
     out
 }
