@@ -29,18 +29,35 @@
 //! Errors and the end of the body come through the queue in their place; dropping the
 //! stream stops the task.
 //!
+//!
+//! Each chunk is copied into a block of this watch's own, and hyper's buffer let go at once
+//! (`Blocks`). Why: hyper reads the socket into one growing buffer (up to about 400 KiB
+//! after a streaming list's initial events) and hands out slices of it; while any slice is
+//! held, its next read needs a new buffer, and when the decoder drops the last slice of a
+//! buffer, glibc gives its pages back to the kernel (`munmap`, or the trim of the reading
+//! thread's heap), so every byte of a burst was received into pages faulted in afresh: the
+//! socket's copy took 98% of the reading thread's page faults in a profile of a lean burst
+//! (BENCHMARKS.md, "Why each trick"). Blocks come in power-of-two sizes (64 B to 1 MiB; a
+//! larger chunk is passed on as it is, without a copy) and go back to this watch's shelves
+//! when dropped, to carry later chunks; hyper's buffer, no longer shared, is read into again
+//! in place. The budget counts the blocks' sizes, so what is read ahead holds at most the
+//! budget in blocks in use, and at most as much again on the shelves, freed with the watch.
+//!
 //! Considered: `tokio_util`'s and `futures`' stream buffers bound by items, not bytes; the
-//! semaphore and `Bytes::from_owner` (which keeps the permit with the chunk's bytes, zero
-//! copy) are the whole of it.
+//! semaphore and `Bytes::from_owner` (which keeps the permit and the block with the chunk's
+//! bytes, and gives the block back when the last slice goes) are the whole of it. hyper's
+//! `max_buf_size` (a smaller buffer, 64 KiB) left the faults as they were: glibc still gave
+//! the freed buffers' pages back. glibc's tunables (`mmap_threshold`, `trim_threshold`)
+//! remove them, but are the application's to choose.
 
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 
 use bytes::Bytes;
 use futures_util::StreamExt as _;
 use futures_util::stream::{BoxStream, Stream};
-use std::sync::Arc;
-
+use parking_lot::Mutex;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio::task::JoinHandle;
 
@@ -50,13 +67,97 @@ type Body = BoxStream<'static, Result<Bytes, Error>>;
 
 /// A chunk read ahead, with the part of the byte budget it holds until it is dropped.
 struct Held {
-    chunk: Bytes,
+    data: Data,
     _permit: OwnedSemaphorePermit,
+}
+
+/// A chunk's bytes: copied into a block, or hyper's own when too large for one.
+enum Data {
+    Copied(Vec<u8>, Arc<Blocks>),
+    Passed(Bytes),
 }
 
 impl AsRef<[u8]> for Held {
     fn as_ref(&self) -> &[u8] {
-        &self.chunk
+        match &self.data {
+            Data::Copied(block, _) => block,
+            Data::Passed(chunk) => chunk,
+        }
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        if let Data::Copied(block, blocks) = &mut self.data {
+            blocks.put(std::mem::take(block));
+        }
+    }
+}
+
+/// The smallest block: 64 bytes (`1 << 6`).
+const SMALLEST_BLOCK_BITS: u32 = 6;
+/// Sizes of blocks: 64 B to 1 MiB.
+const BLOCK_SIZES: usize = 15;
+
+/// A watch's blocks not in use, by size (see the module docs).
+struct Blocks {
+    shelves: Mutex<Shelves>,
+}
+
+struct Shelves {
+    /// Free blocks, empty, by size: `shelf[i]` holds blocks of `64 << i` bytes.
+    shelf: [Vec<Vec<u8>>; BLOCK_SIZES],
+    /// The bytes the shelves hold, at most `limit`.
+    bytes: usize,
+    limit: usize,
+}
+
+impl Blocks {
+    fn new(limit: usize) -> Self {
+        Self {
+            shelves: Mutex::new(Shelves {
+                shelf: Default::default(),
+                bytes: 0,
+                limit,
+            }),
+        }
+    }
+
+    /// The shelf and block size for `len` bytes; `None` when larger than every block.
+    fn size_of(len: usize) -> Option<(usize, usize)> {
+        let size = len
+            .max(1 << SMALLEST_BLOCK_BITS)
+            .checked_next_power_of_two()?;
+        let i = (size.trailing_zeros() - SMALLEST_BLOCK_BITS) as usize;
+        (i < BLOCK_SIZES).then_some((i, size))
+    }
+
+    /// An empty block of `size` bytes from shelf `i`, or a new one.
+    fn take(&self, i: usize, size: usize) -> Vec<u8> {
+        let mut shelves = self.shelves.lock();
+        match shelves.shelf[i].pop() {
+            Some(block) => {
+                shelves.bytes -= size;
+                block
+            }
+            None => {
+                drop(shelves);
+                Vec::with_capacity(size)
+            }
+        }
+    }
+
+    /// Keeps `block` for a later chunk, unless the shelves are full.
+    fn put(&self, mut block: Vec<u8>) {
+        let Some((i, size)) = Self::size_of(block.capacity()) else {
+            return;
+        };
+        let mut shelves = self.shelves.lock();
+        if size == block.capacity() && shelves.bytes + size <= shelves.limit {
+            block.clear();
+            shelves.bytes += size;
+            shelves.shelf[i].push(block);
+        }
     }
 }
 
@@ -66,19 +167,30 @@ pub(crate) fn read_ahead(mut src: Body, budget: usize) -> Body {
     // `acquire_many` counts in u32, and a semaphore holds at most `MAX_PERMITS`.
     let budget = budget.clamp(1, Semaphore::MAX_PERMITS.min(u32::MAX as usize));
     let room = Arc::new(Semaphore::new(budget));
+    let blocks = Arc::new(Blocks::new(budget));
     // Unbounded as a channel: the byte budget bounds it.
     let (tx, rx) = mpsc::unbounded_channel();
     let task = tokio::spawn(async move {
         while let Some(item) = src.next().await {
             let item = match item {
                 Ok(chunk) => {
-                    let take = u32::try_from(chunk.len().min(budget)).unwrap_or(u32::MAX);
+                    let size = Blocks::size_of(chunk.len());
+                    let held = size.map_or(chunk.len(), |(_, size)| size);
+                    let take = u32::try_from(held.min(budget)).unwrap_or(u32::MAX);
                     // The semaphore is never closed: acquiring fails only if it were.
                     let Ok(permit) = Arc::clone(&room).acquire_many_owned(take).await else {
                         return;
                     };
+                    let data = match size {
+                        Some((i, size)) => {
+                            let mut block = blocks.take(i, size);
+                            block.extend_from_slice(&chunk);
+                            Data::Copied(block, Arc::clone(&blocks))
+                        }
+                        None => Data::Passed(chunk),
+                    };
                     Ok(Bytes::from_owner(Held {
-                        chunk,
+                        data,
                         _permit: permit,
                     }))
                 }
@@ -227,17 +339,18 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn reading_stops_at_the_byte_budget_until_chunks_are_dropped() {
-        // A body of 10-byte chunks that counts how many were pulled from it.
+        // A body of 64-byte chunks (the smallest block) that counts how many were pulled.
+        const CHUNK: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
         let pulled = Arc::new(AtomicUsize::new(0));
         let p = Arc::clone(&pulled);
         let body = futures_util::stream::iter(0..100)
             .map(move |_| {
                 p.fetch_add(1, Ordering::SeqCst);
-                chunk("0123456789")
+                chunk(CHUNK)
             })
             .boxed();
-        let mut s = read_ahead(body, 35);
-        // Three chunks fit in 35 bytes; the fourth is pulled and waits for room.
+        let mut s = read_ahead(body, 3 * CHUNK.len() + 35);
+        // Three chunks fit; the fourth is pulled and waits for room.
         stops_at(&pulled, 4, "three chunks queued, a fourth waiting").await;
 
         // Taking chunks without dropping them frees nothing: the consumer still holds them.
@@ -256,10 +369,54 @@ mod tests {
         // Everything comes through, in order, when the consumer keeps up.
         let mut rest = 2;
         while let Some(item) = s.next().await {
-            assert_eq!(&item.unwrap()[..], b"0123456789");
+            assert_eq!(&item.unwrap()[..], CHUNK.as_bytes());
             rest += 1;
         }
         assert_eq!(rest, 100);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_dropped_chunks_block_carries_a_later_chunk_and_hypers_buffer_is_let_go() {
+        let (tx, body, _) = fed();
+        let mut s = read_ahead(body, 1 << 20);
+        let first = Bytes::from(vec![b'a'; 100]);
+        tx.send(Ok(first.clone())).unwrap();
+        let got = s.next().await.unwrap().unwrap();
+        assert_eq!(got, first);
+        assert_ne!(got.as_ptr(), first.as_ptr(), "copied into a block");
+        until("the source's buffer is let go", || first.is_unique()).await;
+        let block = got.as_ptr();
+        drop(got);
+        // The next chunk of the same block size (128 bytes) is copied into that block.
+        tx.send(Ok(Bytes::from(vec![b'b'; 120]))).unwrap();
+        let got = s.next().await.unwrap().unwrap();
+        assert_eq!(&got[..], &[b'b'; 120][..]);
+        assert_eq!(got.as_ptr(), block, "the block is reused");
+        drop(got);
+        // A chunk larger than the largest block (1 MiB) is passed on as it is.
+        // (It takes the whole budget, so it waits for the chunks before it to be dropped.)
+        let large = Bytes::from(vec![b'c'; (1 << 20) + 1]);
+        tx.send(Ok(large.clone())).unwrap();
+        let got = s.next().await.unwrap().unwrap();
+        assert_eq!(got.as_ptr(), large.as_ptr(), "not copied");
+    }
+
+    #[test]
+    fn block_sizes_are_powers_of_two_from_64_bytes_to_1_mib() {
+        assert_eq!(Blocks::size_of(0), Some((0, 64)));
+        assert_eq!(Blocks::size_of(64), Some((0, 64)));
+        assert_eq!(Blocks::size_of(65), Some((1, 128)));
+        assert_eq!(Blocks::size_of(1 << 20), Some((14, 1 << 20)));
+        assert_eq!(Blocks::size_of((1 << 20) + 1), None);
+        assert_eq!(Blocks::size_of(usize::MAX), None);
+        // The shelves keep at most their limit, and only blocks of a shelf's size.
+        let blocks = Blocks::new(200);
+        blocks.put(Vec::with_capacity(128));
+        blocks.put(Vec::with_capacity(128));
+        blocks.put(Vec::with_capacity(100));
+        assert_eq!(blocks.shelves.lock().bytes, 128);
+        assert_eq!(blocks.take(1, 128).capacity(), 128);
+        assert_eq!(blocks.shelves.lock().bytes, 0);
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
