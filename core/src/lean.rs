@@ -108,9 +108,9 @@ use serde::de::{self, DeserializeOwned, DeserializeSeed, Deserializer, MapAccess
 use serde::{Deserialize, Serialize, Serializer};
 
 use crate::resource::{HasMetadata, Resource, Scope};
+use json_copy::JsonCopy;
 #[doc(hidden)]
 pub use json_copy::JsonWriter;
-use json_copy::{JsonCopy, write_str};
 
 /// An object of type `K` kept as its decoded `metadata` and the JSON text of its other
 /// members (see the [module docs](self)). Decoded into `K` with [`decode`](Self::decode),
@@ -301,13 +301,6 @@ impl Refill<'_> {
         self.set_form(MetaForm::Null)
     }
 
-    /// Separates the next member from the one before, if any.
-    fn open_member(&mut self) {
-        if self.body.len() > 1 {
-            self.body.push(b',');
-        }
-    }
-
     fn set_form(&mut self, form: MetaForm) -> bool {
         let first = self.form == MetaForm::Absent;
         self.form = form;
@@ -318,10 +311,9 @@ impl Refill<'_> {
     /// [`JsonWriter`] (exactly one value, as the lean type's `Deserialize` writes what its
     /// deserializer reports); `write`'s answer is returned.
     pub fn member<R>(&mut self, key: &str, write: impl FnOnce(&mut JsonWriter<'_>) -> R) -> R {
-        self.open_member();
-        write_str(self.body, key);
-        self.body.push(b':');
-        write(&mut JsonWriter(self.body))
+        let mut w = JsonWriter(self.body);
+        w.key(key);
+        write(&mut w)
     }
 }
 
@@ -461,16 +453,9 @@ impl<'de, K> Visitor<'de> for LeanVisitor<K> {
 impl Refill<'_> {
     /// Reports every member of `map`, keys written to the body as they are read.
     fn members_of<'de, A: MapAccess<'de>>(&mut self, map: &mut A) -> Result<(), A::Error> {
-        loop {
-            let at = self.body.len();
-            self.open_member();
-            match map.next_key_seed(MemberKey(self.body))? {
-                None => {
-                    self.body.truncate(at);
-                    return Ok(());
-                }
-                Some(Member::Metadata) => {
-                    self.body.truncate(at);
+        while let Some(member) = map.next_key_seed(MemberKey(self.body))? {
+            match member {
+                Member::Metadata => {
                     let first = match map.next_value::<Option<ObjectMeta>>()? {
                         Some(metadata) => self.metadata_object().map(|m| *m = metadata).is_some(),
                         None => self.metadata_null(),
@@ -479,16 +464,15 @@ impl Refill<'_> {
                         return Err(de::Error::duplicate_field("metadata"));
                     }
                 }
-                Some(Member::Other) => {
-                    self.body.push(b':');
-                    map.next_value_seed(JsonCopy(self.body))?;
-                }
+                Member::Other => map.next_value_seed(JsonCopy(self.body))?,
             }
         }
+        Ok(())
     }
 }
 
-/// A member's key: `metadata`, or another one, written to the body.
+/// A member's key: `metadata`, or another one, written to the body (with the comma before
+/// it and the colon after it).
 enum Member {
     Metadata,
     Other,
@@ -515,7 +499,7 @@ impl<'de> Visitor<'de> for MemberKey<'_> {
         if v == "metadata" {
             return Ok(Member::Metadata);
         }
-        write_str(self.0, v);
+        JsonWriter(self.0).key(v);
         Ok(Member::Other)
     }
 }

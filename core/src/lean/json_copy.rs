@@ -121,7 +121,7 @@ impl<'de> DeserializeSeed<'de> for JsonCopy<'_> {
 /// Writes `s` as a JSON string (quoted and escaped as `serde_json` escapes: control
 /// characters, `"` and `\`). Most strings of an object have nothing to escape: they are
 /// copied as they are, without `serde_json`'s byte-by-byte writer.
-pub(super) fn write_str(out: &mut Vec<u8>, s: &str) {
+fn write_str(out: &mut Vec<u8>, s: &str) {
     if !needs_escape(s.as_bytes()) {
         out.reserve(s.len() + 2);
         out.push(b'"');
@@ -188,7 +188,7 @@ impl<'de> Visitor<'de> for JsonCopy<'_> {
     }
 
     fn visit_str<E: de::Error>(self, v: &str) -> Result<(), E> {
-        write_str(self.0, v);
+        JsonWriter(self.0).str(v);
         Ok(())
     }
 
@@ -214,45 +214,35 @@ impl<'de> Visitor<'de> for JsonCopy<'_> {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        self.0.push(b'[');
-        let mut first = true;
-        loop {
-            let at = self.0.len();
-            if !first {
-                self.0.push(b',');
-            }
-            if seq.next_element_seed(JsonCopy(self.0))?.is_none() {
-                self.0.truncate(at);
-                break;
-            }
-            first = false;
-        }
-        self.0.push(b']');
+        JsonWriter(self.0).begin_array();
+        while seq.next_element_seed(ElementCopy(self.0))?.is_some() {}
+        JsonWriter(self.0).end_array();
         Ok(())
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        self.0.push(b'{');
-        let mut first = true;
-        loop {
-            let at = self.0.len();
-            if !first {
-                self.0.push(b',');
-            }
-            if map.next_key_seed(KeyCopy(self.0))?.is_none() {
-                self.0.truncate(at);
-                break;
-            }
-            self.0.push(b':');
+        JsonWriter(self.0).begin_object();
+        while map.next_key_seed(KeyCopy(self.0))?.is_some() {
             map.next_value_seed(JsonCopy(self.0))?;
-            first = false;
         }
-        self.0.push(b'}');
+        JsonWriter(self.0).end_object();
         Ok(())
     }
 }
 
-/// Writes an object key (a string) as JSON.
+/// Writes an array's next element as JSON, after a comma unless it is the first.
+struct ElementCopy<'b>(&'b mut Vec<u8>);
+
+impl<'de> DeserializeSeed<'de> for ElementCopy<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        JsonWriter(self.0).element();
+        JsonCopy(self.0).deserialize(deserializer)
+    }
+}
+
+/// Writes an object's next key as JSON, after a comma unless it is the first, and the colon.
 struct KeyCopy<'b>(&'b mut Vec<u8>);
 
 impl<'de> DeserializeSeed<'de> for KeyCopy<'_> {
@@ -271,7 +261,7 @@ impl<'de> Visitor<'de> for KeyCopy<'_> {
     }
 
     fn visit_str<E: de::Error>(self, v: &str) -> Result<(), E> {
-        write_str(self.0, v);
+        JsonWriter(self.0).key(v);
         Ok(())
     }
 }
