@@ -142,7 +142,9 @@ pub struct Config {
     /// [`Error::TooLarge`]: crate::Error::TooLarge
     pub max_watch_event_bytes: usize,
     /// How many bytes of a response a reflector's decoding reads ahead of the decoder: of a
-    /// watch body (a streaming list's included), the chunks read and not yet decoded; of a
+    /// watch body (a streaming list's included), the blocks holding the chunks read and not
+    /// yet decoded (each chunk is copied into a block of the next power of two; as much
+    /// again in free blocks is kept for the next chunks until the watch ends); of a
     /// paged LIST, the part of the next page fetched before the reflector asks for it. At
     /// the bound the client stops reading, so the server's writes wait on TCP (HTTP/2) flow
     /// control instead of the client's memory growing with a slow consumer. Larger values
