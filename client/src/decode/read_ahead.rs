@@ -29,7 +29,6 @@
 //! Errors and the end of the body come through the queue in their place; dropping the
 //! stream stops the task.
 //!
-//!
 //! Each chunk is copied into a block of this watch's own, and hyper's buffer let go at once
 //! (`Blocks`). Why: hyper reads the socket into one growing buffer (up to about 400 KiB
 //! after a streaming list's initial events) and hands out slices of it; while any slice is
