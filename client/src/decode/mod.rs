@@ -133,6 +133,8 @@
 //! the CPU's caches), the socket's copy 5%; malloc, free and drop are under 2%
 //! (BENCHMARKS.md, "Why each trick").
 
+#[doc(hidden)]
+pub mod bench;
 mod decode_threads;
 #[cfg(test)]
 mod differential_tests;
