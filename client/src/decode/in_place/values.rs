@@ -169,16 +169,9 @@ pub(crate) trait InPlace: Sized {
 
     /// What `Self::deserialize` builds from `v`, where there is no value to decode into.
     fn decode_new<'i>(v: Value<'_, 'i>, cx: &mut Scratch<'i>) -> Result<Self>;
-
-    /// Reads the memory [`decode_in_place`](Self::decode_in_place) reads first, ahead.
-    fn warm(&self) {}
 }
 
 impl InPlace for String {
-    fn warm(&self) {
-        prefetch(self.as_ptr());
-    }
-
     fn decode_in_place<'i>(&mut self, v: Value<'_, 'i>, _: &mut Scratch<'i>) -> Result {
         let s = v.str()?;
         self.clear();
@@ -236,8 +229,7 @@ impl<T: InPlace> InPlace for BTreeMap<String, T> {
 trait StringMap {
     type Value: InPlace;
     fn count(&self) -> usize;
-    fn keys_and_values(&self) -> impl Iterator<Item = (&String, &Self::Value)>;
-    fn values(&mut self) -> impl Iterator<Item = &mut Self::Value>;
+    fn entries(&mut self) -> impl Iterator<Item = (&String, &mut Self::Value)>;
     fn empty(&mut self);
     fn put(&mut self, key: String, value: Self::Value);
 }
@@ -247,11 +239,8 @@ impl<T: InPlace> StringMap for BTreeMap<String, T> {
     fn count(&self) -> usize {
         self.len()
     }
-    fn keys_and_values(&self) -> impl Iterator<Item = (&String, &T)> {
-        self.iter()
-    }
-    fn values(&mut self) -> impl Iterator<Item = &mut T> {
-        self.values_mut()
+    fn entries(&mut self) -> impl Iterator<Item = (&String, &mut T)> {
+        self.iter_mut()
     }
     fn empty(&mut self) {
         self.clear();
@@ -266,11 +255,8 @@ impl StringMap for serde_json::Map<String, serde_json::Value> {
     fn count(&self) -> usize {
         self.len()
     }
-    fn keys_and_values(&self) -> impl Iterator<Item = (&String, &serde_json::Value)> {
-        self.iter()
-    }
-    fn values(&mut self) -> impl Iterator<Item = &mut serde_json::Value> {
-        self.values_mut()
+    fn entries(&mut self) -> impl Iterator<Item = (&String, &mut serde_json::Value)> {
+        self.iter_mut()
     }
     fn empty(&mut self) {
         self.clear();
@@ -278,17 +264,6 @@ impl StringMap for serde_json::Map<String, serde_json::Value> {
     fn put(&mut self, key: String, value: serde_json::Value) {
         self.insert(key, value);
     }
-}
-
-/// Whether the object's keys are the map's, in its order. Every key is compared before
-/// any value is decoded, and each value is [warmed](InPlace::warm) meanwhile.
-fn same_keys<M: StringMap>(members: Members<'_, '_>, map: &M) -> bool {
-    let mut same = true;
-    for (member, (key, value)) in members.zip(map.keys_and_values()) {
-        same &= member.is_ok_and(|(k, _)| k == key);
-        value.warm();
-    }
-    same
 }
 
 /// A JSON object into a map, as the map's `Deserialize` inserts its members (a later
@@ -302,11 +277,19 @@ fn map_in_place<'i, M: StringMap>(
     reserved: &[&str],
 ) -> Result {
     let members = v.members()?;
-    if members.left == map.count() && same_keys(members.clone(), map) {
-        for (member, value) in members.zip(map.values()) {
-            value.decode_in_place(member?.1, cx)?;
+    if members.left == map.count() {
+        let mut same = true;
+        for (member, (key, value)) in members.clone().zip(map.entries()) {
+            let (k, v) = member?;
+            if k != key {
+                same = false;
+                break;
+            }
+            value.decode_in_place(v, cx)?;
         }
-        return Ok(());
+        if same {
+            return Ok(());
+        }
     }
     map.empty();
     for member in members {
@@ -344,15 +327,6 @@ const SERDE_JSON_MAGIC_KEYS: [&str; 2] = [
 ];
 
 impl InPlace for serde_json::Value {
-    fn warm(&self) {
-        match self {
-            serde_json::Value::String(s) => s.warm(),
-            serde_json::Value::Array(a) => prefetch(a.as_ptr()),
-            serde_json::Value::Object(m) => m.keys().for_each(String::warm),
-            _ => {}
-        }
-    }
-
     fn decode_in_place<'i>(&mut self, v: Value<'_, 'i>, cx: &mut Scratch<'i>) -> Result {
         use serde_json::Value as Json;
         match (v.nodes.first(), &mut *self) {
@@ -497,15 +471,3 @@ impl Root {
         (ok, cx.tape)
     }
 }
-
-/// Starts loading the cache line at `p` into the cache, without waiting for it.
-#[allow(unsafe_code)]
-pub(crate) fn prefetch<T>(p: *const T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch only hints the cache: it never faults, whatever the address, and
-    // reads or writes no memory the program sees; SSE is part of every x86_64 target.
-    unsafe {
-        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(p.cast());
-    }
-}
-
