@@ -5,9 +5,12 @@
 //! - `in_place/cold`: each of 20,000 realistic pods' JSON (about 6 KB each, with
 //!   managedFields) into another pod of a cache of 20,000 (700 MB, far beyond the CPU's
 //!   caches), in a scattered order, as a burst of changes to a large cache does;
-//! - `in_place/hot`: the same documents into one of 8 pods, which stay in the caches.
+//! - `in_place/hot`: the same documents into one of 8 pods, which stay in the caches;
+//! - `in_place/tape`: simd-json's tape of each of the same documents, read in the same
+//!   order, the step both of the above begin with: what `hot` takes beyond it is the walk
+//!   into the target.
 //!
-//! Each is timed per document decoded.
+//! Each is timed per document.
 
 // `criterion_group!` generates an undocumented public function.
 #![allow(missing_docs)]
@@ -89,6 +92,15 @@ fn in_place(c: &mut Criterion) {
     });
     group.bench_function("hot", |b| {
         b.iter_custom(|iters| into_targets(&mut decoder, &docs, &mut cache, |i| i % 8, iters));
+    });
+    group.bench_function("tape", |b| {
+        b.iter_custom(|iters| {
+            let start = Instant::now();
+            for i in 0..iters as usize {
+                assert!(decoder.tape(&docs[i % docs.len()]));
+            }
+            start.elapsed()
+        });
     });
     group.finish();
 }

@@ -27,4 +27,11 @@ impl DocDecoder {
     pub fn decode_into<K: 'static>(&mut self, target: &mut K, src: &[u8]) -> bool {
         self.0.decode_into(target, src, false)
     }
+
+    /// Builds `src`'s simd-json tape only (the first step of both decoders); `false` when
+    /// simd-json does not take it.
+    #[must_use]
+    pub fn tape(&mut self, src: &[u8]) -> bool {
+        self.0.tape_only(src)
+    }
 }

@@ -154,6 +154,12 @@ impl Decoder {
         .is_some()
     }
 
+    /// Builds the tape of `src` and nothing else (for the `in_place` bench's `tape` figure).
+    pub(crate) fn tape_only(&mut self, src: &[u8]) -> bool {
+        self.with_tape(src, false, |tape, _| (Some(()), tape))
+            .is_some()
+    }
+
     /// simd-json's decoding of `src`, when it succeeds and passes the checks of the module
     /// docs.
     fn decode_simd<K: DeserializeOwned>(
