@@ -403,6 +403,8 @@ fn absent_null_duplicate_and_unknown_members_follow_k8s_openapi() {
         r#"{"metadata":{"name":"a","name":"b","future":{"x":[1,2]}},"spec":{"containers":[]}}"#,
         // Map keys changed, reordered, fewer and more.
         r#"{"metadata":{"labels":{"y":"3","x":"4"},"annotations":{"k":"v","l":"w"}}}"#,
+        // A map refilled from its own entries with a duplicate key among new ones.
+        r#"{"metadata":{"labels":{"z":"1","x":"2","z":"3","w":"4"}}}"#,
         // A quantity written as a number; a time.
         r#"{"spec":{"containers":[{"name":"c","resources":{"limits":{"cpu":2.5}}}]},"status":{"startTime":"2025-02-03T04:05:06Z"}}"#,
         // Integers at their types' ends, booleans.
@@ -462,6 +464,10 @@ fn json_values_decode_in_place_whatever_their_shape_was() {
             let want: Pod = fresh(&doc, false).expect("decodes");
             assert_eq!(in_place(target.clone(), &doc, false), Some(want));
         }
+        // A duplicate key where the map is refilled: the later value wins.
+        let doc = br#"{"metadata":{"managedFields":[{"manager":"m","fieldsV1":{"f:b":{"f:c":{}},"f:z":[1],"f:b":{"f:d":{}},"f:a":{}}}]}}"#;
+        let want: Pod = fresh(doc, false).expect("decodes");
+        assert_eq!(in_place(target.clone(), doc, false), Some(want));
         // serde_json reads this key as a raw value, not as a member: decoded afresh.
         let magic = pod(json!({"$serde_json::private::RawValue": "1"}));
         assert!(in_place(target.clone(), &magic, false).is_none());

@@ -230,7 +230,8 @@ trait StringMap {
     type Value: InPlace;
     fn count(&self) -> usize;
     fn entries(&mut self) -> impl Iterator<Item = (&String, &mut Self::Value)>;
-    fn empty(&mut self);
+    /// Moves every entry out, in the map's order, leaving it empty.
+    fn take_entries(&mut self, into: &mut Vec<Option<(String, Self::Value)>>);
     fn put(&mut self, key: String, value: Self::Value);
 }
 
@@ -242,8 +243,8 @@ impl<T: InPlace> StringMap for BTreeMap<String, T> {
     fn entries(&mut self) -> impl Iterator<Item = (&String, &mut T)> {
         self.iter_mut()
     }
-    fn empty(&mut self) {
-        self.clear();
+    fn take_entries(&mut self, into: &mut Vec<Option<(String, T)>>) {
+        into.extend(std::mem::take(self).into_iter().map(Some));
     }
     fn put(&mut self, key: String, value: T) {
         self.insert(key, value);
@@ -258,8 +259,8 @@ impl StringMap for serde_json::Map<String, serde_json::Value> {
     fn entries(&mut self) -> impl Iterator<Item = (&String, &mut serde_json::Value)> {
         self.iter_mut()
     }
-    fn empty(&mut self) {
-        self.clear();
+    fn take_entries(&mut self, into: &mut Vec<Option<(String, serde_json::Value)>>) {
+        into.extend(std::mem::take(self).into_iter().map(Some));
     }
     fn put(&mut self, key: String, value: serde_json::Value) {
         self.insert(key, value);
@@ -268,8 +269,11 @@ impl StringMap for serde_json::Map<String, serde_json::Value> {
 
 /// A JSON object into a map, as the map's `Deserialize` inserts its members (a later
 /// duplicate wins): while the keys are the map's, in its order (Kubernetes writes maps
-/// sorted), the values are decoded in place; at the first that is not, the map is
-/// refilled. A key of `reserved` gives up.
+/// sorted), the values are decoded in place. At the first that is not, the map is refilled
+/// in the object's order from its own entries: a member takes the old entry of its key if
+/// there is one ahead, else the next old entry not taken, whose key's buffer takes the new
+/// key and whose value is decoded into; only members beyond the old entries are made
+/// afresh, and old entries left over are dropped. A key of `reserved` gives up.
 fn map_in_place<'i, M: StringMap>(
     map: &mut M,
     v: Value<'_, 'i>,
@@ -291,13 +295,36 @@ fn map_in_place<'i, M: StringMap>(
             return Ok(());
         }
     }
-    map.empty();
+    let mut old = Vec::with_capacity(map.count());
+    map.take_entries(&mut old);
+    // Old entries before `next` are all taken.
+    let mut next = 0;
     for member in members {
         let (key, v) = member?;
         if reserved.contains(&key) {
             return Err(Mismatch);
         }
-        map.put(key.to_owned(), M::Value::decode_new(v, cx)?);
+        let same_key = old[next..]
+            .iter()
+            .position(|e| e.as_ref().is_some_and(|(k, _)| k == key));
+        let reused = match same_key {
+            Some(at) => old[next + at].take(),
+            None => old[next..].iter_mut().find_map(Option::take).map(|(mut k, value)| {
+                k.clear();
+                k.push_str(key);
+                (k, value)
+            }),
+        };
+        while old.get(next).is_some_and(Option::is_none) {
+            next += 1;
+        }
+        match reused {
+            Some((k, mut value)) => {
+                value.decode_in_place(v, cx)?;
+                map.put(k, value);
+            }
+            None => map.put(key.to_owned(), M::Value::decode_new(v, cx)?),
+        }
     }
     Ok(())
 }
