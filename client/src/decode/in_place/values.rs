@@ -309,11 +309,14 @@ fn map_in_place<'i, M: StringMap>(
             .position(|e| e.as_ref().is_some_and(|(k, _)| k == key));
         let reused = match same_key {
             Some(at) => old[next + at].take(),
-            None => old[next..].iter_mut().find_map(Option::take).map(|(mut k, value)| {
-                k.clear();
-                k.push_str(key);
-                (k, value)
-            }),
+            None => old[next..]
+                .iter_mut()
+                .find_map(Option::take)
+                .map(|(mut k, value)| {
+                    k.clear();
+                    k.push_str(key);
+                    (k, value)
+                }),
         };
         while old.get(next).is_some_and(Option::is_none) {
             next += 1;
