@@ -267,11 +267,16 @@ impl StringMap for serde_json::Map<String, serde_json::Value> {
     }
 }
 
+/// How many of the old entries not yet taken a refilled map's member looks through for its
+/// own key: both orders are usually the same (sorted), so this finds the key past a few
+/// members added or removed, and keeps a refill linear in the map's size whatever the keys.
+const SAME_KEY_LOOKAHEAD: usize = 8;
+
 /// A JSON object into a map, as the map's `Deserialize` inserts its members (a later
 /// duplicate wins): while the keys are the map's, in its order (Kubernetes writes maps
 /// sorted), the values are decoded in place. At the first that is not, the map is refilled
 /// in the object's order from its own entries: a member takes the old entry of its key if
-/// there is one ahead, else the next old entry not taken, whose key's buffer takes the new
+/// there is one a few entries ahead, else the next old entry not taken, whose key's buffer takes the new
 /// key and whose value is decoded into; only members beyond the old entries are made
 /// afresh, and old entries left over are dropped. A key of `reserved` gives up.
 fn map_in_place<'i, M: StringMap>(
@@ -306,6 +311,7 @@ fn map_in_place<'i, M: StringMap>(
         }
         let same_key = old[next..]
             .iter()
+            .take(SAME_KEY_LOOKAHEAD)
             .position(|e| e.as_ref().is_some_and(|(k, _)| k == key));
         let reused = match same_key {
             Some(at) => old[next + at].take(),
