@@ -441,6 +441,31 @@ fn absent_null_duplicate_and_unknown_members_follow_k8s_openapi() {
 }
 
 #[test]
+fn a_map_refilled_past_the_lookahead_is_what_a_fresh_decode_builds() {
+    // 40 labels into 40 others, shifted by more keys than a member looks ahead for its own,
+    // with some keys dropped and some added: the refill takes old entries of the same key,
+    // spare ones and fresh ones.
+    let labels = |keys: std::ops::Range<usize>, skip: usize| -> Value {
+        keys.filter(|k| k % skip != 0)
+            .map(|k| (format!("k{k:03}"), json!(format!("v{k}"))))
+            .collect::<serde_json::Map<_, _>>()
+            .into()
+    };
+    let pod = |labels: Value| {
+        serde_json::to_vec(&json!({"metadata": {"name": "a", "labels": labels}})).expect("JSON")
+    };
+    let target: Pod = fresh(&pod(labels(0..40, 7)), false).expect("decodes");
+    for doc in [
+        pod(labels(20..60, 5)),
+        pod(labels(0..40, 3)),
+        pod(labels(39..41, 100)),
+    ] {
+        let want: Pod = fresh(&doc, false).expect("decodes");
+        assert_eq!(in_place(target.clone(), &doc, false), Some(want));
+    }
+}
+
+#[test]
 fn json_values_decode_in_place_whatever_their_shape_was() {
     let pod = |fields: Value| {
         serde_json::to_vec(&json!({"metadata": {"managedFields": [
