@@ -6,9 +6,8 @@
 //!   managedFields) into another pod of a cache of 20,000 (700 MB, far beyond the CPU's
 //!   caches), in a scattered order, as a burst of changes to a large cache does;
 //! - `in_place/hot`: the same documents into one of 8 pods, which stay in the caches;
-//! - `in_place/tape`: simd-json's tape of each of the same documents, read in the same
-//!   order, the step both of the above begin with: what `hot` takes beyond it is the walk
-//!   into the target.
+//! - `in_place/tape`: simd-json's tape of each of the same documents in turn, the step
+//!   both of the above begin with: what `hot` takes beyond it is the walk into the target.
 //!
 //! Each is timed per document.
 

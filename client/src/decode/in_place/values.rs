@@ -276,9 +276,9 @@ const SAME_KEY_LOOKAHEAD: usize = 8;
 /// duplicate wins): while the keys are the map's, in its order (Kubernetes writes maps
 /// sorted), the values are decoded in place. At the first that is not, the map is refilled
 /// in the object's order from its own entries: a member takes the old entry of its key if
-/// there is one a few entries ahead, else the next old entry not taken, whose key's buffer takes the new
-/// key and whose value is decoded into; only members beyond the old entries are made
-/// afresh, and old entries left over are dropped. A key of `reserved` gives up.
+/// there is one a few entries ahead, else the next old entry not taken, whose key's buffer
+/// takes the new key and whose value is decoded into; only members beyond the old entries
+/// are made afresh, and old entries left over are dropped. A key of `reserved` gives up.
 fn map_in_place<'i, M: StringMap>(
     map: &mut M,
     v: Value<'_, 'i>,
@@ -302,7 +302,7 @@ fn map_in_place<'i, M: StringMap>(
     }
     let mut old = Vec::with_capacity(map.count());
     map.take_entries(&mut old);
-    // Old entries before `next` are all taken.
+    // Old entries before `next` are all taken; `old[next]`, if there is one, is not.
     let mut next = 0;
     for member in members {
         let (key, v) = member?;
@@ -315,9 +315,9 @@ fn map_in_place<'i, M: StringMap>(
             .position(|e| e.as_ref().is_some_and(|(k, _)| k == key));
         let reused = match same_key {
             Some(at) => old[next + at].take(),
-            None => old[next..]
-                .iter_mut()
-                .find_map(Option::take)
+            None => old
+                .get_mut(next)
+                .and_then(Option::take)
                 .map(|(mut k, value)| {
                     k.clear();
                     k.push_str(key);
