@@ -63,6 +63,10 @@ pub(crate) struct Decoder {
     tape: Tape<'static>,
     /// Empty between documents: the scratch tape of in-place decoding (see [`in_place`]).
     scratch: Tape<'static>,
+    /// Bytes of JSON of new objects announced ([`Decoder::for_objects`],
+    /// [`Decoder::prepare_for_new`]) that the heap is grown ahead for at the next document
+    /// decoded afresh, which tells whether they keep `managedFields` (see [`heap_ahead`]).
+    announced: usize,
     /// Bytes of JSON this thread's heap is still grown ahead for (see [`heap_ahead`]).
     heap_ahead_for: usize,
     /// Whether the heap is grown again in steps once `heap_ahead_for` is used up (see
@@ -72,8 +76,9 @@ pub(crate) struct Decoder {
 
 /// When the heap grown ahead is used up, it is grown again for this much more JSON at
 /// least: a thread that takes more than its share of a batch (its expected share is
-/// prepared when it starts) grows its heap in steps of 1.25 MiB instead of one page at a
-/// time, each page an `mprotect` that stalls the other thread's page faults.
+/// prepared when it starts) grows its heap in steps of 1.25 MiB (1.75 MiB with
+/// managedFields kept) instead of one page at a time, each page an `mprotect` that stalls
+/// the other thread's page faults.
 const HEAP_AHEAD_STEP: usize = 256 * 1024;
 
 impl Default for Decoder {
@@ -83,6 +88,7 @@ impl Default for Decoder {
             buffers: simd_json::Buffers::default(),
             tape: Tape(Vec::new()),
             scratch: Tape(Vec::new()),
+            announced: 0,
             heap_ahead_for: 0,
             steps: true,
         }
@@ -91,11 +97,12 @@ impl Default for Decoder {
 
 impl Decoder {
     /// A decoder for about `json_bytes` of objects on this thread, whose heap is made ready
-    /// for them first (see [`heap_ahead`]).
+    /// for them when the first is decoded (see [`heap_ahead`]).
     pub(crate) fn for_objects(json_bytes: usize) -> Self {
-        let mut decoder = Self::default();
-        decoder.grow_heap_ahead(json_bytes);
-        decoder
+        Self {
+            announced: json_bytes,
+            ..Self::default()
+        }
     }
 
     /// Makes this decoder, kept from one batch of watch events to the next, ready for a
@@ -105,14 +112,30 @@ impl Decoder {
     /// (see `Reclaim`), so growing the heap for them would only leave it bigger.
     pub(crate) fn prepare_for_new(&mut self, new_json_bytes: usize) {
         self.steps = false;
-        if new_json_bytes > 0 {
-            self.grow_heap_ahead(new_json_bytes);
-        }
+        self.announced = new_json_bytes;
+        self.heap_ahead_for = 0;
     }
 
-    fn grow_heap_ahead(&mut self, json_bytes: usize) {
-        heap_ahead::reserve_for(json_bytes);
-        self.heap_ahead_for = json_bytes;
+    /// Grows the heap ahead (see [`heap_ahead`]) before `json_bytes` of JSON are decoded
+    /// into a new object: for all the objects announced, at the first of them, and then in
+    /// steps, when steps are on, once that is used up. The growth per byte of JSON is the
+    /// larger when `managedFields` is kept.
+    fn grow_heap_ahead(&mut self, json_bytes: usize, managed_fields_kept: bool) {
+        let announced = std::mem::take(&mut self.announced);
+        let grow = if announced > 0 {
+            announced
+        } else if self.steps && json_bytes > self.heap_ahead_for {
+            json_bytes.max(HEAP_AHEAD_STEP)
+        } else {
+            0
+        };
+        if grow > 0 {
+            heap_ahead::reserve(
+                grow.saturating_mul(heap_ahead::per_json_byte(managed_fields_kept)),
+            );
+            self.heap_ahead_for = grow;
+        }
+        self.heap_ahead_for = self.heap_ahead_for.saturating_sub(json_bytes);
     }
 
     /// Decodes `src` as one JSON document (see the module docs); `skip_managed_fields`
@@ -122,10 +145,7 @@ impl Decoder {
         src: &[u8],
         skip_managed_fields: bool,
     ) -> serde_json::Result<K> {
-        if self.steps && src.len() > self.heap_ahead_for {
-            self.grow_heap_ahead(src.len().max(HEAP_AHEAD_STEP));
-        }
-        self.heap_ahead_for = self.heap_ahead_for.saturating_sub(src.len());
+        self.grow_heap_ahead(src.len(), !skip_managed_fields);
         match self.decode_simd(src, skip_managed_fields) {
             Some(obj) => Ok(obj),
             None => serde_json::from_slice(src),

@@ -28,19 +28,37 @@
 //! trick"): 12-15% of the client's CPU in `mprotect` before, 2-4% after; the margin and the
 //! steps left 300 of 5,800 single-page `mprotect` calls in a streaming sync.
 
-/// Heap bytes an object takes per byte of its JSON, with a margin (pods decoded without
-/// managedFields: 25 KB for 6.2 KB of JSON, 4.0x, BENCHMARKS.md, "Informer"). At
+/// Heap bytes an object takes per byte of its JSON, with a margin, when `metadata.managedFields`
+/// is cut off the tape (pods: 25 KB for 6.2 KB of JSON, 4.0x, BENCHMARKS.md, "Informer"). At
 /// exactly 4, the last percent of every thread's share of a streaming list grew its arena
 /// one page, one `mprotect`, at a time: 5,800 single-page calls in a 10k-pod sync, 300
 /// with 5 (`strace -f -e trace=mprotect`, BENCHMARKS.md, "Why each trick").
 const HEAP_PER_JSON_BYTE: usize = 5;
 
+/// The same when `managedFields` is kept. Its `fieldsV1` sets are JSON objects nested a few
+/// levels deep, mostly with one member or none, and every non-empty one becomes a
+/// `BTreeMap` leaf of about 630 bytes: a pod's 1 KB of `managedFields` takes about 10 KB of
+/// heap, so the whole pod 39 KB of RSS for 6.2 KB of JSON, 6.3x. With 5, a fifth of the
+/// cache grew its arena one page at a time: 115,000 single-page `mprotect` calls in a
+/// 100,000-pod sync (BENCHMARKS.md, "Why each trick").
+const HEAP_PER_JSON_BYTE_MANAGED_FIELDS: usize = 7;
+
+/// Heap bytes to grow ahead for each byte of JSON of the objects about to be decoded, as
+/// they keep `metadata.managedFields` or not.
+pub(crate) fn per_json_byte(managed_fields_kept: bool) -> usize {
+    if managed_fields_kept {
+        HEAP_PER_JSON_BYTE_MANAGED_FIELDS
+    } else {
+        HEAP_PER_JSON_BYTE
+    }
+}
+
 /// Below glibc's default mmap threshold, so that a block comes from the thread's arena.
 const BLOCK: usize = 96 * 1024;
 
-/// Makes this thread's heap ready for the objects decoded from `json_bytes` of JSON.
-pub(crate) fn reserve_for(json_bytes: usize) {
-    let mut left = json_bytes.saturating_mul(HEAP_PER_JSON_BYTE);
+/// Makes this thread's heap ready for `heap_bytes` of objects.
+pub(crate) fn reserve(heap_bytes: usize) {
+    let mut left = heap_bytes;
     let mut blocks: Vec<Vec<u8>> = Vec::with_capacity(left.div_ceil(BLOCK));
     while left > 0 {
         let size = left.min(BLOCK);
