@@ -111,6 +111,35 @@ fn managed_fields_are_skipped_only_in_the_root_metadata() {
     assert_eq!(meta.metadata.name.as_deref(), Some("e"));
 }
 
+/// The heap is grown ahead for the objects announced when the first of them is decoded,
+/// then in steps once that is used up; a watch batch's decoder grows it for the new objects
+/// announced and no further.
+#[test]
+fn the_heap_is_grown_ahead_as_announced_then_in_steps() {
+    let doc = serde_json::to_vec(&pod_json()).unwrap();
+    let mut decoder = Decoder::for_objects(3 * doc.len());
+    assert_eq!(
+        (decoder.announced, decoder.heap_ahead_for),
+        (3 * doc.len(), 0)
+    );
+    for left in [2, 1, 0] {
+        let _: Pod = decoder.decode(&doc, true).unwrap();
+        assert_eq!(
+            (decoder.announced, decoder.heap_ahead_for),
+            (0, left * doc.len())
+        );
+    }
+    let _: Pod = decoder.decode(&doc, true).unwrap();
+    assert_eq!(decoder.heap_ahead_for, HEAP_AHEAD_STEP - doc.len());
+
+    decoder.prepare_for_new(doc.len());
+    assert_eq!((decoder.announced, decoder.heap_ahead_for), (doc.len(), 0));
+    for _ in 0..2 {
+        let _: Pod = decoder.decode(&doc, false).unwrap();
+        assert_eq!((decoder.announced, decoder.heap_ahead_for), (0, 0));
+    }
+}
+
 #[test]
 fn deep_nesting_fails_as_serde_json_does_without_overflowing() {
     // The deep value alone, and after siblings deep and shallow.
