@@ -22,8 +22,9 @@
 //! mimalloc) the same calls take and return a few large blocks.
 //!
 //! It is done once per page of a LIST and per batch of watch lines, by each decoding thread
-//! for its share ([`Decoder::for_objects`](super::fast_decode::Decoder::for_objects)), and
-//! again in steps whenever a thread decodes more than that (its share is an estimate: the
+//! for its share ([`Decoder::for_objects`](super::fast_decode::Decoder::for_objects)) when
+//! it decodes the first object of it (which tells whether the objects keep
+//! `managedFields`, and so how much heap a byte of their JSON takes), and again in steps whenever a thread decodes more than that (its share is an estimate: the
 //! threads take chunks from a common counter). Measured (BENCHMARKS.md, "Why each
 //! trick"): 12-15% of the client's CPU in `mprotect` before, 2-4% after; the margin and the
 //! steps left 300 of 5,800 single-page `mprotect` calls in a streaming sync.
@@ -37,7 +38,8 @@ const HEAP_PER_JSON_BYTE: usize = 5;
 
 /// The same when `managedFields` is kept. Its `fieldsV1` sets are JSON objects nested a few
 /// levels deep, mostly with one member or none, and every non-empty one becomes a
-/// `BTreeMap` leaf of about 630 bytes: a pod's 1 KB of `managedFields` takes about 10 KB of
+/// `BTreeMap` leaf of about 630 bytes (serde_json's map, unless the application turns on
+/// its `preserve_order`): a pod's 1 KB of `managedFields` takes about 10 KB of
 /// heap, so the whole pod 39 KB of RSS for 6.2 KB of JSON, 6.3x. With 5, a fifth of the
 /// cache grew its arena one page at a time: 115,000 single-page `mprotect` calls in a
 /// 100,000-pod sync (BENCHMARKS.md, "Why each trick").
