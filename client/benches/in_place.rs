@@ -56,6 +56,15 @@ fn pod_documents() -> Vec<Vec<u8>> {
     })
 }
 
+/// Times `iters` calls of `step`, the `i`th given `i`.
+fn timed(iters: u64, mut step: impl FnMut(usize)) -> Duration {
+    let start = Instant::now();
+    for i in 0..iters as usize {
+        step(i);
+    }
+    start.elapsed()
+}
+
 /// Times `iters` documents decoded into `targets[target(i)]`, document `i` of `docs`
 /// being another pod than the target's.
 fn into_targets(
@@ -65,12 +74,10 @@ fn into_targets(
     target: impl Fn(usize) -> usize,
     iters: u64,
 ) -> Duration {
-    let start = Instant::now();
-    for i in 0..iters as usize {
+    timed(iters, |i| {
         let doc = &docs[(i + docs.len() / 2) % docs.len()];
         assert!(decoder.decode_into(&mut targets[target(i)], doc));
-    }
-    start.elapsed()
+    })
 }
 
 fn in_place(c: &mut Criterion) {
@@ -93,13 +100,7 @@ fn in_place(c: &mut Criterion) {
         b.iter_custom(|iters| into_targets(&mut decoder, &docs, &mut cache, |i| i % 8, iters));
     });
     group.bench_function("tape", |b| {
-        b.iter_custom(|iters| {
-            let start = Instant::now();
-            for i in 0..iters as usize {
-                assert!(decoder.tape(&docs[i % docs.len()]));
-            }
-            start.elapsed()
-        });
+        b.iter_custom(|iters| timed(iters, |i| assert!(decoder.tape(&docs[i % docs.len()]))));
     });
     group.finish();
 }
