@@ -228,23 +228,26 @@ impl<T: InPlace> InPlace for BTreeMap<String, T> {
 /// A map with string keys and a fixed order: `BTreeMap<String, T>` and `serde_json::Map`.
 trait StringMap {
     type Value: InPlace;
+    /// The map's own entries, moved out in its order.
+    type Drain: Iterator<Item = (String, Self::Value)>;
     fn count(&self) -> usize;
     fn entries(&mut self) -> impl Iterator<Item = (&String, &mut Self::Value)>;
     /// Moves every entry out, in the map's order, leaving it empty.
-    fn take_entries(&mut self, into: &mut Vec<Option<(String, Self::Value)>>);
+    fn drain_entries(&mut self) -> Self::Drain;
     fn put(&mut self, key: String, value: Self::Value);
 }
 
 impl<T: InPlace> StringMap for BTreeMap<String, T> {
     type Value = T;
+    type Drain = std::collections::btree_map::IntoIter<String, T>;
     fn count(&self) -> usize {
         self.len()
     }
     fn entries(&mut self) -> impl Iterator<Item = (&String, &mut T)> {
         self.iter_mut()
     }
-    fn take_entries(&mut self, into: &mut Vec<Option<(String, T)>>) {
-        into.extend(std::mem::take(self).into_iter().map(Some));
+    fn drain_entries(&mut self) -> Self::Drain {
+        std::mem::take(self).into_iter()
     }
     fn put(&mut self, key: String, value: T) {
         self.insert(key, value);
@@ -253,14 +256,15 @@ impl<T: InPlace> StringMap for BTreeMap<String, T> {
 
 impl StringMap for serde_json::Map<String, serde_json::Value> {
     type Value = serde_json::Value;
+    type Drain = serde_json::map::IntoIter;
     fn count(&self) -> usize {
         self.len()
     }
     fn entries(&mut self) -> impl Iterator<Item = (&String, &mut serde_json::Value)> {
         self.iter_mut()
     }
-    fn take_entries(&mut self, into: &mut Vec<Option<(String, serde_json::Value)>>) {
-        into.extend(std::mem::take(self).into_iter().map(Some));
+    fn drain_entries(&mut self) -> Self::Drain {
+        std::mem::take(self).into_iter()
     }
     fn put(&mut self, key: String, value: serde_json::Value) {
         self.insert(key, value);
@@ -300,34 +304,13 @@ fn map_in_place<'i, M: StringMap>(
             return Ok(());
         }
     }
-    let mut old = Vec::with_capacity(map.count());
-    map.take_entries(&mut old);
-    // Old entries before `next` are all taken; `old[next]`, if there is one, is not.
-    let mut next = 0;
+    let mut old = Lookahead::new(map.drain_entries());
     for member in members {
         let (key, v) = member?;
         if reserved.contains(&key) {
             return Err(Mismatch);
         }
-        let same_key = old[next..]
-            .iter()
-            .take(SAME_KEY_LOOKAHEAD)
-            .position(|e| e.as_ref().is_some_and(|(k, _)| k == key));
-        let reused = match same_key {
-            Some(at) => old[next + at].take(),
-            None => old
-                .get_mut(next)
-                .and_then(Option::take)
-                .map(|(mut k, value)| {
-                    k.clear();
-                    k.push_str(key);
-                    (k, value)
-                }),
-        };
-        while old.get(next).is_some_and(Option::is_none) {
-            next += 1;
-        }
-        match reused {
+        match old.take(key) {
             Some((k, mut value)) => {
                 value.decode_in_place(v, cx)?;
                 map.put(k, value);
@@ -336,6 +319,64 @@ fn map_in_place<'i, M: StringMap>(
         }
     }
     Ok(())
+}
+
+/// The old entries of a map being refilled, drawn in order from its owning iterator, of which
+/// the next [`SAME_KEY_LOOKAHEAD`] not yet passed are held, on the stack: the refill's window
+/// (so a refill allocates nothing to hold them; it took a `Vec` of them all before). An entry is passed once it and every entry before it are taken; the first entry of the
+/// window is therefore always untaken, and is the spare a member without its own key takes.
+struct Lookahead<I: Iterator> {
+    window: [Option<I::Item>; SAME_KEY_LOOKAHEAD],
+    /// Where in `window` the first entry not passed is.
+    first: usize,
+    /// How many of `window`'s slots, from `first` on, hold entries drawn (taken or not).
+    drawn: usize,
+    rest: I,
+}
+
+impl<V, I: Iterator<Item = (String, V)>> Lookahead<I> {
+    fn new(rest: I) -> Self {
+        let mut old = Self {
+            window: std::array::from_fn(|_| None),
+            first: 0,
+            drawn: 0,
+            rest,
+        };
+        old.draw();
+        old
+    }
+
+    /// Fills the window's free slots from the iterator.
+    fn draw(&mut self) {
+        while self.drawn < SAME_KEY_LOOKAHEAD {
+            let Some(entry) = self.rest.next() else { break };
+            self.window[(self.first + self.drawn) % SAME_KEY_LOOKAHEAD] = Some(entry);
+            self.drawn += 1;
+        }
+    }
+
+    /// The old entry of `key` if the window holds it, else the first entry not taken with
+    /// its key's buffer holding `key`, else `None` (every old entry is taken).
+    fn take(&mut self, key: &str) -> Option<(String, V)> {
+        let slot = |i| (self.first + i) % SAME_KEY_LOOKAHEAD;
+        let same_key = (0..self.drawn)
+            .map(slot)
+            .find(|&at| self.window[at].as_ref().is_some_and(|(k, _)| k == key));
+        let taken = match same_key {
+            Some(at) => self.window[at].take(),
+            None => self.window[self.first].take().map(|(mut k, value)| {
+                k.clear();
+                k.push_str(key);
+                (k, value)
+            }),
+        };
+        while self.drawn > 0 && self.window[self.first].is_none() {
+            self.first = (self.first + 1) % SAME_KEY_LOOKAHEAD;
+            self.drawn -= 1;
+        }
+        self.draw();
+        taken
+    }
 }
 
 impl InPlace for Quantity {
