@@ -323,9 +323,9 @@ fn map_in_place<'i, M: StringMap>(
 
 /// The old entries of a map being refilled, drawn in order from its owning iterator, of which
 /// the next [`SAME_KEY_LOOKAHEAD`] not yet passed are held on the stack: the refill's window.
-/// So a refill allocates nothing to hold them (it moved them all into a `Vec` before). An
-/// entry is passed once it and every entry before it are taken; the first entry of the
-/// window is therefore always untaken, and is the spare a member without its own key takes.
+/// So a refill allocates nothing to hold them. An entry is passed once it and every entry
+/// before it are taken; the first entry of the window is therefore always untaken, and is
+/// the spare a member without its own key takes.
 /// A `fieldsV1` window takes about 450 bytes of stack per level of maps being refilled, and
 /// tapes nest at most 127 levels (`MAX_NESTING`), so the windows take at most about 60 KiB
 /// of a decoding thread's stack.
