@@ -24,8 +24,9 @@
 //! It is done once per page of a LIST and per batch of watch lines, by each decoding thread
 //! for its share ([`Decoder::for_objects`](super::fast_decode::Decoder::for_objects)) when
 //! it decodes the first object of it (which tells whether the objects keep
-//! `managedFields`, and so how much heap a byte of their JSON takes), and again in steps whenever a thread decodes more than that (its share is an estimate: the
-//! threads take chunks from a common counter). Measured (BENCHMARKS.md, "Why each
+//! `managedFields`, and so how much heap a byte of their JSON takes), and again in steps
+//! whenever a thread decodes more than that (its share is an estimate: the threads take
+//! chunks from a common counter). Measured (BENCHMARKS.md, "Why each
 //! trick"): 12-15% of the client's CPU in `mprotect` before, 2-4% after; the margin and the
 //! steps left 300 of 5,800 single-page `mprotect` calls in a streaming sync.
 

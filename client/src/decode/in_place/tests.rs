@@ -6,6 +6,7 @@
 //! decoding gives up, the caller decodes afresh, so giving up is allowed; a different
 //! object is not.
 
+use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, StatefulSet};
@@ -463,6 +464,51 @@ fn a_map_refilled_past_the_lookahead_is_what_a_fresh_decode_builds() {
         let want: Pod = fresh(&doc, false).expect("decodes");
         assert_eq!(in_place(target.clone(), &doc, false), Some(want));
     }
+}
+
+/// A refill decodes into the map's own entries: a member whose key's entry is within the
+/// lookahead into that entry, another one into a spare entry, so no label is made afresh
+/// while old entries are left (their buffers are the same ones: every key and every value
+/// has the same length, so none grows).
+#[test]
+fn a_refilled_map_decodes_into_its_own_entries() {
+    let pod = |keys: &mut dyn Iterator<Item = usize>| {
+        let labels: serde_json::Map<_, _> = keys
+            .map(|k| (format!("k{k:03}"), json!(format!("v{k:03}"))))
+            .collect();
+        serde_json::to_vec(&json!({"metadata": {"name": "a", "labels": labels}})).expect("JSON")
+    };
+    let buffers = |pod: &Pod| -> BTreeMap<String, (*const u8, *const u8)> {
+        let labels = pod.metadata.labels.as_ref().expect("labels");
+        labels
+            .iter()
+            .map(|(k, v)| (k.clone(), (k.as_ptr(), v.as_ptr())))
+            .collect()
+    };
+    // One key of ten dropped: every other key is within the lookahead of its entry (an old
+    // entry not taken holds the window where it is).
+    let target: Pod = fresh(&pod(&mut (0..10)), false).expect("decodes");
+    let before = buffers(&target);
+    let doc = pod(&mut (0..10).filter(|&k| k != 3));
+    let after = buffers(&in_place(target, &doc, false).expect("decodes in place"));
+    assert_eq!(after.len(), 9);
+    for (key, buffers) in &after {
+        assert_eq!(*buffers, before[key], "{key} was decoded into its own entry");
+    }
+
+    // Five keys dropped at the front and five added at the back: members take their own
+    // entries or spare ones, and none is made afresh.
+    let target: Pod = fresh(&pod(&mut (0..40)), false).expect("decodes");
+    let doc = pod(&mut (5..45));
+    let before = buffers(&target);
+    let after = buffers(&in_place(target, &doc, false).expect("decodes in place"));
+    let sorted = |m: &BTreeMap<String, (*const u8, *const u8)>| {
+        let mut all: Vec<_> = m.values().copied().collect();
+        all.sort();
+        all
+    };
+    assert_eq!(after.len(), 40);
+    assert_eq!(sorted(&after), sorted(&before), "every old entry was decoded into");
 }
 
 #[test]
