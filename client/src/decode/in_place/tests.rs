@@ -493,7 +493,10 @@ fn a_refilled_map_decodes_into_its_own_entries() {
     let after = buffers(&in_place(target, &doc, false).expect("decodes in place"));
     assert_eq!(after.len(), 9);
     for (key, buffers) in &after {
-        assert_eq!(*buffers, before[key], "{key} was decoded into its own entry");
+        assert_eq!(
+            *buffers, before[key],
+            "{key} was decoded into its own entry"
+        );
     }
 
     // Five keys dropped at the front and five added at the back: members take their own
@@ -508,7 +511,11 @@ fn a_refilled_map_decodes_into_its_own_entries() {
         all
     };
     assert_eq!(after.len(), 40);
-    assert_eq!(sorted(&after), sorted(&before), "every old entry was decoded into");
+    assert_eq!(
+        sorted(&after),
+        sorted(&before),
+        "every old entry was decoded into"
+    );
 }
 
 #[test]
