@@ -11,12 +11,13 @@ use super::fast_decode::Decoder;
 pub struct DocDecoder(Decoder);
 
 impl DocDecoder {
-    /// `src` decoded afresh (simd-json, `serde_json` as the fallback), managedFields kept, as
-    /// a list's items are (the heap grown ahead for them).
+    /// `src` decoded afresh (simd-json's tape, then the in-place walk from a default for a
+    /// k8s-openapi built-in type, else serde; `serde_json` as the fallback), managedFields
+    /// kept, as a list's items are (the heap grown ahead for them).
     ///
     /// # Errors
     /// `serde_json`'s error when `src` is not a `K`.
-    pub fn decode<K: DeserializeOwned>(&mut self, src: &[u8]) -> serde_json::Result<K> {
+    pub fn decode<K: DeserializeOwned + 'static>(&mut self, src: &[u8]) -> serde_json::Result<K> {
         self.0.decode(src, false)
     }
 

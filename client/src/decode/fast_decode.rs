@@ -10,6 +10,10 @@
 //! (about 5 KB per realistic pod, a fifth of its memory; kube-rs gets exact capacities by
 //! cloning every object into its store, at the price of a second deep copy).
 //!
+//! For a k8s-openapi built-in type the object is built from the tape by the in-place walk
+//! (see [`in_place`]), from the type's default, instead of through serde's visitors; what
+//! the walk gives up on goes to simd-json's serde driver over the same tape.
+//!
 //! What stays serde_json's:
 //! - **The recursion limit.** simd-json has none and its serde driver recurses per nesting
 //!   level, so a deeply nested `serde_json::Value` field would overflow the stack. A document
@@ -140,13 +144,28 @@ impl Decoder {
 
     /// Decodes `src` as one JSON document (see the module docs); `skip_managed_fields`
     /// leaves out `metadata.managedFields` of the document's root object.
-    pub(crate) fn decode<K: DeserializeOwned>(
+    pub(crate) fn decode<K: DeserializeOwned + 'static>(
         &mut self,
         src: &[u8],
         skip_managed_fields: bool,
     ) -> serde_json::Result<K> {
         self.grow_heap_ahead(src.len(), !skip_managed_fields);
-        match self.decode_simd(src, skip_managed_fields) {
+        let walk = in_place::root_of::<Option<K>>();
+        match self.decode_simd(src, skip_managed_fields, walk) {
+            Some(obj) => Ok(obj),
+            None => serde_json::from_slice(src),
+        }
+    }
+
+    /// [`decode`](Self::decode) without the in-place walk: simd-json's serde driver builds
+    /// every object, the reference the walk's new objects are tested against.
+    #[cfg(test)]
+    pub(crate) fn decode_by_serde<K: DeserializeOwned + 'static>(
+        &mut self,
+        src: &[u8],
+        skip_managed_fields: bool,
+    ) -> serde_json::Result<K> {
+        match self.decode_simd(src, skip_managed_fields, None) {
             Some(obj) => Ok(obj),
             None => serde_json::from_slice(src),
         }
@@ -166,9 +185,7 @@ impl Decoder {
             return false;
         };
         self.with_tape(src, skip_managed_fields, |tape, scratch| {
-            let own = std::mem::replace(scratch, Tape(Vec::new())).reset();
-            let (ok, own) = root.decode(target, &tape.0, own);
-            *scratch = own.reset();
+            let ok = walk_into(root, target, &tape, scratch);
             (ok.then_some(()), tape)
         })
         .is_some()
@@ -181,13 +198,22 @@ impl Decoder {
     }
 
     /// simd-json's decoding of `src`, when it succeeds and passes the checks of the module
-    /// docs.
-    fn decode_simd<K: DeserializeOwned>(
+    /// docs: the new object built by `walk`, the in-place decoder of `Option<K>` (see the
+    /// module docs), else by simd-json's serde driver, which also takes what the walk gives
+    /// up on.
+    fn decode_simd<K: DeserializeOwned + 'static>(
         &mut self,
         src: &[u8],
         skip_managed_fields: bool,
+        walk: Option<in_place::Root>,
     ) -> Option<K> {
-        self.with_tape(src, skip_managed_fields, |tape, _| {
+        self.with_tape(src, skip_managed_fields, |tape, scratch| {
+            if let Some(root) = walk {
+                let mut new: Option<K> = None;
+                if walk_into(root, &mut new, &tape, scratch) && new.is_some() {
+                    return (new, tape);
+                }
+            }
             let mut de = simd_json::Deserializer::from_tape(tape);
             let obj = K::deserialize(&mut de).ok();
             (obj, de.into_tape())
@@ -228,6 +254,20 @@ impl Decoder {
         *tape = own.reset();
         out
     }
+}
+
+/// Runs the in-place decoder `root` over `tape` into `target`, with the decoder's scratch
+/// tape, whose memory is kept; `false` when it gives up (see [`in_place`]).
+fn walk_into(
+    root: in_place::Root,
+    target: &mut dyn std::any::Any,
+    tape: &Tape<'_>,
+    scratch: &mut Tape<'static>,
+) -> bool {
+    let own = std::mem::replace(scratch, Tape(Vec::new())).reset();
+    let (ok, own) = root.decode(target, &tape.0, own);
+    *scratch = own.reset();
+    ok
 }
 
 /// The number of tape nodes the value at `tape[i]` spans (1 past the tape's end).

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use super::*;
 
-fn decode<T: DeserializeOwned>(b: &[u8]) -> serde_json::Result<T> {
+fn decode<T: DeserializeOwned + 'static>(b: &[u8]) -> serde_json::Result<T> {
     Decoder::default().decode(b, false)
 }
 
@@ -46,6 +46,8 @@ fn pods_decode_equal_with_exact_capacities() {
     ] {
         let pod: Pod = decode(&b).unwrap();
         assert_eq!(pod, serde_json::from_slice::<Pod>(&b).unwrap());
+        let by_serde: Pod = Decoder::default().decode_by_serde(&b, false).unwrap();
+        assert_eq!(pod, by_serde);
         let spec = pod.spec.as_ref().unwrap();
         let vols = spec.volumes.as_ref().unwrap();
         assert_eq!((vols.len(), vols.capacity()), (3, 3));
@@ -54,6 +56,10 @@ fn pods_decode_equal_with_exact_capacities() {
         assert_eq!((env.len(), env.capacity()), (3, 3));
         let status = pod.status.as_ref().unwrap();
         assert_eq!(status.conditions.as_ref().unwrap().capacity(), 5);
+        // A pod is built by the in-place walk from a default pod, whose required strings
+        // (a container's `name`) start empty: they too take exactly their text.
+        assert_eq!(spec.containers[1].name.capacity(), 1);
+        assert_eq!(env[1].name.capacity(), 1);
         // serde_json alone leaves slack: what exact capacities are for.
         let plain: Pod = serde_json::from_slice(&b).unwrap();
         assert!(plain.spec.unwrap().volumes.unwrap().capacity() > 3);

@@ -207,8 +207,20 @@ pub(crate) fn root<'i, T: InPlace + 'static>(
         .decode_in_place(v, cx)
 }
 
+/// [`RootFn`] of a new `T`: the target is an `Option<T>`, made `Some` with the object the
+/// document holds, decoded into `T`'s default ([`InPlace::decode_new`]).
+pub(crate) fn new_root<'i, T: InPlace + 'static>(
+    target: &mut dyn Any,
+    v: Value<'_, 'i>,
+    cx: &mut Scratch<'i>,
+) -> Result {
+    let new = target.downcast_mut::<Option<T>>().ok_or(Mismatch)?;
+    *new = Some(T::decode_new(v, cx)?);
+    Ok(())
+}
+
 /// The root types: emits `roots(add)`, which registers each, and its lean form, with its
-/// [`RootFn`].
+/// [`RootFn`], and each as `Option<T>`, the target of a new object, with its [`new_root`].
 macro_rules! root_types {
     ($($ty:ty),* $(,)?) => {
         /// Registers every root type with its decoder.
@@ -217,6 +229,10 @@ macro_rules! root_types {
         ) {
             $(
                 add(std::any::TypeId::of::<$ty>(), $crate::decode::in_place::fields::root::<$ty>);
+                add(
+                    std::any::TypeId::of::<Option<$ty>>(),
+                    $crate::decode::in_place::fields::new_root::<$ty>,
+                );
                 add(
                     std::any::TypeId::of::<kinform_core::Lean<$ty>>(),
                     $crate::decode::in_place::fields::root::<kinform_core::Lean<$ty>>,

@@ -209,9 +209,12 @@ fn in_place<K: 'static>(mut target: K, doc: &[u8], skip_managed_fields: bool) ->
         .then_some(target)
 }
 
-/// What the ordinary path decodes from `doc`.
-fn fresh<K: DeserializeOwned>(doc: &[u8], skip_managed_fields: bool) -> Option<K> {
-    Decoder::default().decode(doc, skip_managed_fields).ok()
+/// What the ordinary path decodes from `doc` with the types' own `Deserialize` (not the
+/// in-place walk, which builds new k8s-openapi objects on that path too).
+fn fresh<K: DeserializeOwned + 'static>(doc: &[u8], skip_managed_fields: bool) -> Option<K> {
+    Decoder::default()
+        .decode_by_serde(doc, skip_managed_fields)
+        .ok()
 }
 
 /// Every object of type `K` decoded into the first eight of them and into the default, with

@@ -174,8 +174,13 @@ pub(crate) trait InPlace: Sized {
 impl InPlace for String {
     fn decode_in_place<'i>(&mut self, v: Value<'_, 'i>, _: &mut Scratch<'i>) -> Result {
         let s = v.str()?;
-        self.clear();
-        self.push_str(s);
+        if self.capacity() == 0 {
+            // A new string (a default's field): exactly its length, as `decode_new`'s.
+            *self = s.to_owned();
+        } else {
+            self.clear();
+            self.push_str(s);
+        }
         Ok(())
     }
 
@@ -506,10 +511,13 @@ scalar_in_place!(
     },
 );
 
-/// Decodes a document into a type-erased root object of type `T`.
+/// Decodes a document into a type-erased root object of type `T`, or, registered as
+/// `Option<T>`'s, into a new `T` it puts in the `Option`.
 pub(crate) type RootFn = for<'t, 'i> fn(&mut dyn Any, Value<'t, 'i>, &mut Scratch<'i>) -> Result;
 
-/// The root types with in-place decoding, by type.
+/// The root types with in-place decoding, by type; the k8s-openapi ones also as `Option<T>`,
+/// the target of a new object built by the walk (a lean object is built by its
+/// `Deserialize`, which writes its body from the tape without copying the nodes).
 fn roots() -> &'static HashMap<TypeId, RootFn> {
     static ROOTS: OnceLock<HashMap<TypeId, RootFn>> = OnceLock::new();
     ROOTS.get_or_init(|| {
@@ -530,7 +538,8 @@ fn roots() -> &'static HashMap<TypeId, RootFn> {
 #[derive(Clone, Copy)]
 pub(crate) struct Root(RootFn);
 
-/// The in-place decoder of `K`, when objects of type `K` can be decoded in place.
+/// The in-place decoder of `K`, when objects of type `K` can be decoded in place; for
+/// `Option<T>`, the decoder that builds a new `T` into it.
 pub(crate) fn root_of<K: 'static>() -> Option<Root> {
     roots().get(&TypeId::of::<K>()).copied().map(Root)
 }
