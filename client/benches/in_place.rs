@@ -7,7 +7,10 @@
 //!   caches), in a scattered order, as a burst of changes to a large cache does;
 //! - `in_place/hot`: the same documents into one of 8 pods, which stay in the caches;
 //! - `in_place/tape`: simd-json's tape of each of the same documents in turn, the step
-//!   both of the above begin with: what `hot` takes beyond it is the walk into the target.
+//!   both of the above begin with: what `hot` takes beyond it is the walk into the target;
+//! - `in_place/new`: each document decoded into a new pod, as a list's items are (the walk
+//!   from a default pod), and dropped; `in_place/new_serde`: the same with the pod built by
+//!   simd-json's serde driver instead, as before the walk built new objects.
 //!
 //! Each is timed per document.
 
@@ -101,6 +104,24 @@ fn in_place(c: &mut Criterion) {
     });
     group.bench_function("tape", |b| {
         b.iter_custom(|iters| timed(iters, |i| assert!(decoder.tape(&docs[i % docs.len()]))));
+    });
+    group.bench_function("new", |b| {
+        b.iter_custom(|iters| {
+            timed(iters, |i| {
+                let pod: Pod = decoder.decode(&docs[i % docs.len()]).expect("a pod");
+                drop(std::hint::black_box(pod));
+            })
+        });
+    });
+    group.bench_function("new_serde", |b| {
+        b.iter_custom(|iters| {
+            timed(iters, |i| {
+                let pod: Pod = decoder
+                    .decode_by_serde(&docs[i % docs.len()])
+                    .expect("a pod");
+                drop(std::hint::black_box(pod));
+            })
+        });
     });
     group.finish();
 }

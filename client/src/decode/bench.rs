@@ -21,6 +21,18 @@ impl DocDecoder {
         self.0.decode(src, false)
     }
 
+    /// [`decode`](Self::decode) with every object built by simd-json's serde driver, as
+    /// before the in-place walk built new ones: what the walk is measured against.
+    ///
+    /// # Errors
+    /// `serde_json`'s error when `src` is not a `K`.
+    pub fn decode_by_serde<K: DeserializeOwned + 'static>(
+        &mut self,
+        src: &[u8],
+    ) -> serde_json::Result<K> {
+        self.0.decode_by_serde(src, false)
+    }
+
     /// Makes `target` the object `src` holds, in `target`'s own memory, as an informer's
     /// watch does with a replaced object; `false` when that path does not take it (`target`
     /// is then partly written).

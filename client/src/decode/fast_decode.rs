@@ -158,8 +158,7 @@ impl Decoder {
     }
 
     /// [`decode`](Self::decode) without the in-place walk: simd-json's serde driver builds
-    /// every object, the reference the walk's new objects are tested against.
-    #[cfg(test)]
+    /// every object, the reference the walk's new objects are tested and measured against.
     pub(crate) fn decode_by_serde<K: DeserializeOwned + 'static>(
         &mut self,
         src: &[u8],
