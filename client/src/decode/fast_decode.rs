@@ -209,7 +209,7 @@ impl Decoder {
         self.with_tape(src, skip_managed_fields, |tape, scratch| {
             if let Some(root) = walk {
                 let mut new: Option<K> = None;
-                if walk_into(root, &mut new, &tape, scratch) && new.is_some() {
+                if walk_into(root, &mut new, &tape, scratch) {
                     return (new, tape);
                 }
             }

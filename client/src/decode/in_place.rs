@@ -32,16 +32,17 @@
 //! gives up: the caller then drops the target and decodes the bytes the ordinary way, whose
 //! result or error is the one returned. The tests decode real objects of twenty kinds (the
 //! test server's, the corpus's CRDs) into one another and into defaults, and mutated pods
-//! into other mutated pods, and compare with a fresh decode.
+//! into other mutated pods, and compare with what the types' `Deserialize` builds.
 //!
 //! New objects are built by the same walk: an object of a k8s-openapi root type decoded
 //! afresh (a list's item, an ADDED event, an event with no replaced object to take) is
 //! decoded into its type's default, whose strings and vectors are empty and so take exactly
-//! their new contents (the decoder of `Option<T>`, which it makes `Some`). That skips serde's
-//! visitor calls and most of the moves of large structs from visitors into place: a
-//! 10,000-pod sync took 3-5% less wall and CPU time (BENCHMARKS.md, "Why each trick"). A
-//! lean object is still built by its `Deserialize`, which writes its body from simd-json's
-//! tape directly, where its `decode_new` would copy the nodes first.
+//! their new contents (the decoder of `Option<T>`, which it makes `Some`). Against
+//! simd-json's serde driver, which built them before: the same time per pod in a hot loop
+//! (the `in_place` bench's `new` and `new_serde`), 1-10% less wall and CPU time in a
+//! 10,000-pod sync (BENCHMARKS.md, "Why each trick"). A lean object is still built by its
+//! `Deserialize`, which writes its body from simd-json's tape directly, where its
+//! `decode_new` would copy the nodes first.
 //!
 //! The one difference is in memory, not in value: a `String` or `Vec` keeps the capacity it
 //! had, when that was more than the new value needs.

@@ -131,7 +131,8 @@
 //!   their own entries instead of afresh: with managedFields kept, allocations per event
 //!   20 -> 13-15, client CPU per event 25.4-27.4 µs -> 22.7-24.5 µs (streaming) and
 //!   23.0-23.1 µs -> 21.7-22.1 µs (paged). New built-in objects built by the same walk
-//!   from a default instead of by serde: a 10,000-pod sync's wall and CPU time 3-5% less.
+//!   from a default instead of by serde: a 10,000-pod sync's wall and CPU time 1-10% less
+//!   (medians of 6-8 rounds).
 //!
 //! What bounds the watch path now: in a burst with managedFields kept, simd-json's tape is
 //! about a fifth of the client's CPU, the in-place walk about as much (an eighth in matching
