@@ -149,12 +149,7 @@ impl Decoder {
         src: &[u8],
         skip_managed_fields: bool,
     ) -> serde_json::Result<K> {
-        self.grow_heap_ahead(src.len(), !skip_managed_fields);
-        let walk = in_place::root_of::<Option<K>>();
-        match self.decode_simd(src, skip_managed_fields, walk) {
-            Some(obj) => Ok(obj),
-            None => serde_json::from_slice(src),
-        }
+        self.decode_with(src, skip_managed_fields, in_place::root_of::<Option<K>>())
     }
 
     /// [`decode`](Self::decode) without the in-place walk: simd-json's serde driver builds
@@ -164,7 +159,19 @@ impl Decoder {
         src: &[u8],
         skip_managed_fields: bool,
     ) -> serde_json::Result<K> {
-        match self.decode_simd(src, skip_managed_fields, None) {
+        self.decode_with(src, skip_managed_fields, None)
+    }
+
+    /// [`decode`](Self::decode), with `walk` the in-place decoder that builds new `K`s, if
+    /// any (see [`decode_simd`](Self::decode_simd)).
+    fn decode_with<K: DeserializeOwned + 'static>(
+        &mut self,
+        src: &[u8],
+        skip_managed_fields: bool,
+        walk: Option<in_place::Root>,
+    ) -> serde_json::Result<K> {
+        self.grow_heap_ahead(src.len(), !skip_managed_fields);
+        match self.decode_simd(src, skip_managed_fields, walk) {
             Some(obj) => Ok(obj),
             None => serde_json::from_slice(src),
         }

@@ -38,7 +38,7 @@
 //! afresh (a list's item, an ADDED event, an event with no replaced object to take) is
 //! decoded into its type's default, whose strings and vectors are empty and so take exactly
 //! their new contents (the decoder of `Option<T>`, which it makes `Some`). Against
-//! simd-json's serde driver, which built them before: the same time per pod in a hot loop
+//! simd-json's serde driver, which built them before: 2-8% less time per pod in a hot loop
 //! (the `in_place` bench's `new` and `new_serde`), 1-10% less wall and CPU time in a
 //! 10,000-pod sync (BENCHMARKS.md, "Why each trick"). A lean object is still built by its
 //! `Deserialize`, which writes its body from simd-json's tape directly, where its
