@@ -159,7 +159,7 @@ pub struct Config {
 pub const DEFAULT_MAX_BODY_BYTES: usize = 256 << 20;
 
 /// Default of [`Config::read_ahead_bytes`]: 4 MiB (a 500-pod page is about 3 MB; a watch
-/// batch is decoded from at most about 1 MiB of lines).
+/// batch is decoded from at most about 256 KiB of lines).
 pub const DEFAULT_READ_AHEAD_BYTES: usize = 4 << 20;
 
 /// Default of [`Config::max_watch_event_bytes`]: 16 MiB, well above the largest object the

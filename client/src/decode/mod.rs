@@ -53,7 +53,7 @@
 //!    `Config::read_ahead_bytes` (4 MiB by default); at the bound the task stops reading,
 //!    so a slow consumer stops the server's writes (TCP / HTTP/2 flow control) instead of
 //!    growing the client's memory. Beyond it, the batch being split and decoded holds at
-//!    most about 1 MiB of lines (`watch_lines`).
+//!    most about 256 KiB of lines (`watch_lines`).
 //! 2. **Lines** (`watch_lines`): chunks are split at newlines with `memchr`; the complete
 //!    lines of every chunk ready at once form one batch; only an unfinished tail is copied. A
 //!    line longer than `Config::max_watch_event_bytes` (16 MiB by default), finished or not,
