@@ -246,9 +246,10 @@ const LEAN_RSS: Goal = ("<= 0.3", |v| v <= 0.3);
 const NO_WORSE: Goal = ("<= 1", |v| v <= 1.0);
 
 /// Issue #20's targets, per pod count, as ratios of this run: each scenario's median run
-/// against kube-rs's median run (the two medians are chosen apart, so they may come from
-/// different rounds) and, with several runs, the range of the same ratio over the rounds,
-/// round `i` against kube-rs's round `i`. The verdict reads the medians.
+/// against its baseline's median run (kube-rs's, or for the lean cache's CPU the default
+/// cache's; the two medians are chosen apart, so they may come from different rounds) and,
+/// with several runs, the range of the same ratio over the rounds, round `i` against the
+/// baseline's round `i`. The verdict reads the medians.
 pub fn targets_table(sizes: &[(usize, Vec<Row>)]) {
     for (pods, rows) in sizes {
         if find(rows, "kube").is_none() || find_burst(rows, "kube").is_none() {

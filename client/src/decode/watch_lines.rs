@@ -256,8 +256,8 @@ fn is_blank(line: &[u8]) -> bool {
 /// object is decoded into an object the informer has let go of (`reclaim`), and the first
 /// events of a burst find none, since none has reached its handlers yet; every event of
 /// the batches in flight until then is built afresh, in fresh memory. With 1 MiB batches
-/// that was several hundred pods per burst: a burst's peak RSS 1.08-1.09x the RSS after
-/// the sync, against 1.03-1.04x with 256 KiB, and half the page faults and a third fewer
+/// that was several hundred pods per burst: a burst's peak RSS 1.07-1.09x the RSS after
+/// the sync, against 1.03-1.04x with 256 KiB, and half the page faults and about 40% fewer
 /// allocations per event (BENCHMARKS.md, "Why each trick"). Batches of this size still
 /// go to both decoding threads (`watch_shared`'s `PARALLEL_MIN_BYTES`).
 const BATCH_BYTES: usize = 256 << 10;
