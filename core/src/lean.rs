@@ -102,6 +102,7 @@ mod json_copy;
 use std::cell::RefCell;
 use std::fmt;
 use std::marker::PhantomData;
+use std::sync::Arc;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::de::{self, DeserializeOwned, DeserializeSeed, Deserializer, MapAccess, Visitor};
@@ -117,8 +118,9 @@ pub use json_copy::JsonWriter;
 /// read in part with [`view`](Self::view).
 pub struct Lean<K> {
     metadata: ObjectMeta,
-    /// Every member but `metadata`, in the received order, as one compact JSON object.
-    body: Box<str>,
+    /// Every member but `metadata`, in the received order, as one compact JSON object;
+    /// shared with the object's next state when a change leaves it as it was.
+    body: Arc<str>,
     /// How `metadata` was written, so that `K` decodes the same document.
     form: MetaForm,
     _kind: PhantomData<fn() -> K>,
@@ -279,6 +281,34 @@ impl<K> Lean<K> {
     }
 }
 
+impl<K> Lean<K> {
+    /// Makes this object the one a document describes whose members other than `metadata`
+    /// are, as text, exactly the body of `body_of` (this object or another), and whose
+    /// `metadata` is an object: `decode` decodes that object into the `ObjectMeta` (holding
+    /// what this object had), and the body is `body_of`'s, shared. For the in-place decoding
+    /// of watch events, which checks the text (kinform-client's `decode/in_place`), not for
+    /// users.
+    ///
+    /// `false` when `decode` returns `false`: the object is then partly written and must be
+    /// dropped.
+    #[doc(hidden)]
+    #[must_use]
+    pub fn refill_metadata(
+        &mut self,
+        body_of: Option<&Self>,
+        decode: impl FnOnce(&mut ObjectMeta) -> bool,
+    ) -> bool {
+        if let Some(other) = body_of {
+            self.body = Arc::clone(&other.body);
+        }
+        if self.form != MetaForm::Object {
+            self.metadata = ObjectMeta::default();
+        }
+        self.form = MetaForm::Object;
+        decode(&mut self.metadata)
+    }
+}
+
 /// A lean object being rebuilt from a document's members (see [`Lean::refill`]).
 #[doc(hidden)]
 pub struct Refill<'a> {
@@ -430,7 +460,7 @@ impl<'de, K> Visitor<'de> for LeanVisitor<K> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Lean<K>, A::Error> {
         let mut lean = Lean {
             metadata: ObjectMeta::default(),
-            body: Box::default(),
+            body: Arc::from(""),
             form: MetaForm::Absent,
             _kind: PhantomData,
         };

@@ -38,7 +38,7 @@ impl DocDecoder {
     /// is then partly written).
     #[must_use]
     pub fn decode_into<K: 'static>(&mut self, target: &mut K, src: &[u8]) -> bool {
-        self.0.decode_into(target, src, false)
+        self.0.decode_into(target, src, false, None)
     }
 
     /// Builds `src`'s simd-json tape only (the first step of both decoders); `false` when

@@ -47,6 +47,7 @@
 use serde::de::DeserializeOwned;
 use simd_json::{Node, Tape};
 
+use super::in_place::{Current, Source};
 use super::{heap_ahead, in_place};
 
 /// The most containers serde_json lets a document nest: its recursion limit, 128, is hit on
@@ -178,20 +179,22 @@ impl Decoder {
     }
 
     /// Makes `target` the object `src` holds, as [`decode`](Self::decode) would return it,
-    /// in `target`'s own memory (see [`in_place`]). `false` when `K` has no in-place
-    /// decoding or `src` is not what it expects: `target` is then partly written and must be
-    /// dropped, and `src` decoded with [`decode`](Self::decode), which says why.
+    /// in `target`'s own memory (see [`in_place`]), sharing what it can with the cached
+    /// objects `current` finds. `false` when `K` has no in-place decoding or `src` is not
+    /// what it expects: `target` is then partly written and must be dropped, and `src`
+    /// decoded with [`decode`](Self::decode), which says why.
     pub(crate) fn decode_into<K: 'static>(
         &mut self,
         target: &mut K,
         src: &[u8],
         skip_managed_fields: bool,
+        current: Option<Current<'_>>,
     ) -> bool {
         let Some(root) = in_place::root_of::<K>() else {
             return false;
         };
-        self.with_tape(src, skip_managed_fields, |tape, scratch| {
-            let ok = walk_into(root, target, &tape, scratch);
+        self.with_tape(src, skip_managed_fields, |tape, source, scratch| {
+            let ok = walk_into(root, target, &tape, source, current, scratch);
             (ok.then_some(()), tape)
         })
         .is_some()
@@ -199,7 +202,7 @@ impl Decoder {
 
     /// Builds the tape of `src` and nothing else (for the `in_place` bench's `tape` figure).
     pub(crate) fn tape_only(&mut self, src: &[u8]) -> bool {
-        self.with_tape(src, false, |tape, _| (Some(()), tape))
+        self.with_tape(src, false, |tape, _, _| (Some(()), tape))
             .is_some()
     }
 
@@ -213,10 +216,10 @@ impl Decoder {
         skip_managed_fields: bool,
         walk: Option<in_place::Root>,
     ) -> Option<K> {
-        self.with_tape(src, skip_managed_fields, |tape, scratch| {
+        self.with_tape(src, skip_managed_fields, |tape, source, scratch| {
             if let Some(root) = walk {
                 let mut new: Option<K> = None;
-                if walk_into(root, &mut new, &tape, scratch) {
+                if walk_into(root, &mut new, &tape, source, None, scratch) {
                     return (new, tape);
                 }
             }
@@ -233,7 +236,7 @@ impl Decoder {
         &mut self,
         src: &[u8],
         skip_managed_fields: bool,
-        f: impl for<'i> FnOnce(Tape<'i>, &mut Tape<'static>) -> (Option<R>, Tape<'i>),
+        f: impl for<'i> FnOnce(Tape<'i>, Source<'i>, &mut Tape<'static>) -> (Option<R>, Tape<'i>),
     ) -> Option<R> {
         let Self {
             input,
@@ -245,13 +248,14 @@ impl Decoder {
         input.clear();
         input.extend_from_slice(src);
         input.resize(src.len() + simd_json::INPUT_PADDING, 0);
+        let source = Source::new(src, input);
         let mut own = std::mem::replace(tape, Tape(Vec::new())).reset();
         let out = match simd_json::fill_tape_padded(input, src.len(), buffers, &mut own) {
             Ok(()) if nesting_within(&own.0, MAX_NESTING) => {
                 if skip_managed_fields {
                     remove_managed_fields(&mut own.0);
                 }
-                let (out, back) = f(own, scratch);
+                let (out, back) = f(own, source, scratch);
                 own = back;
                 out
             }
@@ -262,16 +266,19 @@ impl Decoder {
     }
 }
 
-/// Runs the in-place decoder `root` over `tape` into `target`, with the decoder's scratch
-/// tape, whose memory is kept; `false` when it gives up (see [`in_place`]).
-fn walk_into(
+/// Runs the in-place decoder `root` over `tape` (the document `source`) into `target`, with
+/// the cached objects `current` finds and the decoder's scratch tape, whose memory is kept;
+/// `false` when it gives up (see [`in_place`]).
+fn walk_into<'i>(
     root: in_place::Root,
     target: &mut dyn std::any::Any,
-    tape: &Tape<'_>,
+    tape: &Tape<'i>,
+    source: Source<'i>,
+    current: Option<Current<'i>>,
     scratch: &mut Tape<'static>,
 ) -> bool {
     let own = std::mem::replace(scratch, Tape(Vec::new())).reset();
-    let (ok, own) = root.decode(target, &tape.0, own);
+    let (ok, own) = root.decode(target, &tape.0, source, current, own);
     *scratch = own.reset();
     ok
 }

@@ -9,6 +9,10 @@ use super::reclaim::Reclaim;
 /// Looks up the cached object with a key at a resourceVersion (see [`ListHints::cached`]).
 pub type CachedLookup<K> = Arc<dyn Fn(ObjectKey<'_>, &str) -> Option<Arc<K>> + Send + Sync>;
 
+/// Looks up the object cached under a key now, at any resourceVersion (see
+/// [`ListHints::current`]).
+pub type CurrentLookup<K> = Arc<dyn Fn(ObjectKey<'_>) -> Option<Arc<K>> + Send + Sync>;
+
 /// What a reflector tells a list request or a watch (see [`list`](super::list) and
 /// [`watch`](super::watch)) about the objects it wants, so that the pipeline can decode less:
 /// every field but the transform is a hint that may be ignored, and ignoring them all gives
@@ -27,6 +31,10 @@ pub struct ListHints<K> {
     /// identifies one state of one object), so the pipeline may return the cached `Arc`
     /// instead of decoding the item again.
     pub cached: Option<CachedLookup<K>>,
+    /// The object the reflector's sink holds under a key now, if any: an object decoded
+    /// for an event may share what the event left unchanged from it (the body of a lean
+    /// object; see `in_place`). Read only by the watch's decoding of lean objects.
+    pub current: Option<CurrentLookup<K>>,
     /// Objects that left the reflector's cache, for a watch to decode into (a built-in type)
     /// or drop, on a decoding thread, for each object it decodes there (see [`Reclaim`]).
     pub reclaim: Option<Arc<Reclaim<K>>>,
@@ -49,6 +57,7 @@ impl<K> Clone for ListHints<K> {
             skip_managed_fields: self.skip_managed_fields,
             transform: self.transform.clone(),
             cached: self.cached.clone(),
+            current: self.current.clone(),
             reclaim: self.reclaim.clone(),
         }
     }
@@ -60,6 +69,7 @@ impl<K> Default for ListHints<K> {
             skip_managed_fields: false,
             transform: None,
             cached: None,
+            current: None,
             reclaim: None,
         }
     }
@@ -71,6 +81,7 @@ impl<K> std::fmt::Debug for ListHints<K> {
             .field("skip_managed_fields", &self.skip_managed_fields)
             .field("transform", &self.transform.is_some())
             .field("cached", &self.cached.is_some())
+            .field("current", &self.current.is_some())
             .field("reclaim", &self.reclaim)
             .finish()
     }

@@ -63,7 +63,53 @@
 //! pools of freed `String`s (serde's string visitors can take an owned `String`, but
 //! nothing hands a k8s-openapi object's strings back without walking its type).
 
+use std::any::Any;
+use std::sync::Arc;
+
+use kinform_core::ObjectKey;
 use simd_json::{Node, Tape};
+
+/// Looks up the object cached under a key now, of the root's type (see `hints::ListHints::current`):
+/// what an object decoded in place may share with it (a lean object's body, `lean`).
+pub(crate) type Current<'a> = &'a dyn Fn(ObjectKey<'_>) -> Option<Arc<dyn Any>>;
+
+/// A document's text as received, and where the tape's strings are in it.
+///
+/// simd-json parses a copy of the document (with its padding), and each string of the tape
+/// is the text of that copy from the byte after the string's opening quote: a string with
+/// escapes is unescaped in place there, over the text it replaces, so the copy's other bytes
+/// no longer read as received, but every string still starts where it started. The offset
+/// of a tape string in the copy is its offset in the received text.
+#[derive(Clone, Copy)]
+pub(crate) struct Source<'i> {
+    text: &'i [u8],
+    /// The address of the copy simd-json parsed.
+    copy: usize,
+}
+
+impl<'i> Source<'i> {
+    /// `text` parsed by simd-json as `copy`, a copy at the same offsets.
+    pub(crate) fn new(text: &'i [u8], copy: &[u8]) -> Self {
+        Self {
+            text,
+            copy: copy.as_ptr() as usize,
+        }
+    }
+
+    /// The document's text as received.
+    #[allow(dead_code)] // Read by the lean objects' decoder, for Kubernetes 1.35 only.
+    pub(crate) fn text(self) -> &'i [u8] {
+        self.text
+    }
+
+    /// The offset in the text of the first byte of `s`, a string of the tape (after its
+    /// opening quote); `None` for a string that is not from the copy.
+    #[allow(dead_code)] // As `text`.
+    pub(crate) fn offset_of(self, s: &str) -> Option<usize> {
+        let at = (s.as_ptr() as usize).checked_sub(self.copy)?;
+        (at + s.len() <= self.text.len()).then_some(at)
+    }
+}
 
 k8s_openapi::k8s_if_1_35! {
     mod fields;
@@ -94,7 +140,7 @@ k8s_openapi::k8s_if_ge_1_36! {
 mod without {
     use std::any::Any;
 
-    use super::{Node, Tape};
+    use super::{Current, Node, Source, Tape};
 
     /// No root type has an in-place decoder.
     pub(crate) enum Root {}
@@ -111,6 +157,8 @@ mod without {
             self,
             _: &mut dyn Any,
             _: &[Node<'i>],
+            _: Source<'i>,
+            _: Option<Current<'i>>,
             _: Tape<'i>,
         ) -> (bool, Tape<'i>) {
             match self {}

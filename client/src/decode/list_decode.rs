@@ -22,6 +22,7 @@
 //! When the scanner rejects a body, the whole body is decoded by `serde_json` as before, so
 //! the error a caller sees is serde_json's, with the request and the resource named.
 
+use std::any::Any;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -31,6 +32,7 @@ use serde::de::{DeserializeOwned, IgnoredAny};
 
 use super::fast_decode::Decoder;
 use super::hints::ListHints;
+use super::in_place::Current;
 use super::scan::{self, ListParts};
 use super::two_threads;
 use crate::{Error, ObjectList, Result};
@@ -211,7 +213,8 @@ fn utf8<'b>(bytes: &'b [u8], r: &Option<Range<usize>>) -> Option<Option<&'b str>
 /// One item: the cached object when its key and resourceVersion match, else decoded (with
 /// `managedFields` skipped when the hints allow) and transformed. `reuse`, an object the
 /// cache let go of (see `reclaim`), is decoded into when this is its last reference and its
-/// type allows (see `in_place`); else it is dropped before the item is decoded.
+/// type allows (see `in_place`), sharing what it can with the cached object of the same key
+/// (`hints.current`); else it is dropped before the item is decoded.
 pub(crate) fn decode_item<K>(
     bytes: &[u8],
     item: Range<usize>,
@@ -236,8 +239,17 @@ where
         return Ok(obj);
     }
     if let Some(mut reused) = reuse {
+        let current = hints
+            .current
+            .as_ref()
+            .map(|current| move |key: ObjectKey<'_>| current(key).map(|obj| obj as Arc<dyn Any>));
         if let Some(target) = Arc::get_mut(&mut reused)
-            && decoder.decode_into(target, &bytes[item.clone()], hints.skip_managed_fields)
+            && decoder.decode_into(
+                target,
+                &bytes[item.clone()],
+                hints.skip_managed_fields,
+                current.as_ref().map(|f| f as Current<'_>),
+            )
         {
             if let Some(t) = &hints.transform {
                 t(target);

@@ -169,7 +169,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta;
 use kinform_core::{HasMetadata, ListParams, ObjectList, WatchParams};
 use serde::de::DeserializeOwned;
 
-pub use hints::{CachedLookup, ListHints};
+pub use hints::{CachedLookup, CurrentLookup, ListHints};
 pub use reclaim::{RECLAIM_QUIET, Reclaim};
 pub use watch_lines::{WatchBatch, WatchBatchStream};
 

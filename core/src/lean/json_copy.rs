@@ -6,8 +6,12 @@
 //! informer's decoding pipeline hands objects to serde from simd-json's tape (or from
 //! `serde_json` when simd-json cannot take a document), or walks the tape itself when it
 //! decodes into a replaced object (kinform-client's in-place decoding, through
-//! [`Refill::member`](super::Refill::member)), so the text cannot be cut out of
-//! the received bytes: it is written again, value by value, from what the parser reports.
+//! [`Refill::member`](super::Refill::member)), and an API server's text may hold
+//! whitespace, escapes `serde_json` does not write (Go's `\u003c` for `<`) or other number
+//! forms, so the text is not cut out of the received bytes: it is written again, value by
+//! value, from what the parser reports. (The in-place decoding keeps a body whose received
+//! text is byte for byte the body already held, which this form reads back and writes
+//! again as itself.)
 //! The copy is exact for what a typed decoding of the same parse sees: strings are the same
 //! characters (escaped as `serde_json` escapes them), integers the same integers, floats the
 //! same `f64` (written in the shortest form that reads back to it, which `serde_json` with

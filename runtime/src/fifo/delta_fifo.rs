@@ -299,11 +299,9 @@ impl<K: HasMetadata> ReflectorSink<K> for DeltaFifo<K> {
         Ok(())
     }
 
-    /// The known object (the informer's store) with `key` at `resource_version`.
-    fn cached(&self, key: ObjectKey<'_>, resource_version: &str) -> Option<Arc<K>> {
-        self.known()?
-            .get_key(key)
-            .filter(|o| o.resource_version() == resource_version)
+    /// The known object (the informer's store) with `key`.
+    fn current(&self, key: ObjectKey<'_>) -> Option<Arc<K>> {
+        self.known()?.get_key(key)
     }
 
     fn holds_cached(&self) -> bool {

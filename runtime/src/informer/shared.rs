@@ -88,8 +88,8 @@ impl<K: HasMetadata> ReflectorSink<K> for InformerSink<K> {
         Ok(())
     }
 
-    fn cached(&self, key: ObjectKey<'_>, resource_version: &str) -> Option<Arc<K>> {
-        ReflectorSink::cached(&self.fifo, key, resource_version)
+    fn current(&self, key: ObjectKey<'_>) -> Option<Arc<K>> {
+        ReflectorSink::current(&self.fifo, key)
     }
 
     fn holds_cached(&self) -> bool {

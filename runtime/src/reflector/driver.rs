@@ -235,13 +235,16 @@ where
     }
 
     /// What list decoding may skip or reuse: the transform (applied while decoding), whether
-    /// managedFields is dropped anyway, and the sink's objects at their resourceVersions.
+    /// managedFields is dropped anyway, and the sink's objects (at their resourceVersions,
+    /// and as they are now).
     fn list_hints(&self) -> ListHints<K> {
         let sink = Arc::clone(&self.sink);
+        let now = Arc::clone(&self.sink);
         ListHints {
             skip_managed_fields: self.config.skip_managed_fields,
             transform: self.transform.clone(),
             cached: Some(Arc::new(move |key, rv: &str| sink.cached(key, rv))),
+            current: Some(Arc::new(move |key| now.current(key))),
             reclaim: self.reclaim.clone(),
         }
     }

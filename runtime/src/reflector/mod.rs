@@ -53,7 +53,7 @@ pub use config::{ListMode, ReflectorConfig};
 pub use driver::{Reflector, ShouldResync, WatchErrorHook};
 pub use error::ReflectorError;
 pub use kinform_client::decode::{
-    CachedLookup, ListHints, RECLAIM_QUIET, Reclaim, WatchBatch, WatchBatchStream,
+    CachedLookup, CurrentLookup, ListHints, RECLAIM_QUIET, Reclaim, WatchBatch, WatchBatchStream,
 };
 pub use kinform_core::Transform;
 pub use lister_watcher::ListerWatcher;

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use super::state::SinkOp;
 use crate::store::ObjectKey;
+use kinform_core::resource::HasMetadata;
 
 /// The sink was closed; the reflector stops.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
@@ -43,12 +44,22 @@ pub trait ReflectorSink<K>: Send + Sync + 'static {
         Ok(())
     }
 
+    /// The object the sink holds under `key` (the watch's decoder may share with it what
+    /// an event leaves unchanged). The default knows nothing.
+    fn current(&self, key: ObjectKey<'_>) -> Option<Arc<K>> {
+        let _ = key;
+        None
+    }
+
     /// The object the sink holds under `key` if its resourceVersion is `resource_version`
     /// (the reflector's list decoder then reuses it instead of decoding the listed item
-    /// again). The default knows nothing.
-    fn cached(&self, key: ObjectKey<'_>, resource_version: &str) -> Option<Arc<K>> {
-        let _ = (key, resource_version);
-        None
+    /// again): [`current`](Self::current)'s, at that resourceVersion.
+    fn cached(&self, key: ObjectKey<'_>, resource_version: &str) -> Option<Arc<K>>
+    where
+        K: HasMetadata,
+    {
+        self.current(key)
+            .filter(|o| o.resource_version() == resource_version)
     }
 
     /// Whether [`cached`](Self::cached) can find anything now; when it cannot (the first

@@ -288,8 +288,7 @@ impl<K: HasMetadata> ReflectorSink<K> for Store<K> {
         Ok(())
     }
 
-    fn cached(&self, key: ObjectKey<'_>, resource_version: &str) -> Option<Arc<K>> {
+    fn current(&self, key: ObjectKey<'_>) -> Option<Arc<K>> {
         self.get_key(key)
-            .filter(|o| o.resource_version() == resource_version)
     }
 }

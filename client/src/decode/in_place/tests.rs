@@ -6,8 +6,9 @@
 //! decoding gives up, the caller decodes afresh, so giving up is allowed; a different
 //! object is not.
 
+use std::any::Any;
 use std::collections::BTreeMap;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, StatefulSet};
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
@@ -27,7 +28,7 @@ use super::super::differential_tests::{runtime, yaml_documents};
 use super::super::fast_decode::Decoder;
 use super::super::fast_decode::tests::value;
 use crate::DynamicObject;
-use kinform_core::Lean;
+use kinform_core::{Lean, ObjectKey};
 
 /// Objects of built-in kinds to create on the test server, which fills in the defaults
 /// kube-apiserver does: `(collection path, object)`.
@@ -205,7 +206,7 @@ fn examples<K: k8s_openapi::Resource>() -> Vec<&'static Value> {
 /// Decodes `doc` into `target` in place; `Some(result)` when in-place decoding took it.
 fn in_place<K: 'static>(mut target: K, doc: &[u8], skip_managed_fields: bool) -> Option<K> {
     Decoder::default()
-        .decode_into(&mut target, doc, skip_managed_fields)
+        .decode_into(&mut target, doc, skip_managed_fields, None)
         .then_some(target)
 }
 
@@ -352,7 +353,7 @@ fn lean_objects_follow_their_deserialize_and_keep_an_unchanged_body() {
     let body = target.body_json().as_ptr();
     let relabelled = in_place(target.clone(), cases[0].as_bytes(), false).expect("decodes");
     let mut same = target;
-    assert!(Decoder::default().decode_into(&mut same, cases[0].as_bytes(), false));
+    assert!(Decoder::default().decode_into(&mut same, cases[0].as_bytes(), false, None));
     assert_eq!(same, relabelled);
     assert_eq!(same.body_json().as_ptr(), body, "the body's buffer is kept");
     // A second `metadata`, or one that is not an object, is refused by `Deserialize`:
@@ -371,6 +372,37 @@ fn lean_objects_follow_their_deserialize_and_keep_an_unchanged_body() {
             "{refused}"
         );
     }
+}
+
+#[test]
+fn a_lean_object_shares_an_unchanged_body_with_the_cached_object_of_its_key() {
+    let pod = |name: &str, label: &str, node: &str| {
+        format!(
+            r#"{{"apiVersion":"v1","kind":"Pod","metadata":{{"name":"{name}","namespace":"ns","labels":{{"x":"{label}"}}}},"spec":{{"nodeName":"{node}"}}}}"#
+        )
+    };
+    let cached: Arc<Lean<Pod>> = Arc::new(fresh(pod("a", "1", "n").as_bytes(), false).unwrap());
+    let lookup = |key: ObjectKey<'_>| {
+        (key == ObjectKey::new(Some("ns"), "a")).then(|| Arc::clone(&cached) as Arc<dyn Any>)
+    };
+    // The object decoded into is another pod the cache let go of.
+    let other: Lean<Pod> = fresh(pod("b", "1", "m").as_bytes(), false).unwrap();
+    let decode = |doc: &str| {
+        let mut target = other.clone();
+        let taken = Decoder::default().decode_into(&mut target, doc.as_bytes(), false, Some(&lookup));
+        let want: Lean<Pod> = fresh(doc.as_bytes(), false).unwrap();
+        assert!(taken, "{doc}");
+        assert_eq!(target, want, "{doc}");
+        std::ptr::eq(target.body_json(), cached.body_json())
+    };
+    assert!(decode(&pod("a", "2", "n")), "a change of labels shares the body");
+    assert!(!decode(&pod("a", "2", "m")), "a changed body is not shared");
+    assert!(!decode(&pod("c", "2", "n")), "nor is another key's");
+    // A body as the object decoded into has it is kept, when the cache has nothing equal.
+    let mut target = other.clone();
+    let body = target.body_json().as_ptr();
+    assert!(Decoder::default().decode_into(&mut target, pod("b", "2", "m").as_bytes(), false, Some(&lookup)));
+    assert_eq!(target.body_json().as_ptr(), body);
 }
 
 #[test]

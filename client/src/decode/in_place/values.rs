@@ -12,6 +12,7 @@ use serde::de::DeserializeOwned;
 use simd_json::prelude::ValueAsScalar as _;
 use simd_json::{Node, StaticNode, Tape};
 
+use super::{Current, Source};
 use crate::decode::fast_decode::extent;
 
 /// The value does not have the shape the target's type expects: decode afresh.
@@ -28,7 +29,7 @@ pub(crate) struct Value<'t, 'i> {
 
 impl<'t, 'i> Value<'t, 'i> {
     /// The document's root value.
-    fn root(tape: &'t [Node<'i>]) -> Result<Self> {
+    pub(super) fn root(tape: &'t [Node<'i>]) -> Result<Self> {
         let n = extent(tape, 0);
         tape.get(..n).map(|nodes| Self { nodes }).ok_or(Mismatch)
     }
@@ -141,9 +142,13 @@ impl<'t, 'i> Iterator for Elements<'t, 'i> {
 }
 
 /// Scratch space of one document's in-place decode: the tape a value decoded afresh is
-/// copied to (simd-json's deserializer owns its tape).
+/// copied to (simd-json's deserializer owns its tape), and the document's text.
 pub(crate) struct Scratch<'i> {
     tape: Tape<'i>,
+    /// The document as received.
+    pub(crate) source: Source<'i>,
+    /// The cached objects of the root's type, when the caller can look them up.
+    pub(crate) current: Option<Current<'i>>,
 }
 
 /// Decodes `v` afresh into a `T`, with simd-json's serde driver over a copy of `v`'s nodes,
@@ -552,9 +557,15 @@ impl Root {
         self,
         target: &mut dyn Any,
         tape: &[Node<'i>],
+        source: Source<'i>,
+        current: Option<Current<'i>>,
         scratch: Tape<'i>,
     ) -> (bool, Tape<'i>) {
-        let mut cx = Scratch { tape: scratch };
+        let mut cx = Scratch {
+            tape: scratch,
+            source,
+            current,
+        };
         let ok = Value::root(tape)
             .and_then(|v| (self.0)(target, v, &mut cx))
             .is_ok();
