@@ -68,10 +68,12 @@
 //!   its CPU per event for a burst of small ConfigMap events (user CPU 0.89x). A watch
 //!   event that replaces a cached object is decoded into it, as the default cache's
 //!   built-in objects are (kinform-client's in-place decoding, through [`Lean::refill`]):
-//!   the metadata into its `ObjectMeta`, and the body's buffer kept when the text is
-//!   unchanged, as it is when only labels or annotations change. A burst of label changes
-//!   to 10,000 pods then takes 4-5 allocations per event (29 before) and about the default
-//!   cache's CPU per event (0.84-1.24x over five runs; BENCHMARKS.md, "Lean cache").
+//!   the metadata into its `ObjectMeta`, and the body's text, when the event's is byte for
+//!   byte the body of the object cached under the same key (as when only labels or
+//!   annotations change), not written at all: the new state shares that body (an
+//!   `Arc<str>`). A burst of label changes to 10,000 pods then takes about 3 allocations
+//!   per event and 0.5-0.75x the default cache's CPU per event (BENCHMARKS.md, "Lean
+//!   cache").
 //!
 //! What it costs: reading a field outside `metadata` decodes it ([`Lean::view`] decodes only
 //! the fields a view type names, borrowing strings; [`Lean::decode`] the whole object).

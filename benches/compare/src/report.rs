@@ -148,11 +148,14 @@ pub fn floor_table(rows: &[Row], floors: &[crate::decode_floor::Floor]) {
 }
 
 /// The row a target's figures are ratios against: kube-rs's paged default.
-const KUBE: fn(&str) -> &'static str = |_| "kube";
+const KUBE: fn(&'static str) -> &'static str = |_| "kube";
+
+/// The scenario's own row: for a figure read from its run alone (a peak over its steady RSS).
+const OWN: fn(&'static str) -> &'static str = |scenario| scenario;
 
 /// The default cache in a lean scenario's list mode, which the lean cache's CPU is set
 /// against.
-const DEFAULT_CACHE: fn(&str) -> &'static str = |lean| {
+const DEFAULT_CACHE: fn(&'static str) -> &'static str = |lean| {
     if lean == "kinform-lean-paged" {
         "kinform-paged"
     } else {
@@ -167,8 +170,8 @@ fn target(
     rows: &[Row],
     label: &str,
     goal: Option<Goal>,
-    scenarios: &[&str],
-    against: fn(&str) -> &'static str,
+    scenarios: &[&'static str],
+    against: fn(&'static str) -> &'static str,
     burst: bool,
     figure: impl Fn(&Figures, &Figures) -> Option<f64>,
 ) {
@@ -186,7 +189,7 @@ fn target(
     };
     let values: Vec<(&str, f64)> = scenarios
         .iter()
-        .filter_map(|n| Some((*n, figure(pick(n)?, pick(against(n))?)?)))
+        .filter_map(|n| Some((*n, figure(pick(n)?, pick(against(*n))?)?)))
         .collect();
     if values.is_empty() {
         return;
@@ -198,7 +201,7 @@ fn target(
             // baseline's run `i` (the same stretch of the machine's load).
             let each: Vec<f64> = runs(n)
                 .iter()
-                .zip(runs(against(n)))
+                .zip(runs(against(*n)))
                 .filter_map(|(f, k)| figure(f, k))
                 .collect();
             let (lo, hi) = each
@@ -306,7 +309,7 @@ pub fn targets_table(sizes: &[(usize, Vec<Row>)]) {
                 &format!("peak RSS during {phase} / steady RSS"),
                 Some(PEAK),
                 ALL,
-                KUBE,
+                OWN,
                 burst,
                 |f, _| Some(over_steady_rss(f, peak(f))),
             );

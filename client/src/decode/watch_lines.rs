@@ -445,24 +445,22 @@ mod tests {
     use super::*;
     use k8s_openapi::api::core::v1::ConfigMap;
 
-    async fn run(chunks: Vec<&'static [u8]>) -> Vec<Result<WatchEvent<ConfigMap>, Error>> {
-        let src = stream::iter(chunks.into_iter().map(|c| Ok(Bytes::from_static(c)))).boxed();
-        let origin = Origin {
+    fn origin() -> Origin {
+        Origin {
             request: "GET /api/v1/configmaps?watch=true".into(),
             resource: "v1/configmaps".into(),
             max_line: crate::config::DEFAULT_MAX_WATCH_EVENT_BYTES,
-        };
-        decode_stream::<ConfigMap>(src, origin).collect().await
+        }
+    }
+
+    async fn run(chunks: Vec<&'static [u8]>) -> Vec<Result<WatchEvent<ConfigMap>, Error>> {
+        let src = stream::iter(chunks.into_iter().map(|c| Ok(Bytes::from_static(c)))).boxed();
+        decode_stream::<ConfigMap>(src, origin()).collect().await
     }
 
     async fn run_batches(chunks: Vec<&'static [u8]>) -> Vec<WatchBatch<ConfigMap>> {
         let src = stream::iter(chunks.into_iter().map(|c| Ok(Bytes::from_static(c)))).boxed();
-        let origin = Origin {
-            request: "GET /api/v1/configmaps?watch=true".into(),
-            resource: "v1/configmaps".into(),
-            max_line: crate::config::DEFAULT_MAX_WATCH_EVENT_BYTES,
-        };
-        decode_batches::<ConfigMap>(src, origin).collect().await
+        decode_batches::<ConfigMap>(src, origin()).collect().await
     }
 
     fn names(batch: &WatchBatch<ConfigMap>) -> Vec<String> {
@@ -493,17 +491,37 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_batch_ends_once_it_has_read_batch_bytes() {
+        // Chunks all ready at once, five times `BATCH_BYTES` in all: each batch stops
+        // reading at the chunk that takes it to `BATCH_BYTES`, so that a burst's events are
+        // not all in flight at once (see the constant's doc).
+        const LINES_PER_CHUNK: usize = 1000;
+        let line = b"{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"a\"}}}\n";
+        let chunk = Bytes::from(line.repeat(LINES_PER_CHUNK));
+        let chunks = 5 * BATCH_BYTES / chunk.len();
+        let src = stream::iter((0..chunks).map({
+            let chunk = chunk.clone();
+            move |_| Ok(chunk.clone())
+        }))
+        .boxed();
+        let batches: Vec<_> = decode_batches::<ConfigMap>(src, origin()).collect().await;
+        let most = BATCH_BYTES.div_ceil(chunk.len()) * LINES_PER_CHUNK;
+        let sizes: Vec<usize> = batches.iter().map(|b| b.iter().count()).collect();
+        assert!(sizes.len() >= 5, "{sizes:?}");
+        assert!(
+            sizes.iter().all(|&n| n <= most),
+            "{sizes:?}, at most {most}"
+        );
+        assert_eq!(sizes.iter().sum::<usize>(), chunks * LINES_PER_CHUNK);
+    }
+
+    #[tokio::test]
     async fn batches_follow_arrivals_and_keep_order() {
         // Chunks that arrive apart form separate batches; a line split across two arrivals
         // belongs to the batch of its end.
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Result<Bytes, Error>>();
         let rx = stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|c| (c, rx)) });
-        let origin = Origin {
-            request: "GET /api/v1/configmaps?watch=true".into(),
-            resource: "v1/configmaps".into(),
-            max_line: crate::config::DEFAULT_MAX_WATCH_EVENT_BYTES,
-        };
-        let mut batches = decode_batches::<ConfigMap>(rx.boxed(), origin);
+        let mut batches = decode_batches::<ConfigMap>(rx.boxed(), origin());
         let line = |n: &str| {
             format!("{{\"type\":\"ADDED\",\"object\":{{\"metadata\":{{\"name\":\"{n}\"}}}}}}\n")
         };
@@ -558,12 +576,7 @@ mod tests {
             Ok(Bytes::from_static(b"pe\":\"ADDED\"}\n")),
         ])
         .boxed();
-        let origin = Origin {
-            request: "GET /api/v1/configmaps?watch=true".into(),
-            resource: "v1/configmaps".into(),
-            max_line: crate::config::DEFAULT_MAX_WATCH_EVENT_BYTES,
-        };
-        let events: Vec<_> = decode_batches::<ConfigMap>(src, origin)
+        let events: Vec<_> = decode_batches::<ConfigMap>(src, origin())
             .collect::<Vec<_>>()
             .await
             .into_iter()
@@ -609,12 +622,7 @@ mod tests {
     #[tokio::test]
     async fn polling_an_ended_stream_again_is_none() {
         let src = stream::iter([Ok(Bytes::from_static(b"not json\n"))]).boxed();
-        let origin = Origin {
-            request: "GET /api/v1/configmaps?watch=true".into(),
-            resource: "v1/configmaps".into(),
-            max_line: crate::config::DEFAULT_MAX_WATCH_EVENT_BYTES,
-        };
-        let mut s = decode_stream::<ConfigMap>(src, origin);
+        let mut s = decode_stream::<ConfigMap>(src, origin());
         assert!(matches!(s.next().await, Some(Err(Error::Decode { .. }))));
         assert!(s.next().await.is_none());
         assert!(s.next().await.is_none());
