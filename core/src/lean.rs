@@ -71,9 +71,9 @@
 //!   the metadata into its `ObjectMeta`, and the body's text, when the event's is byte for
 //!   byte the body of the object cached under the same key (as when only labels or
 //!   annotations change), not written at all: the new state shares that body (an
-//!   `Arc<str>`). A burst of label changes to 10,000 pods then takes about 3 allocations
-//!   per event and 0.5-0.75x the default cache's CPU per event (BENCHMARKS.md, "Lean
-//!   cache").
+//!   `Arc<str>`). A burst of label changes to 10,000 or 100,000 pods then takes 3
+//!   allocations per event and 0.63-0.73x the default cache's CPU per event (medians of
+//!   five rounds; BENCHMARKS.md, "Lean cache").
 //!
 //! What it costs: reading a field outside `metadata` decodes it ([`Lean::view`] decodes only
 //! the fields a view type names, borrowing strings; [`Lean::decode`] the whole object).

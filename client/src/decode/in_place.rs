@@ -69,8 +69,9 @@ use std::sync::Arc;
 use kinform_core::ObjectKey;
 use simd_json::{Node, Tape};
 
-/// Looks up the object cached under a key now, of the root's type (see `hints::ListHints::current`):
-/// what an object decoded in place may share with it (a lean object's body, `lean`).
+/// Looks up the object cached under a key now, of the root's type (see
+/// `hints::ListHints::current`): what an object decoded in place may share with it (a lean
+/// object's body, `lean`).
 pub(crate) type Current<'a> = &'a dyn Fn(ObjectKey<'_>) -> Option<Arc<dyn Any>>;
 
 /// A document's text as received, and where the tape's strings are in it.
