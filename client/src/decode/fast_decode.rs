@@ -230,8 +230,8 @@ impl Decoder {
     }
 
     /// Builds the tape of `src` and, when it passes the checks of the module docs (and has
-    /// `managedFields` cut when asked), gives it to `f` with the in-place scratch tape; the
-    /// tapes' memory is kept for the next document.
+    /// `managedFields` cut when asked), gives it to `f` with `src` as the tape's [`Source`]
+    /// and the in-place scratch tape; the tapes' memory is kept for the next document.
     fn with_tape<R>(
         &mut self,
         src: &[u8],
