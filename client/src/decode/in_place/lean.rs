@@ -221,7 +221,9 @@ mod tests {
         let mut tape = Tape(Vec::new());
         simd_json::fill_tape_padded(&mut copy, doc.len(), &mut Buffers::default(), &mut tape)
             .expect("JSON");
-        let members = Value::root(&tape.0).and_then(Value::members).expect("an object");
+        let members = Value::root(&tape.0)
+            .and_then(Value::members)
+            .expect("an object");
         Received::of(members, source).is_some_and(|r| r.is(body))
     }
 

@@ -389,19 +389,28 @@ fn a_lean_object_shares_an_unchanged_body_with_the_cached_object_of_its_key() {
     let other: Lean<Pod> = fresh(pod("b", "1", "m").as_bytes(), false).unwrap();
     let decode = |doc: &str| {
         let mut target = other.clone();
-        let taken = Decoder::default().decode_into(&mut target, doc.as_bytes(), false, Some(&lookup));
+        let taken =
+            Decoder::default().decode_into(&mut target, doc.as_bytes(), false, Some(&lookup));
         let want: Lean<Pod> = fresh(doc.as_bytes(), false).unwrap();
         assert!(taken, "{doc}");
         assert_eq!(target, want, "{doc}");
         std::ptr::eq(target.body_json(), cached.body_json())
     };
-    assert!(decode(&pod("a", "2", "n")), "a change of labels shares the body");
+    assert!(
+        decode(&pod("a", "2", "n")),
+        "a change of labels shares the body"
+    );
     assert!(!decode(&pod("a", "2", "m")), "a changed body is not shared");
     assert!(!decode(&pod("c", "2", "n")), "nor is another key's");
     // A body as the object decoded into has it is kept, when the cache has nothing equal.
     let mut target = other.clone();
     let body = target.body_json().as_ptr();
-    assert!(Decoder::default().decode_into(&mut target, pod("b", "2", "m").as_bytes(), false, Some(&lookup)));
+    assert!(Decoder::default().decode_into(
+        &mut target,
+        pod("b", "2", "m").as_bytes(),
+        false,
+        Some(&lookup)
+    ));
     assert_eq!(target.body_json().as_ptr(), body);
 }
 
