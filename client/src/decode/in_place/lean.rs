@@ -33,24 +33,26 @@ use super::{InPlace, Mismatch, Result, Scratch, Source, Value};
 impl<K: 'static> InPlace for Lean<K> {
     fn decode_in_place<'i>(&mut self, v: Value<'_, 'i>, cx: &mut Scratch<'i>) -> Result {
         let members = v.members()?;
-        let Some(received) = Received::of(members.clone(), cx.source) else {
-            return refilled(self.refill(|r| fill(r, members, cx).is_ok()));
-        };
-        // The body of the object cached under the same key (the state this event changes,
-        // or an earlier one), else this object's own.
-        let cached = cx
-            .current
-            .zip(key_of(received.metadata))
-            .and_then(|(current, key)| current(key));
-        let cached = cached.as_deref().and_then(|c| c.downcast_ref::<Self>());
-        let body_of = match cached {
-            Some(c) if received.is(c.body_json()) => Some(c),
-            _ if received.is(self.body_json()) => None,
-            _ => return refilled(self.refill(|r| fill(r, members, cx).is_ok())),
-        };
-        refilled(self.refill_metadata(body_of, |m| {
-            m.decode_in_place(received.metadata, cx).is_ok()
-        }))
+        if let Some(received) = Received::of(members.clone(), cx.source) {
+            // The body of the object cached under the same key (the state this event
+            // changes, or an earlier one), else this object's own.
+            let cached = cx
+                .current
+                .zip(key_of(received.metadata))
+                .and_then(|(current, key)| current(key));
+            let cached = cached.as_deref().and_then(|c| c.downcast_ref::<Self>());
+            let body_of = match cached {
+                Some(c) if received.is(c.body_json()) => Some(Some(c)),
+                _ if received.is(self.body_json()) => Some(None),
+                _ => None,
+            };
+            if let Some(body_of) = body_of {
+                return refilled(self.refill_metadata(body_of, |m| {
+                    m.decode_in_place(received.metadata, cx).is_ok()
+                }));
+            }
+        }
+        refilled(self.refill(|r| fill(r, members, cx).is_ok()))
     }
 
     fn decode_new<'i>(v: Value<'_, 'i>, cx: &mut Scratch<'i>) -> Result<Self> {
