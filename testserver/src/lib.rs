@@ -6,38 +6,58 @@
 //! registered resource, closely enough that kubectl works against it:
 //!
 //! - discovery, legacy and aggregated (`discovery`); JSON, `PartialObjectMetadata` and
-//!   `Table` answers (`render`, `table`);
+//!   `Table` answers (`handlers::negotiation::render`, `handlers::negotiation::table`);
 //! - a store with one global resourceVersion counter and a bounded change history
-//!   (`storage`); LIST with pagination, resourceVersion rules and selectors (`list`);
+//!   (`storage`); LIST with pagination, resourceVersion rules and selectors (`handlers::list`);
 //!   WATCH with history replay, 410 after the window, bookmarks and streaming lists
-//!   (`watch`);
-//! - create/update/patch with optimistic concurrency and status subresources (`write`,
+//!   (`handlers::watch`);
+//! - create/update/patch with optimistic concurrency and status subresources (`handlers::write`,
 //!   `patch`: JSON merge patch, JSON patch, and strategic merge patch by the built-in
 //!   schemas' merge keys and directives), delete with finalizers and `propagationPolicy`
-//!   (`delete`), `dryRun` on every write (`storage::Storage::write`);
+//!   (`handlers::delete`), `dryRun` on every write (`storage::Storage::write`);
 //! - server-side apply (`application/apply-patch+yaml`) with field managers, conflicts,
 //!   `force` and schema-driven list merging, and `metadata.managedFields` kept on every write
-//!   (`apply`);
+//!   (`handlers::fieldmanager`);
 //! - every built-in resource of Kubernetes v1.35's GA versions, derived from the embedded
-//!   v1.35 OpenAPI documents (`spec`), which are also served at `/openapi/v2` and
-//!   `/openapi/v3` (`openapi`); the review kinds (`SelfSubjectAccessReview`,
-//!   `SelfSubjectReview`, ...) answered, not stored (`review`); `TokenRequest`s of the
+//!   v1.35 OpenAPI documents (`registry::spec`), which are also served at `/openapi/v2` and
+//!   `/openapi/v3` (`discovery::openapi`); the review kinds (`SelfSubjectAccessReview`,
+//!   `SelfSubjectReview`, ...) answered, not stored (`handlers::review`); `TokenRequest`s of the
 //!   `serviceaccounts/token` subresource answered with a token that authenticates as the
-//!   ServiceAccount (`token`);
+//!   ServiceAccount (`handlers::token`);
 //! - CRD registration (`registry`) and faults switchable at run time ([`Faults`]);
 //! - HTTPS with a CA of its own, written into its kubeconfig
-//!   ([`TestApiServerBuilder::https`], the binary's default; module `tls`);
-//! - the registry behaviour of the common built-ins (`strategy`): defaults, a Pod's initial
+//!   ([`TestApiServerBuilder::https`], the binary's default; module `server::tls`);
+//! - the registry behaviour of the common built-ins (`registry::strategy`): defaults, a Pod's initial
 //!   status, a Service's cluster IP and node ports, `metadata.generation` only on kinds that
 //!   track it;
-//! - decoding, pruning, defaulting and schema validation of every write (`validate`):
+//! - decoding, pruning, defaulting and schema validation of every write (`handlers::validate`):
 //!   built-ins decoded with Go's type rules (400 on a wrong type), custom resources pruned
 //!   and defaulted from their structural schema, `fieldValidation=Strict|Warn|Ignore` on
 //!   unknown and duplicate fields, 422 Invalid with one cause per schema failure, CRD
 //!   `x-kubernetes-validations` CEL rules (with `oldSelf` on update);
-//! - garbage collection of dependents through `ownerReferences` (`gc`), as
+//! - garbage collection of dependents through `ownerReferences` (`controllers::gc`), as
 //!   kube-controller-manager does in a real cluster, and namespace termination as the
 //!   namespace controller does.
+//!
+//! # Layout
+//!
+//! The modules follow a request's way through kube-apiserver, as k8s.io/apiserver groups
+//! the same code, and import only downwards:
+//!
+//! - `server`: serving, routing and the filters around a request (`router`, `tls`, `faults`,
+//!   `request_log`);
+//! - `authorization`: bearer tokens and RBAC;
+//! - `discovery`: discovery documents and `/openapi/v2`, `/openapi/v3` (`openapi`);
+//! - `handlers`: one module a verb (`list`, `watch`, `write`, `delete`, `patch`, `scale`),
+//!   the computed kinds (`review`, `token`), request options (`params`), content negotiation
+//!   (`negotiation`), decoding and validation of writes (`validate`) and server-side apply's
+//!   field management (`fieldmanager`);
+//! - `connect`: exec, attach, port-forward and proxy, the kubelet's side included;
+//! - `registry`: the served resources (`spec`, `builtin`, CRDs) and their strategies
+//!   (`strategy`);
+//! - `storage`: objects, the resourceVersion counter and the change history;
+//! - `status`: the `metav1.Status` errors every layer answers with;
+//! - `controllers`: what kube-controller-manager does (`gc`); `preload`: objects at start.
 //!
 //! The namespaces `default`, `kube-system` and `kube-public` exist at start. Tests register
 //! resources no GA version serves (a beta version, an aggregated API) with
@@ -52,7 +72,7 @@
 //!   would (kube-apiserver prunes them);
 //! - of server-side apply and managedFields: apply to the `scale` subresource (415);
 //!   "printable" of the `fieldManager` check approximated without Unicode general categories
-//!   (module `validate`); conversion of entries recorded through another apiVersion (they are
+//!   (module `handlers::validate`); conversion of entries recorded through another apiVersion (they are
 //!   compared as they are); the Go zero values of built-ins, approximated from the schema (a
 //!   create's entry may own a node the real typed object always carries); managedFields of
 //!   the server's own writes (its Rust API, preloading, garbage collection), left as they
@@ -68,15 +88,15 @@
 //! - of Services: the lowest free cluster IP is taken where kube-apiserver picks a random
 //!   one; a `nodePort` left on a Service made ClusterIP is kept (kube-apiserver refuses it);
 //!   dual-stack families and `loadBalancerClass` are not handled;
-//! - service account tokens (`token`) are JWT-shaped but not signed (no `/openid/v1/jwks`),
+//! - service account tokens (`handlers::token`) are JWT-shaped but not signed (no `/openid/v1/jwks`),
 //!   do not expire and outlive their ServiceAccount or bound object; their user has no
 //!   `authentication.kubernetes.io/*` extras;
-//! - defaulting beyond the common built-ins of module `strategy` (Pods and pod templates,
+//! - defaulting beyond the common built-ins of module `registry::strategy` (Pods and pod templates,
 //!   workloads, Services, Secrets, PersistentVolumeClaims) and CRD schema defaults; admission
 //!   webhooks, and the admission plugins that need cluster state (ServiceAccount token
 //!   volumes, LimitRanger, ResourceQuota);
 //! - authentication and authorization are off unless asked for
-//!   ([`TestApiServerBuilder::rbac`]: bearer tokens and RBAC, module `authz`); off, every
+//!   ([`TestApiServerBuilder::rbac`]: bearer tokens and RBAC, module `authorization`); off, every
 //!   request is the one admin user and is allowed;
 //! - alpha and beta API versions (not served unless registered), `autoscaling/v1`
 //!   (horizontal pod autoscalers are served as `autoscaling/v2` only: the conversion between
@@ -118,38 +138,16 @@
 //! # Ok(()) }
 //! ```
 
-mod apply;
-mod authz;
-mod body;
-mod builtin;
+mod authorization;
 mod connect;
-mod delete;
+mod controllers;
 mod discovery;
-mod faults;
-mod gc;
-mod list;
-mod openapi;
-mod params;
-mod patch;
+mod handlers;
 mod preload;
-mod printers;
-mod protobuf;
 mod registry;
-mod render;
-mod request_log;
-mod review;
-mod router;
-mod scale;
-mod spec;
+mod server;
 mod status;
 mod storage;
-mod strategy;
-mod table;
-mod tls;
-mod token;
-mod validate;
-mod watch;
-mod write;
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -164,11 +162,11 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 pub use connect::{ExecContext, ExecResult};
-pub use faults::Faults;
 pub use registry::ResourceInfo;
+pub use server::faults::Faults;
 pub use status::ApiError;
 
-use body::Body;
+use handlers::negotiation::body::Body;
 use storage::Storage;
 
 /// Errors of the server's own API (not HTTP answers).
@@ -235,9 +233,9 @@ pub(crate) struct State {
     /// Exec handlers and port-forward/proxy backends.
     pub connect: connect::Connect,
     /// Every request received (the latest [`request_log::CAPACITY`]).
-    pub requests: request_log::RequestLog,
+    pub requests: server::request_log::RequestLog,
     /// Tokens, and whether RBAC is enforced.
-    pub auth: authz::Auth,
+    pub auth: authorization::Auth,
 }
 
 /// Configures a [`TestApiServer`].
@@ -341,7 +339,7 @@ impl TestApiServerBuilder {
     /// Binds and starts serving.
     pub async fn start(self) -> Result<TestApiServer> {
         let tls = if self.https {
-            Some(tls::ServerTls::generate()?)
+            Some(server::tls::ServerTls::generate()?)
         } else {
             None
         };
@@ -366,12 +364,12 @@ impl TestApiServerBuilder {
                 .get("", "v1", "namespaces")
                 .ok_or_else(|| ApiError::internal("namespaces are not registered"))?;
             for name in ["default", "kube-system", "kube-public", "kube-node-lease"] {
-                write::create(
+                handlers::write::create(
                     &mut inner,
                     &ns,
                     None,
                     json!({"metadata": {"name": name}}),
-                    &mut validate::Check::default(),
+                    &mut handlers::validate::Check::default(),
                 )?;
             }
             if self.pods > 0 {
@@ -382,7 +380,11 @@ impl TestApiServerBuilder {
         let cancel = CancellationToken::new();
         // Subscribed before serving: the collector sees every change made through the API.
         let gc_events = storage.subscribe();
-        tokio::spawn(gc::run(storage.clone(), gc_events, cancel.clone()));
+        tokio::spawn(controllers::gc::run(
+            storage.clone(),
+            gc_events,
+            cancel.clone(),
+        ));
         let state = Arc::new(State {
             storage,
             faults: faults.clone(),
@@ -393,8 +395,8 @@ impl TestApiServerBuilder {
             cancel: cancel.clone(),
             addr,
             connect: connect::Connect::default(),
-            requests: request_log::RequestLog::default(),
-            auth: authz::Auth::new(self.rbac),
+            requests: server::request_log::RequestLog::default(),
+            auth: authorization::Auth::new(self.rbac),
         });
         let ca_pem = tls.as_ref().map(|t| t.ca_pem.clone());
         let task = tokio::spawn(serve(listener, state.clone(), tls.map(|t| t.acceptor)));
@@ -442,7 +444,8 @@ where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
     let svc_state = state.clone();
-    let service = hyper::service::service_fn(move |req| router::handle(svc_state.clone(), req));
+    let service =
+        hyper::service::service_fn(move |req| server::router::handle(svc_state.clone(), req));
     let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
     let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
     tokio::select! {
@@ -522,7 +525,7 @@ impl TestApiServer {
     pub fn token_for(&self, user: &str, groups: &[&str]) -> String {
         let mut groups: Vec<String> = groups.iter().map(|g| g.to_string()).collect();
         groups.push("system:authenticated".to_owned());
-        self.state.auth.issue(authz::User {
+        self.state.auth.issue(authorization::User {
             name: user.to_owned(),
             groups,
         })
@@ -549,7 +552,7 @@ impl TestApiServer {
         let token = self
             .state
             .auth
-            .issue(authz::User::service_account(namespace, name));
+            .issue(authorization::User::service_account(namespace, name));
         self.client_with_token(token)
     }
 
@@ -655,12 +658,12 @@ impl TestApiServer {
             .registry
             .get("", "v1", "namespaces")
             .ok_or_else(|| ApiError::internal("namespaces are not registered"))?;
-        write::create(
+        handlers::write::create(
             &mut inner,
             &ns,
             None,
             json!({"metadata": {"name": name}}),
-            &mut validate::Check::default(),
+            &mut handlers::validate::Check::default(),
         )?;
         Ok(())
     }
@@ -675,12 +678,12 @@ impl TestApiServer {
             .registry
             .by_kind(&api_version, &kind)
             .ok_or(TestServerError::UnknownKind { api_version, kind })?;
-        let obj = write::create(
+        let obj = handlers::write::create(
             &mut inner,
             &info,
             None,
             object,
-            &mut validate::Check::default(),
+            &mut handlers::validate::Check::default(),
         )?;
         Ok(obj.value())
     }
@@ -703,15 +706,15 @@ impl TestApiServer {
                 kind: kind.to_owned(),
             }
         })?;
-        let obj = write::patch(
+        let obj = handlers::write::patch(
             &mut inner,
             &info,
             namespace.unwrap_or_default(),
             name,
             false,
-            patch::PatchType::Merge,
+            handlers::patch::PatchType::Merge,
             patch.to_string().as_bytes(),
-            &mut validate::Check::default(),
+            &mut handlers::validate::Check::default(),
         )?;
         Ok(obj.value())
     }
@@ -768,5 +771,9 @@ pub(crate) fn response(
 
 /// A JSON response.
 pub(crate) fn json_response(code: u16, bytes: Bytes) -> ::http::Response<Body> {
-    response(code, "application/json", body::full(bytes))
+    response(
+        code,
+        "application/json",
+        handlers::negotiation::body::full(bytes),
+    )
 }

@@ -8,9 +8,9 @@
 
 use serde_json::{Value, json};
 
-use super::status::ApiError;
-use super::storage::{Inner, Obj};
-use super::write::{create, now_rfc3339};
+use crate::handlers::write::{create, now_rfc3339};
+use crate::status::ApiError;
+use crate::storage::{Inner, Obj};
 
 /// Creates `namespaces` namespaces `ns-{i}` and `pods` pods spread over them.
 pub(crate) fn preload(inner: &mut Inner, pods: usize, namespaces: usize) -> Result<(), ApiError> {
@@ -30,7 +30,7 @@ pub(crate) fn preload(inner: &mut Inner, pods: usize, namespaces: usize) -> Resu
                 &ns_info,
                 None,
                 json!({"metadata": {"name": name}}),
-                &mut crate::validate::Check::default(),
+                &mut crate::handlers::validate::Check::default(),
             )?;
         }
     }

@@ -23,8 +23,8 @@ use parking_lot::Mutex;
 use serde_json::Value;
 use tokio::sync::broadcast;
 
-use super::registry::{Registry, ResourceInfo};
-use super::status::ApiError;
+use crate::registry::{Registry, ResourceInfo};
+use crate::status::ApiError;
 
 /// One stored object: its serialized form and the parsed fields selectors need.
 #[derive(Debug)]
@@ -500,7 +500,7 @@ impl Inner {
 
     fn info_for_storage(&self, storage: &str, api_version: &str) -> Option<Arc<ResourceInfo>> {
         let (group, plural) = storage.split_once('/')?;
-        let (g, v) = super::registry::split_api_version(api_version);
+        let (g, v) = crate::registry::split_api_version(api_version);
         if g != group {
             return None;
         }

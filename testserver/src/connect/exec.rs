@@ -15,11 +15,11 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream};
 use tokio::sync::mpsc;
 use tokio_tungstenite::tungstenite::protocol::Role;
 
-use super::super::State;
-use super::super::body::Body;
-use super::super::status::ApiError;
-use super::ConnectTarget;
-use super::upgrade;
+use crate::State;
+use crate::connect::ConnectTarget;
+use crate::connect::upgrade;
+use crate::handlers::negotiation::body::Body;
+use crate::status::ApiError;
 use kinform_client::TerminalSize;
 use kinform_client::connect::ws::{self, Incoming as Frame, V4_PROTOCOL, V5_PROTOCOL, channel};
 

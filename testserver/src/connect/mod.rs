@@ -50,10 +50,10 @@ use serde_json::Value;
 
 pub use exec::{ExecContext, ExecResult};
 
-use super::body::Body;
-use super::status::ApiError;
-use super::storage::object_key;
-use super::{State, TestApiServer};
+use crate::handlers::negotiation::body::Body;
+use crate::status::ApiError;
+use crate::storage::object_key;
+use crate::{State, TestApiServer};
 
 /// What a connect request points at.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -83,8 +83,8 @@ impl ConnectTarget {
     }
 
     /// The request as the authorizer sees it.
-    pub(crate) fn attributes(&self, verb: &'static str) -> crate::authz::Attributes<'_> {
-        crate::authz::Attributes {
+    pub(crate) fn attributes(&self, verb: &'static str) -> crate::authorization::Attributes<'_> {
+        crate::authorization::Attributes {
             verb,
             group: "",
             resource: self.plural,

@@ -10,10 +10,10 @@ use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 
-use super::super::State;
-use super::super::body::{Body, full};
-use super::super::status::ApiError;
-use super::ConnectTarget;
+use crate::State;
+use crate::connect::ConnectTarget;
+use crate::handlers::negotiation::body::{Body, full};
+use crate::status::ApiError;
 
 /// Headers that belong to one hop (RFC 9110 section 7.6.1), plus the ones re-derived here.
 const HOP: &[&str] = &[

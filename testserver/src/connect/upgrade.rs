@@ -11,8 +11,8 @@ use hyper::body::Incoming;
 use hyper::upgrade::OnUpgrade;
 use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 
-use super::super::body::{Body, full};
-use super::super::status::ApiError;
+use crate::handlers::negotiation::body::{Body, full};
+use crate::status::ApiError;
 
 /// An accepted upgrade: the 101 answer, the connection to come and the chosen protocol.
 pub(crate) struct Accepted {

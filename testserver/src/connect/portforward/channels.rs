@@ -8,8 +8,8 @@ use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 use tokio_tungstenite::tungstenite::Message;
 
-use super::super::super::status::ApiError;
-use super::Pod;
+use crate::connect::portforward::Pod;
+use crate::status::ApiError;
 use kinform_client::connect::ws::{self, Incoming as Frame};
 
 /// The `ports` of the query, as kube-apiserver's `PortForwardOptions` reads them (400 when

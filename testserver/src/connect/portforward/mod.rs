@@ -24,11 +24,11 @@ use hyper_util::rt::TokioIo;
 use serde_json::Value;
 use tokio_tungstenite::tungstenite::protocol::Role;
 
-use super::super::State;
-use super::super::body::Body;
-use super::super::status::ApiError;
-use super::ConnectTarget;
-use super::{tunnel, upgrade};
+use crate::State;
+use crate::connect::ConnectTarget;
+use crate::connect::{tunnel, upgrade};
+use crate::handlers::negotiation::body::Body;
+use crate::status::ApiError;
 use kinform_client::connect::ws::{self, PORT_FORWARD_PROTOCOL, V4_PROTOCOL};
 
 /// The WebSocket subprotocol of SPDY tunneled through WebSockets (client-go's

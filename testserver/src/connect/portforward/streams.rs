@@ -22,8 +22,8 @@ use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use super::super::spdy::{self, Headers, Stream};
-use super::Pod;
+use crate::connect::portforward::Pod;
+use crate::connect::spdy::{self, Headers, Stream};
 
 /// How long the kubelet waits for both streams of a pair (its `streamCreationTimeout`).
 pub(crate) const PAIR_TIMEOUT: Duration = Duration::from_secs(30);

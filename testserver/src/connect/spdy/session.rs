@@ -29,8 +29,8 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::frame::{self, FLAG_FIN, Frame};
-use super::headers::{Compressor, Decompressor, Headers};
+use crate::connect::spdy::frame::{self, FLAG_FIN, Frame};
+use crate::connect::spdy::headers::{Compressor, Decompressor, Headers};
 
 /// Data chunks buffered per stream before the session waits for the stream's consumer.
 pub(crate) const INBOUND_CHUNKS: usize = 8;

@@ -1,0 +1,419 @@
+//! Which resources the server serves: the built-ins registered at start and the versions of
+//! every CustomResourceDefinition created since.
+//!
+//! As the real apiextensions-apiserver does, creating a CRD makes each of its `served`
+//! versions available at once under `/apis/{group}/{version}` with the CRD's scope, plural,
+//! kind, short names, categories, printer columns and `status`/`scale` subresources; deleting
+//! the CRD removes them (and its objects). All versions of a resource share one storage
+//! (`group/plural`); CRDs are served with conversion strategy `None` semantics: reading through
+//! another version only rewrites `apiVersion`.
+
+pub(crate) mod builtin;
+pub(crate) mod spec;
+pub(crate) mod strategy;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::status::ApiError;
+
+/// One served group/version/resource.
+#[derive(Clone, Debug, PartialEq)]
+#[must_use]
+pub struct ResourceInfo {
+    /// API group, `""` for the core group.
+    pub group: String,
+    /// Version, e.g. `v1`.
+    pub version: String,
+    /// Kind, e.g. `Pod`.
+    pub kind: String,
+    /// Plural resource name, e.g. `pods`.
+    pub plural: String,
+    /// Singular name, e.g. `pod`.
+    pub singular: String,
+    /// Whether objects live in namespaces.
+    pub namespaced: bool,
+    /// Short names (`po`).
+    pub short_names: Vec<String>,
+    /// Categories (`all`).
+    pub categories: Vec<String>,
+    /// Whether a `status` subresource separates status writes from spec writes.
+    pub status_subresource: bool,
+    /// The `scale` subresource, when declared.
+    pub scale: Option<ScalePaths>,
+    /// Printer columns from a CRD's `additionalPrinterColumns` (name, type, jsonPath).
+    pub printer_columns: Vec<(String, String, String)>,
+    /// Field selectors accepted beyond `metadata.name` and `metadata.namespace`.
+    pub selectable_fields: Vec<String>,
+    /// The verbs discovery lists (`create`, `get`, `list`, ...).
+    pub verbs: Vec<String>,
+    /// Subresources beyond `status` and `scale` that discovery lists (`exec`, `log`, ...).
+    pub subresources: Vec<String>,
+}
+
+impl ResourceInfo {
+    /// The verbs of a resource with the generic registry's full API (every CRD's).
+    pub const ALL_VERBS: [&'static str; 8] = [
+        "create",
+        "delete",
+        "deletecollection",
+        "get",
+        "list",
+        "patch",
+        "update",
+        "watch",
+    ];
+
+    /// Whether the resource answers `verb`.
+    pub fn has_verb(&self, verb: &str) -> bool {
+        self.verbs.iter().any(|v| v == verb)
+    }
+
+    /// `v1` or `apps/v1`.
+    pub fn api_version(&self) -> String {
+        if self.group.is_empty() {
+            self.version.clone()
+        } else {
+            format!("{}/{}", self.group, self.version)
+        }
+    }
+
+    /// The storage shared by all versions: `group/plural`.
+    pub fn storage_key(&self) -> String {
+        format!("{}/{}", self.group, self.plural)
+    }
+
+    /// Whether this is the CRD resource itself.
+    pub fn is_crd(&self) -> bool {
+        self.group == "apiextensions.k8s.io" && self.plural == "customresourcedefinitions"
+    }
+
+    /// Whether this is the core namespaces resource.
+    pub fn is_namespace(&self) -> bool {
+        self.group.is_empty() && self.plural == "namespaces"
+    }
+
+    /// Whether `field` may be used in a field selector.
+    pub fn field_supported(&self, field: &str) -> bool {
+        field == "metadata.name"
+            || field == "metadata.namespace"
+            || self.selectable_fields.iter().any(|f| f == field)
+    }
+}
+
+/// Where a resource keeps what its `scale` subresource shows (JSON paths like
+/// `.spec.replicas`, as in a CRD's `subresources.scale`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScalePaths {
+    /// `specReplicasPath`.
+    pub spec_replicas: String,
+    /// `statusReplicasPath`.
+    pub status_replicas: String,
+    /// `labelSelectorPath`.
+    pub label_selector: Option<String>,
+}
+
+/// Where a group comes in discovery (kube-apiserver's group priorities put these first).
+fn group_priority(group: &str) -> usize {
+    const FIRST: &[&str] = &[
+        "",
+        "apiregistration.k8s.io",
+        "apps",
+        "events.k8s.io",
+        "authentication.k8s.io",
+        "authorization.k8s.io",
+        "autoscaling",
+        "batch",
+        "certificates.k8s.io",
+        "networking.k8s.io",
+        "policy",
+        "rbac.authorization.k8s.io",
+        "storage.k8s.io",
+        "admissionregistration.k8s.io",
+        "apiextensions.k8s.io",
+        "scheduling.k8s.io",
+        "coordination.k8s.io",
+        "node.k8s.io",
+        "discovery.k8s.io",
+        "flowcontrol.apiserver.k8s.io",
+        "resource.k8s.io",
+    ];
+    FIRST
+        .iter()
+        .position(|g| *g == group)
+        .unwrap_or(FIRST.len())
+}
+
+/// The set of served resources.
+#[derive(Clone, Debug, Default)]
+pub struct Registry {
+    /// `(group, version, plural)` to resource.
+    resources: BTreeMap<(String, String, String), Arc<ResourceInfo>>,
+    /// Group to its versions in preference order.
+    groups: BTreeMap<String, Vec<String>>,
+    /// The order in which groups were first registered (discovery lists them so).
+    group_order: Vec<String>,
+}
+
+impl Registry {
+    /// The built-in resources a fresh server serves: every resource of Kubernetes v1.35's
+    /// GA versions, from the embedded OpenAPI document (see [`super::spec::builtin_resources`]).
+    pub fn with_builtins() -> Self {
+        let mut r = Self::default();
+        // Discovery lists the groups in kube-apiserver's order: the core group, then the
+        // groups most clients look for first.
+        let mut all = crate::registry::spec::builtin_resources();
+        all.sort_by_key(|i| (group_priority(&i.group), i.group.clone(), i.plural.clone()));
+        for info in all {
+            r.add(info);
+        }
+        r
+    }
+
+    /// Registers (or replaces) one resource version.
+    pub fn add(&mut self, info: ResourceInfo) {
+        let versions = self.groups.entry(info.group.clone()).or_default();
+        if !versions.contains(&info.version) {
+            versions.push(info.version.clone());
+        }
+        if !self.group_order.contains(&info.group) {
+            self.group_order.push(info.group.clone());
+        }
+        self.resources.insert(
+            (
+                info.group.clone(),
+                info.version.clone(),
+                info.plural.clone(),
+            ),
+            Arc::new(info),
+        );
+    }
+
+    /// Removes every version of `group/plural`.
+    pub fn remove(&mut self, group: &str, plural: &str) {
+        self.resources
+            .retain(|(g, _, p), _| !(g == group && p == plural));
+        let remaining: Vec<String> = self
+            .resources
+            .keys()
+            .filter(|(g, _, _)| g == group)
+            .map(|(_, v, _)| v.clone())
+            .collect();
+        if let Some(versions) = self.groups.get_mut(group) {
+            versions.retain(|v| remaining.contains(v));
+            if versions.is_empty() {
+                self.groups.remove(group);
+                self.group_order.retain(|g| g != group);
+            }
+        }
+    }
+
+    /// The resource served at `group/version/plural`.
+    pub fn get(&self, group: &str, version: &str, plural: &str) -> Option<Arc<ResourceInfo>> {
+        self.resources
+            .get(&(group.to_owned(), version.to_owned(), plural.to_owned()))
+            .cloned()
+    }
+
+    /// The resource for an object's `apiVersion` and `kind`.
+    pub fn by_kind(&self, api_version: &str, kind: &str) -> Option<Arc<ResourceInfo>> {
+        let (group, version) = split_api_version(api_version);
+        self.resources
+            .iter()
+            .find(|((g, v, _), info)| g == group && v == version && info.kind == kind)
+            .map(|(_, i)| i.clone())
+    }
+
+    /// Whether `group/version` is served.
+    pub fn has_group_version(&self, group: &str, version: &str) -> bool {
+        self.groups
+            .get(group)
+            .is_some_and(|vs| vs.iter().any(|v| v == version))
+    }
+
+    /// The resources of one group/version.
+    pub fn resources_of(&self, group: &str, version: &str) -> Vec<Arc<ResourceInfo>> {
+        self.resources
+            .iter()
+            .filter(|((g, v, _), _)| g == group && v == version)
+            .map(|(_, i)| i.clone())
+            .collect()
+    }
+
+    /// Named groups (not the core group) with their versions, preferred first.
+    pub fn groups(&self) -> Vec<(String, Vec<String>)> {
+        self.group_order
+            .iter()
+            .filter(|g| !g.is_empty())
+            .filter_map(|g| self.groups.get(g).map(|vs| (g.clone(), vs.clone())))
+            .collect()
+    }
+}
+
+/// Splits `apps/v1` into `("apps", "v1")` and `v1` into `("", "v1")`.
+pub fn split_api_version(api_version: &str) -> (&str, &str) {
+    api_version.split_once('/').unwrap_or(("", api_version))
+}
+
+/// The resource versions a CRD object declares as served.
+pub fn crd_resources(crd: &Value) -> Result<Vec<ResourceInfo>, ApiError> {
+    let name = crd["metadata"]["name"].as_str().unwrap_or_default();
+    let invalid = |field: &str, msg: &str| {
+        ApiError::invalid(
+            "apiextensions.k8s.io",
+            "CustomResourceDefinition",
+            name,
+            field,
+            msg,
+        )
+    };
+    let spec = &crd["spec"];
+    let group = spec["group"]
+        .as_str()
+        .filter(|g| !g.is_empty())
+        .ok_or_else(|| invalid("spec.group", "Required value"))?;
+    let names = &spec["names"];
+    let plural = names["plural"]
+        .as_str()
+        .filter(|p| !p.is_empty())
+        .ok_or_else(|| invalid("spec.names.plural", "Required value"))?;
+    let kind = names["kind"]
+        .as_str()
+        .filter(|k| !k.is_empty())
+        .ok_or_else(|| invalid("spec.names.kind", "Required value"))?;
+    if name != format!("{plural}.{group}") {
+        return Err(invalid(
+            "metadata.name",
+            &format!("must be spec.names.plural+\".\"+spec.group ({plural}.{group})"),
+        ));
+    }
+    let namespaced = match spec["scope"].as_str() {
+        Some("Namespaced") => true,
+        Some("Cluster") => false,
+        _ => {
+            return Err(invalid(
+                "spec.scope",
+                "Unsupported value: supported values: \"Cluster\", \"Namespaced\"",
+            ));
+        }
+    };
+    let strs = |v: &Value| -> Vec<String> {
+        v.as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|s| s.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let versions = spec["versions"]
+        .as_array()
+        .filter(|v| !v.is_empty())
+        .ok_or_else(|| invalid("spec.versions", "Required value"))?;
+    let mut out = Vec::new();
+    for (i, v) in versions.iter().enumerate() {
+        let version = v["name"]
+            .as_str()
+            .ok_or_else(|| invalid(&format!("spec.versions[{i}].name"), "Required value"))?;
+        if !v["served"].as_bool().unwrap_or(false) {
+            continue;
+        }
+        let columns = v["additionalPrinterColumns"]
+            .as_array()
+            .map(|cols| {
+                cols.iter()
+                    .filter_map(|c| {
+                        Some((
+                            c["name"].as_str()?.to_owned(),
+                            c["type"].as_str().unwrap_or("string").to_owned(),
+                            c["jsonPath"].as_str()?.to_owned(),
+                        ))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let selectable = v["selectableFields"]
+            .as_array()
+            .map(|fs| {
+                fs.iter()
+                    .filter_map(|f| f["jsonPath"].as_str())
+                    .map(|p| p.trim_start_matches('.').to_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        out.push(ResourceInfo {
+            group: group.to_owned(),
+            version: version.to_owned(),
+            kind: kind.to_owned(),
+            plural: plural.to_owned(),
+            singular: names["singular"]
+                .as_str()
+                .map(str::to_owned)
+                .unwrap_or_else(|| kind.to_ascii_lowercase()),
+            namespaced,
+            short_names: strs(&names["shortNames"]),
+            categories: strs(&names["categories"]),
+            status_subresource: v["subresources"]["status"].is_object(),
+            scale: v["subresources"]["scale"].as_object().map(|sc| ScalePaths {
+                spec_replicas: sc
+                    .get("specReplicasPath")
+                    .and_then(Value::as_str)
+                    .unwrap_or(".spec.replicas")
+                    .to_owned(),
+                status_replicas: sc
+                    .get("statusReplicasPath")
+                    .and_then(Value::as_str)
+                    .unwrap_or(".status.replicas")
+                    .to_owned(),
+                label_selector: sc
+                    .get("labelSelectorPath")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
+            }),
+            printer_columns: columns,
+            selectable_fields: selectable,
+            verbs: ResourceInfo::ALL_VERBS
+                .iter()
+                .map(|v| v.to_string())
+                .collect(),
+            subresources: Vec::new(),
+        });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn builtins_and_crd_versions() {
+        let mut r = Registry::with_builtins();
+        assert!(r.get("", "v1", "pods").unwrap().namespaced);
+        assert!(r.get("events.k8s.io", "v1", "events").is_some());
+        let crd = json!({
+            "metadata": {"name": "widgets.example.com"},
+            "spec": {"group": "example.com", "scope": "Cluster",
+                     "names": {"plural": "widgets", "kind": "Widget", "shortNames": ["wd"]},
+                     "versions": [
+                        {"name": "v1", "served": true, "storage": true,
+                         "subresources": {"status": {}}},
+                        {"name": "v0", "served": false, "storage": false}]}
+        });
+        let infos = crd_resources(&crd).unwrap();
+        assert_eq!(infos.len(), 1);
+        assert!(infos[0].status_subresource && !infos[0].namespaced);
+        for i in infos {
+            r.add(i);
+        }
+        assert!(r.has_group_version("example.com", "v1"));
+        r.remove("example.com", "widgets");
+        assert!(!r.has_group_version("example.com", "v1"));
+        assert!(!r.groups().iter().any(|(g, _)| g == "example.com"));
+        let bad = json!({"metadata": {"name": "x"}, "spec": {"group": "example.com"}});
+        assert_eq!(crd_resources(&bad).unwrap_err().code, 422);
+    }
+}
