@@ -12,15 +12,7 @@ use syn::{LitBool, LitInt, LitStr};
 
 use kinform_codegen::derive::{PrinterColumn, ScalePaths};
 
-/// One CEL rule.
-pub struct Rule {
-    pub rule: String,
-    pub message: Option<String>,
-    pub message_expression: Option<String>,
-    pub reason: Option<String>,
-    pub field_path: Option<String>,
-    pub optional_old_self: Option<bool>,
-}
+use crate::rule_expr::Rule;
 
 /// Crate path overrides.
 #[derive(Default)]

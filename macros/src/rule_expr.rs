@@ -7,7 +7,15 @@
 use syn::spanned::Spanned;
 use syn::{Expr, Lit};
 
-use crate::attrs::Rule;
+/// One CEL rule.
+pub struct Rule {
+    pub rule: String,
+    pub message: Option<String>,
+    pub message_expression: Option<String>,
+    pub reason: Option<String>,
+    pub field_path: Option<String>,
+    pub optional_old_self: Option<bool>,
+}
 
 const REASONS: &[&str] = &[
     "FieldValueInvalid",

@@ -17,6 +17,7 @@ mod generator_warnings;
 mod hostile_inputs;
 mod in_place_drift;
 mod layering;
+mod module_circles;
 mod openapi_corpus;
 mod openapi_emit;
 

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use super::state::SinkOp;
-use crate::store::ObjectKey;
+use kinform_core::ObjectKey;
 use kinform_core::resource::HasMetadata;
 
 /// The sink was closed; the reflector stops.
