@@ -1,6 +1,6 @@
 //! `kinform-compare page-touch`: what a page fault costs on this machine, the kernel-side
 //! cost every cached object pays for its heap whichever library decodes it (BENCHMARKS.md,
-//! "Informer", why the watch target is out of reach).
+//! "kinform vs kube-rs", what a page fault costs).
 //!
 //! Maps 1 GiB of fresh anonymous memory and writes one byte per 4 KiB page, timed, six
 //! times: in turn as it is, with `MADV_HUGEPAGE` (transparent huge pages, where the kernel
