@@ -30,9 +30,9 @@
 //!    threads the process keeps for decoding take chunks of items from a shared counter, so
 //!    they finish together however either is slowed; results keep the list's order. Every
 //!    object a reflector caches is made on one of these threads, and freed there (below).
-//!    Each thread first grows its heap by about five times its share of JSON
-//!    (`heap_ahead`), so glibc extends the thread's arena one `mprotect` per 96 KiB block
-//!    instead of per 4 KiB page.
+//!    Each thread first grows its heap by what its share of objects will take
+//!    (`heap_ahead`), so glibc extends the thread's arena one `mprotect` per block instead
+//!    of per page.
 //! 4. **Each item** (`fast_decode`): simd-json builds a tape of the item, and `K` is built
 //!    from the tape with exact `Vec` capacities (objects live as long as the cache): by the
 //!    in-place walk from `K`'s default for a k8s-openapi built-in type (`in_place`), else by
@@ -74,71 +74,15 @@
 //!    vectors and maps, so an event whose object fits the old one's memory allocates and
 //!    frees nothing); any other type drops it first, so the memory one event frees is what the next one's
 //!    object is made of. Freed by the handlers' thread instead, the same pod events
-//!    cost twice the CPU in glibc's malloc; made on threads that stop allocating (a blocking
+//!    cost more CPU in glibc's malloc; made on threads that stop allocating (a blocking
 //!    thread, the worker a task left), a burst that replaces the cache grows the heap by the
 //!    share of objects those threads made (BENCHMARKS.md, "Where a burst's memory goes").
 //!
-//! # Why each trick: figures
+//! # Figures
 //!
-//! Measured with `benches/compare` (kinform and kube-rs side by side on one TestApiServer
-//! with 10,000 realistic pods and a burst of 20,000 ConfigMap events; `cd benches/compare &&
-//! KINFORM_COMPARE_RUNS=3 cargo run --release -- 10000 20000`). `BENCHMARKS.md` has the
-//! tables and the machine ("Informer"), and, in "Why each trick", the A/B runs behind each
-//! line below with their commits and commands:
-//!
-//! - **All together** (the latest full run, 10,000 pods, and the spread of five burst runs):
-//!   a sync takes 0.24-0.33x kube-rs's time (streaming list, the default) and 0.30-0.33x
-//!   (paged); the cache holds 0.72x kube-rs's live heap and 0.70-0.71x its RSS per object; a
-//!   relist peaks at 1.01-1.04x the steady RSS where kube-rs doubles (1.94x); a burst of pod
-//!   changes runs at 3.9-7.0x kube-rs's events per second, at 0.21-0.38x its CPU per event,
-//!   and peaks at 1.06-1.11x the steady RSS (kube-rs 1.31-1.81x).
-//! - **simd-json** (`fast_decode`): sync time 1.03-1.12x -> 0.52-0.74x the one-thread
-//!   `serde_json` floor; its tape gives every `Vec` its exact capacity, which keeps the 5 KB
-//!   of slack that `serde_json`'s doubling leaves in a cached pod out of the cache (live heap
-//!   0.72x kube-rs's, against 0.87x for a path without exact capacities).
-//! - **Cached reuse** (`list_decode`, `watch_shared`): relist peak 1.93x (paged, RSS)
-//!   and 1.99x (streaming, live heap) -> 1.01-1.03x the steady figure.
-//! - **Next page ahead** (`next_page`): paged sync 0.32-0.39 s -> 0.27-0.28 s.
-//! - **Chunks from one counter** (`two_threads`): sync time 0.415x -> 0.368x kube-rs's
-//!   (paged), 0.45x -> 0.375x (streaming).
-//! - **Read ahead** (`read_ahead`): streaming sync median 0.34 s -> 0.30 s; watch burst
-//!   +12% events/s.
-//! - **Chunks copied into reused blocks** (`read_ahead`): minor faults per pod event
-//!   0.63-0.95 -> 0.30-0.44 (streaming), client CPU per event 26.2 -> 21.7 µs (median of six
-//!   bursts each, 10,000 pods).
-//! - **Heap grown ahead** (`heap_ahead`): `mprotect` from 12-15% to 2-4% of the client's
-//!   CPU; single-page `mprotect` calls in a streaming sync 5,800 -> 300
-//!   (`strace -f -e trace=mprotect`).
-//! - **Tape reused** (`fast_decode`): user CPU per watch event 3.06-4.01 µs -> 2.63-3.01 µs
-//!   (-14% to -25%).
-//! - **Replaced objects freed on the decoding thread** (`reclaim`, `watch_shared`): client
-//!   CPU per pod watch event 0.52-0.58x kube-rs's -> 0.42-0.49x (2,000 pods, median of 3);
-//!   the decode floor shows why: 28 µs per pod when the replaced pod is dropped on the
-//!   decoding thread, 58 µs when another thread drops it.
-//! - **The decoding threads** (`decode_threads`): a burst's peak RSS 1.45-1.88x -> 1.06-1.10x
-//!   the steady RSS, page faults per event 1.6-3.1 -> 0.2-0.7; with two batches of a watch
-//!   decoding at once (`watch_shared`), burst events/s 1.8-2.7x -> 2.3-3.1x kube-rs's.
-//!
-//! - **Decoding into replaced objects** (`in_place`): a burst's allocations per pod event
-//!   151 -> 9-14 (221 -> 20 with managedFields kept), client CPU per event 0.52-0.66x ->
-//!   0.23-0.33x kube-rs's (0.69-0.70x -> 0.32-0.37x with managedFields kept), events/s
-//!   2.1-3.1x -> 4.2-6.2x (two alternating runs of each build). Then timestamps read
-//!   without jiff's general parser (`in_place/time.rs`) and the depth check walking only
-//!   into large containers (`fast_decode`): with managedFields kept, 0.34x -> 0.28-0.29x.
-//!   The lean cache decoded in place too (`in_place/lean.rs`): 29 -> 4-5 allocations per
-//!   event; its body then written from the tape's nodes, not through serde's driver: user
-//!   CPU per event 18.0-21.6 µs -> 15.2-20.7 µs. Maps whose keys changed refilled from
-//!   their own entries instead of afresh: with managedFields kept, allocations per event
-//!   20 -> 13-15, client CPU per event 25.4-27.4 µs -> 22.7-24.5 µs (streaming) and
-//!   23.0-23.1 µs -> 21.7-22.1 µs (paged). New built-in objects built by the same walk
-//!   from a default instead of by serde: a 10,000-pod sync's wall and CPU time 1-10% less
-//!   (medians of 6-8 rounds).
-//!
-//! What bounds the watch path now: in a burst with managedFields kept, simd-json's tape is
-//! about a fifth of the client's CPU, the in-place walk about as much (an eighth in matching
-//! the keys of `managedFields`' JSON values against those of the replaced object, cold in
-//! the CPU's caches), the socket's copy 5%; malloc, free and drop are under 2%
-//! (BENCHMARKS.md, "Why each trick").
+//! Why each trick above helps: `docs/performance.md`. The measurements, each with the
+//! command that reproduces it: `BENCHMARKS.md` ("Informer"; "Why each trick" for the A/B
+//! run behind each trick).
 
 #[doc(hidden)]
 pub mod bench;
