@@ -3,14 +3,13 @@
 //!
 //! An informer caches objects for the life of a process, and most handlers and listers only
 //! read their keys, labels, owners or deletion state. `Lean<K>` is the cached form that pays
-//! for those alone: opt in per informer by naming the type,
-//! `factory.informer::<Lean<Pod>>()` instead of `factory.informer::<Pod>()` (issue #20; for a
-//! resource known at run time, `factory.dynamic_lean_informer(&resource)` caches
-//! `Lean<DynamicObject>`). The
-//! informer, its store, indexes, label selectors, handlers and listers are the same code:
-//! `Lean<K>` is a [`Resource`] with `K`'s group, version, kind and scope, and a
-//! [`HasMetadata`] whose `metadata()` is the object's `ObjectMeta`, decoded exactly (minus
-//! `managedFields` when the informer's transform drops them, as for `K`).
+//! for those alone (issue #20). Opt in per informer by naming the type,
+//! `factory.informer::<Lean<Pod>>()` instead of `factory.informer::<Pod>()`, or for a
+//! resource known at run time with `factory.dynamic_lean_informer(&resource)`, which caches
+//! `Lean<DynamicObject>`. The informer, its store, indexes, label selectors, handlers and
+//! listers are the same code: `Lean<K>` is a [`Resource`] with `K`'s group, version, kind
+//! and scope, and a [`HasMetadata`] whose `metadata()` is the object's `ObjectMeta`, decoded
+//! exactly (minus `managedFields` when the informer's transform drops them, as for `K`).
 //!
 //! ```
 //! use k8s_openapi::api::core::v1::Pod;
@@ -40,64 +39,45 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! # The design, and the one the issue named first
-//!
-//! The issue named a compact representation generated per type (interned strings, boxed
-//! slices, no empty optional containers) with conversions to and from the k8s-openapi type.
-//! This module keeps the object's bytes instead, for these reasons:
-//!
-//! - **Memory.** A realistic pod without `managedFields` is about 4 KB of compact JSON and
-//!   25 KB as a decoded `Pod` (every `String`, `Vec`, `BTreeMap` node and `Option` of the
-//!   k8s-openapi type; BENCHMARKS.md, "Informer"). A compact struct still holds one heap
-//!   block per string and per container; interning shares only the strings that repeat
-//!   across objects (namespaces, label pairs, images, node names), a minority of the bytes.
-//!   JSON text is already the compact form: one block per object. Measured with
-//!   `benches/compare` (BENCHMARKS.md, "Lean cache"), 10,000 realistic pods: 6.8 KB of live
-//!   heap per cached pod against the default cache's 25.0 KB and kube-rs's 34.6 KB (0.20x),
-//!   RSS 0.21x kube-rs's; at 100,000 pods 0.19x for both.
-//! - **Every type at once.** Built-ins, generated CRD types, derived types and
-//!   `DynamicObject` are all covered by one generic type, with no generated code to compile
-//!   (the CRD corpus's generated types already take minutes to build).
-//! - **Lossless by construction.** The body is the object's own JSON (see `json_copy`), and
-//!   `decode` is `K`'s own `Deserialize` over it: nothing is converted field by field, so no
-//!   conversion can drop or rewrite a value. A generated pair of conversions would have to
-//!   be proven lossless per type.
-//! - **CPU.** Building a `Lean<K>` decodes only the metadata and copies the other members'
-//!   text into one buffer, which costs less than building `K` (no allocation per value):
-//!   in the same run, 0.53x the default cache's CPU per pod for a streaming sync and 0.95x
-//!   its CPU per event for a burst of small ConfigMap events (user CPU 0.89x). A watch
-//!   event that replaces a cached object is decoded into it, as the default cache's
-//!   built-in objects are (kinform-client's in-place decoding, through [`Lean::refill`]):
-//!   the metadata into its `ObjectMeta`, and the body's text, when the event's is byte for
-//!   byte the body of the object cached under the same key (as when only labels or
-//!   annotations change), not written at all: the new state shares that body (an
-//!   `Arc<str>`). A burst of label changes to 10,000 or 100,000 pods then takes 3
-//!   allocations per event and 0.63-0.73x the default cache's CPU per event (medians of
-//!   five rounds; BENCHMARKS.md, "Lean cache").
-//!
-//! What it costs: reading a field outside `metadata` decodes it ([`Lean::view`] decodes only
-//! the fields a view type names, borrowing strings; [`Lean::decode`] the whole object).
-//! A controller whose handlers decode every object on every event spends more CPU than with
-//! the default cache; one that reads the bodies of the few objects it reconciles spends less.
-//!
-//! Why the metadata is kept decoded, as an `ObjectMeta`, rather than as bytes with only the
-//! key and labels decoded: the store computes keys and indexes from `HasMetadata`, and
-//! handlers most often filter on metadata (owners, deletion timestamp, generation,
-//! annotations); keeping it as the k8s-openapi type makes every existing index function,
-//! selector and handler work unchanged and reads it at no cost. It is a tenth of a pod's
-//! JSON.
-//!
 //! # Exactness
 //!
 //! `decode` answers the `K` that decoding the received JSON would give (tested on every
-//! example of the corpus and on generated objects): the body is every member of the object
-//! but `metadata`, in order, copied value for value, and `K`'s `Deserialize` reads it with
-//! the `metadata` written back (as the same JSON form: an object, `null`, or absent). The
-//! body is *not validated as a `K`* when the lean object is built: a member that `K` would
-//! refuse (a wrong type deep in `spec`) is reported by `decode`, naming the object, instead
-//! of by the list or watch that received it. That is the price of not decoding it;
-//! `metadata` is validated at once. A transform given to a lean informer changes the cached
-//! `Lean<K>` (usually its metadata); [`Lean::modify`] changes the body through `K`.
+//! example of the corpus and on generated objects). The body is every member of the object
+//! but `metadata`, in order, copied value for value (see `json_copy`), and `K`'s
+//! `Deserialize` reads it with the `metadata` written back in the same JSON form (an object,
+//! `null`, or absent). Nothing is converted field by field, so no conversion can drop or
+//! rewrite a value.
+//!
+//! The body is *not validated as a `K`* when the lean object is built: a member that `K`
+//! would refuse (a wrong type deep in `spec`) is reported by `decode`, naming the object,
+//! instead of by the list or watch that received it. `metadata` is validated at once. A
+//! transform given to a lean informer changes the cached `Lean<K>` (usually its metadata);
+//! [`Lean::modify`] changes the body through `K`.
+//!
+//! # Why JSON text
+//!
+//! - **Memory.** JSON text is the compact form of an object, one heap block, where a decoded
+//!   `K` holds one block per `String`, `Vec`, map node and `Option`. A compact struct
+//!   generated per type would still hold one block per string and per container, and
+//!   interning shares only the strings that repeat across objects. Figures: BENCHMARKS.md,
+//!   "Lean cache".
+//! - **Every type at once.** Built-ins, generated CRD types, derived types and
+//!   `DynamicObject` are covered by one generic type, with no generated code to compile and
+//!   no conversions to prove lossless per type.
+//! - **CPU.** Building a `Lean<K>` decodes only the metadata and copies the other members'
+//!   text into one buffer, with no allocation per value. A watch event that replaces a cached
+//!   object is decoded into it (kinform-client's in-place decoding, through
+//!   [`Lean::refill`]): the metadata into its `ObjectMeta`, and a body whose text is byte for
+//!   byte the cached one is not written again but shared (an `Arc<str>`).
+//! - **Metadata decoded.** The store computes keys and indexes from `HasMetadata`, and
+//!   handlers most often filter on metadata (owners, deletion timestamp, generation,
+//!   annotations), so `metadata` is kept as the k8s-openapi `ObjectMeta`: every existing
+//!   index function, selector and handler works unchanged and reads it at no cost.
+//!
+//! What it costs: reading a field outside `metadata` decodes it ([`Lean::view`] decodes only
+//! the fields a view type names, borrowing strings; [`Lean::decode`] the whole object). A
+//! controller whose handlers decode every object on every event spends more CPU than with
+//! the default cache; one that reads the bodies of the few objects it reconciles spends less.
 
 mod json_copy;
 

@@ -9,13 +9,8 @@
 //! - [`Resource`]: the type's group, version, kind, plural and scope, known at compile time.
 //!   Typed `Api<K>` constructors use it; dynamic types pass an [`ApiResource`] instead.
 //!
-//! [`HasMetadata`]'s provided methods are the accessors kube-rs users know from
-//! `ResourceExt` (`name_any`, `namespace`, `labels`, `annotations`, `owner_references`,
-//! `finalizers`, `uid`, `resource_version`, `creation_timestamp`, `managed_fields` and the
-//! `_mut` forms), borrowed, never cloned: kube-rs answers owned `String`s where these answer
-//! `&str`, and `""` where it answers `None` for an unset name, uid or resourceVersion (an
-//! unset and an empty value mean the same to the API server). kube-rs's panicking
-//! `name_unchecked` has no counterpart: [`HasMetadata::name`] answers `""` instead.
+//! [`HasMetadata`]'s provided methods are the accessors of kube-rs's `ResourceExt`, borrowed
+//! (their differences are on the trait).
 //!
 //! Every k8s-openapi type with `ObjectMeta` gets both through blanket impls, as kube-core does;
 //! generated and derived custom resource types implement them directly.
@@ -39,6 +34,14 @@ pub enum Scope {
 }
 
 /// Access to an object's `ObjectMeta`.
+///
+/// The provided methods are the accessors kube-rs users know from `ResourceExt`
+/// (`name_any`, `namespace`, `labels`, `annotations`, `owner_references`, `finalizers`,
+/// `uid`, `resource_version`, `creation_timestamp`, `managed_fields` and the `_mut` forms),
+/// borrowed, never cloned. Where kube-rs answers owned `String`s these answer `&str`, and
+/// `""` where it answers `None` for an unset name, uid or resourceVersion (an unset and an
+/// empty value mean the same to the API server). kube-rs's panicking `name_unchecked` has no
+/// counterpart: [`HasMetadata::name`] answers `""` instead.
 pub trait HasMetadata: Send + Sync + 'static {
     /// The object's metadata.
     fn metadata(&self) -> &ObjectMeta;

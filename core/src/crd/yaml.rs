@@ -1,12 +1,12 @@
-//! A CRD as YAML, for `kubectl apply -f -`, without a YAML crate in the user's manifest
-//! (kube-rs users print `serde_yaml::to_string(&Foo::crd())` with a crate of their own).
+//! A CRD as YAML, for `kubectl apply -f -`, without a YAML crate in the user's manifest.
 //!
 //! The text comes from serde-saphyr's serializer, the YAML crate kinform already builds for
-//! kubeconfig files (serde_yaml is unmaintained; a hand-written emitter would have to get
-//! YAML's quoting of `"yes"`, `"1.0"` or `"null"` strings right again). Serialising a CRD
-//! cannot fail in practice (every map has string keys); should the serializer refuse it all
-//! the same, the same object is answered as indented JSON, which is YAML too, so the answer
-//! is always a document `kubectl` reads.
+//! kubeconfig files, which quotes strings such as `"yes"`, `"1.0"` or `"null"` as YAML
+//! requires. Also considered: serde_yaml (unmaintained) and a hand-written emitter.
+//!
+//! The answer is always a document `kubectl` reads: serialising a CRD cannot fail in
+//! practice (every map has string keys), and should the serializer refuse it all the same,
+//! the same object is answered as indented JSON, which is YAML too.
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 

@@ -2,24 +2,24 @@
 //! that text's form, and [`JsonCopy`], which copies one value from any serde
 //! `Deserializer` through it.
 //!
-//! A lean object keeps the members of an object other than `metadata` as JSON text. The
-//! informer's decoding pipeline hands objects to serde from simd-json's tape (or from
-//! `serde_json` when simd-json cannot take a document), or walks the tape itself when it
-//! decodes into a replaced object (kinform-client's in-place decoding, through
-//! [`Refill::member`](super::Refill::member)), and an API server's text may hold
-//! whitespace, escapes `serde_json` does not write (Go's `\u003c` for `<`) or other number
-//! forms, so the text is not cut out of the received bytes: it is written again, value by
-//! value, from what the parser reports. (The in-place decoding keeps a body whose received
-//! text is byte for byte the body already held, which this form reads back and writes
-//! again as itself.)
+//! A lean object keeps the members of an object other than `metadata` as JSON text. That
+//! text is not cut out of the received bytes, which may hold whitespace, escapes `serde_json`
+//! does not write (Go's `\u003c` for `<`) or other number forms: it is written again, value
+//! by value, from what the parser reports. The parser is simd-json's tape handed to serde
+//! (or `serde_json` when simd-json cannot take a document), or the tape walked directly when
+//! kinform-client's in-place decoding fills a replaced object (through
+//! [`Refill::member`](super::Refill::member)). That decoding keeps a body whose received text
+//! is byte for byte the body already held, which this form reads back and writes again as
+//! itself.
+//!
 //! The copy is exact for what a typed decoding of the same parse sees: strings are the same
 //! characters (escaped as `serde_json` escapes them), integers the same integers, floats the
 //! same `f64` (written in the shortest form that reads back to it, which `serde_json` with
 //! `float_roundtrip`, the workspace's setting, reads back exactly).
 //!
-//! Hand-written, not `serde-transcode` (an unmaintained crate since 2021, which also goes
-//! through a `Serializer` and so through one more layer of calls per value): what is needed
-//! is one `Visitor` writing bytes into one buffer.
+//! Hand-written: what is needed is one `Visitor` writing bytes into one buffer. Crate
+//! considered: `serde-transcode` (unmaintained, and it goes through a `Serializer`, one more
+//! layer of calls per value).
 
 use std::fmt;
 use std::io::Write as _;

@@ -13,10 +13,10 @@
 //! serde_json's `arbitrary_precision`, which is global to a build, a number beyond `f64` is
 //! rounded as everywhere else in serde_json).
 //!
-//! Written by hand: they are a few lines over `String`/`serde_json::Number`. k8s-openapi's
-//! `Quantity`/`Time` (and kube-rs, which uses them) rewrite the values as said above; jiff's
-//! `Timestamp` and chrono's `DateTime` parse the text but write their own form. Parsing goes to
-//! what k8s-openapi already depends on (`jiff`, through its re-export).
+//! Written by hand, a few lines over `String`/`serde_json::Number`; parsing goes to `jiff`,
+//! which k8s-openapi already depends on and re-exports. Crates considered: k8s-openapi's
+//! `Quantity`/`Time` (rewrite the values, as said above), jiff's `Timestamp` and chrono's
+//! `DateTime` (parse the text but write their own form).
 
 use std::borrow::Cow;
 use std::fmt;
