@@ -1,7 +1,7 @@
 //! [`ControllerBuilder`]: one method per concept (the watched types, the workers, the rate
-//! limiter, the metrics), where kube-rs grew `owns`/`owns_with`/`owns_stream`/... variants.
-//! Related objects that are not owned go through [`watches`](ControllerBuilder::watches) with
-//! a mapper; scoping (namespace, selectors) belongs to the [`InformerFactory`].
+//! limiter, the metrics). Related objects that are not owned go through
+//! [`watches`](ControllerBuilder::watches) with a mapper; scoping (namespace, selectors)
+//! belongs to the [`InformerFactory`].
 
 use std::fmt;
 use std::marker::PhantomData;

@@ -17,8 +17,8 @@
 //! | [`new_active_workers_metric`](ControllerMetricsProvider::new_active_workers_metric) | `controller_runtime_active_workers{controller}` | +1 when a worker takes a key, -1 when it is done |
 //!
 //! A [sharded](super::shard) controller adds three, kinform's own (controller-runtime has no
-//! sharding); they have default no-op implementations, so providers written before sharding
-//! keep compiling. They are updated by the replica that is the elected sharder:
+//! sharding). They have default no-op implementations, so a provider need not implement
+//! them, and are updated by the replica that is the elected sharder:
 //!
 //! | hook | Prometheus name | updated when |
 //! | --- | --- | --- |

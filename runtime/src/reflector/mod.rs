@@ -31,10 +31,12 @@
 //! - A **watch error hook** sees every error the reflector recovers from, and
 //!   [`ReflectorMetrics`] counts lists, watches, short watches, items and the last RV.
 //!
-//! The loop is written as in kube-rs's `watcher`: an explicit [`State`] and one pure step
-//! function [`Machine::step`] from `(state, input)` to `(output, next state)`; the
-//! [`Reflector`] driver only performs the request each state names and writes outputs to the
-//! sink, so every rule above is a unit-tested transition.
+//! The loop is an explicit [`State`] and one step, [`Machine::step`], from `(state, input,
+//! now)` to `(output, next state)`, as kube-rs's `watcher` is written. The step does no I/O
+//! and reads no clock; it updates the [`Machine`]'s own bookkeeping (the last synced RV,
+//! backoffs, a seedable random source for timeouts and jitter) and counts into its
+//! [`ReflectorMetrics`]. The [`Reflector`] driver only performs the request each state names
+//! and writes outputs to the sink, so every rule above is a unit-tested transition.
 
 mod backoff;
 mod config;

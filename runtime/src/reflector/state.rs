@@ -3,8 +3,10 @@
 //! [`Machine::step`] maps `(State, Input)` to `(Output, State)` without doing any I/O: the
 //! [`State`] names the request the driver must perform next ([`State::command`]), the
 //! [`Input`] is that request's outcome, and the [`Output`] is what to write to the sink and
-//! what to report to the watch error hook. Every rule of client-go's `Reflector.ListAndWatch`
-//! is one arm here and can be unit-tested by feeding inputs (see the tests below).
+//! what to report to the watch error hook. The current instant is an argument; the step
+//! updates the [`Machine`]'s bookkeeping and counts into its [`ReflectorMetrics`]. Every
+//! rule of client-go's `Reflector.ListAndWatch` is one arm here and can be unit-tested by
+//! feeding inputs (see the tests below).
 
 use std::sync::Arc;
 use std::time::Duration;

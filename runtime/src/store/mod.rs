@@ -19,13 +19,13 @@
 //!
 //! - A label index ([`LABEL_INDEX`], values `key=value`), partitioned by namespace, serving
 //!   [`Store::list_by_labels`]: a selector list touches only candidate objects, so its cost
-//!   grows with the result and not with the store (see the `select` and `labels` modules),
-//!   where client-go and kube-rs scan the whole cache.
-//! - No key strings are stored. Entries live in a slab; the key table and every index bucket
-//!   hold 4-byte slot numbers (the key table with 4 bytes of each key's hash beside them),
-//!   and keys are hashed and compared through the stored object's
-//!   own `metadata.namespace`/`metadata.name` ([`ObjectKey`]). An update that keeps the
-//!   namespace, labels and custom index values costs no index work and no allocation.
+//!   grows with the result and not with the store (see the `select` and `labels` modules;
+//!   client-go scans the whole cache).
+//! - No key strings are stored: entries live in a slab, the key table and every index bucket
+//!   hold slot numbers, and keys are hashed and compared through the stored object's own
+//!   `metadata.namespace`/`metadata.name` ([`ObjectKey`]; the layout is in the `inner`
+//!   module). An update that keeps the namespace, labels and custom index values costs no
+//!   index work and no allocation.
 //! - `replace` runs in place under the write lock: readers see the old content or the new
 //!   one, never a mix, and the store never holds two copies of its tables (client-go builds a
 //!   second map and rebuilds every index). Objects leaving the store are dropped after the

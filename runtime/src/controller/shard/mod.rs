@@ -17,7 +17,7 @@
 //!   =<member>` on each (when it is created and when members change). The sharder's cache
 //!   therefore holds every object, as metadata only (`PartialObjectMetadata`), and of that
 //!   only what a decision reads: name, namespace, resourceVersion, the shard and drain labels
-//!   and the controller reference (about 1.7 KB per object, `BENCHMARKS.md`); the other
+//!   and the controller reference (its size: `BENCHMARKS.md`, "Sharding"); the other
 //!   replicas' caches hold no extra object.
 //! - **Roles** ([`ShardRole`]): by default every replica is a member and stands for
 //!   sharder. The sharder's metadata cache of every object is memory the others do not
@@ -39,13 +39,13 @@
 //!   [`ShardHandle::stats`]; the sharder records an Event on a member's Lease when it joins
 //!   or leaves (reasons `ShardMemberJoined`, `ShardMemberLeft`).
 //!
-//! **Identity.** Each replica needs an identity unique to the running process (a pod name;
-//! a StatefulSet pod restarted under the same name should add a suffix, as a restarted
-//! process must not find objects still labelled for its previous incarnation while they
-//! are being moved away — the rule a rejoin follows with `.<n>`). It must be a valid label
-//! value of at most [`MAX_IDENTITY_LEN`] (56) characters of `[a-zA-Z0-9-_.]`, alphanumeric
-//! at both ends, leaving room for the rejoin suffix; no identity may be another's plus
-//! `.<n>`. The controller's name must be a valid label-key name.
+//! **Identity.** Each replica needs an identity unique to the running process, such as a pod
+//! name. A StatefulSet pod restarted under the same name should add a suffix: a restarted
+//! process must not find objects still labelled for its previous incarnation while they are
+//! being moved away (the rule a rejoin follows with `.<n>`). The identity must be a valid
+//! label value of at most [`MAX_IDENTITY_LEN`] (56) characters of `[a-zA-Z0-9-_.]`,
+//! alphanumeric at both ends, leaving room for the rejoin suffix; no identity may be
+//! another's plus `.<n>`. The controller's name must be a valid label-key name.
 //!
 //! **RBAC** a replica needs, nothing else installed on the cluster:
 //!
@@ -82,8 +82,8 @@
 //! cache; a key of an object it does not hold (mapped from a related object with
 //! [`watches`](super::ControllerBuilder::watches), say) is dropped.
 //!
-//! Not done (yet): objects created by a reconcile are labelled by the sharder after the fact
-//! (a reconcile may set the label itself with [`ShardHandle::identity`]).
+//! Limitation: objects created by a reconcile are labelled by the sharder after the fact (a
+//! reconcile may set the label itself with [`ShardHandle::identity`]).
 
 mod membership;
 mod plan;

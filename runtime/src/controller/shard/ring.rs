@@ -1,10 +1,10 @@
 //! Assignment of objects to members: rendezvous (highest-random-weight) hashing.
 //!
 //! Every member scores every object key with a hash of `(member, key)`; the object belongs
-//! to the member with the highest score (Thaler and Ravishankar's HRW hashing, 1996). It was
-//! chosen over a ring of virtual nodes because it needs no tuning and no state: the
-//! assignment is a pure function of the key and the member set, so the elected sharder can be
-//! replaced at any time and its successor computes the same assignment.
+//! to the member with the highest score (Thaler and Ravishankar's HRW hashing, 1996). Unlike
+//! a ring of virtual nodes, it needs no tuning and no state: the assignment is a pure
+//! function of the key and the member set, so the elected sharder can be replaced at any time
+//! and its successor computes the same assignment.
 //!
 //! **Balance.** The hash makes each key's winner uniform over the N members, so a member's
 //! share of K objects is binomial: K/N on average with a standard deviation of
@@ -20,7 +20,7 @@
 //! splitmix64's mixer (FNV alone avalanches poorly on short inputs). It is fixed by this
 //! module, not by the standard library's `DefaultHasher` (whose algorithm may change between
 //! Rust releases): replicas built by different compilers must agree. Crates considered:
-//! `hrw-hash`, `rendezvous_hash` (small, not widely used); the function is a dozen lines.
+//! `hrw-hash`, `rendezvous_hash` (small, not widely used), for a function of a dozen lines.
 
 /// The member that owns `key` among `members` (`None` when there are none). Ties, which
 /// need a 64-bit collision, go to the smaller member name, so the result never depends on

@@ -2,15 +2,15 @@
 //! writes the shard labels.
 //!
 //! While leading it runs its own informer of the controlled type over every object (and of
-//! each owned type), and makes an assignment pass after every change it is notified of:
-//! a full pass at least every `retry_period` and after each membership change, which
-//! refreshes the [`MemberTable`] and looks at every object, and in between a pass over the
-//! objects changed since the last one (a full scan per watch event would cost O(objects)
-//! per event: the sharder's CPU while 10,000 objects are created). A pass computes each
-//! object's [`Step`] and writes it as a JSON merge patch of the labels carrying the object's
-//! `resourceVersion` (409 Conflict on a stale decision; the next pass decides again on
-//! fresher data). An object whose write is in flight, or whose cached version is the one
-//! already written from, is not written again. Owned objects get their owner's shard label.
+//! each owned type), and makes an assignment pass after every change it is notified of. A
+//! full pass, at least every `retry_period` and after each membership change, refreshes the
+//! [`MemberTable`] and looks at every object; in between, a pass looks only at the objects
+//! changed since the last one (a full scan per watch event would cost O(objects) per event).
+//! A pass computes each object's [`Step`] and writes it as a JSON merge patch of the labels
+//! carrying the object's `resourceVersion` (409 Conflict on a stale decision; the next pass
+//! decides again on fresher data). An object whose write is in flight, or whose cached
+//! version is the one already written from, is not written again. Owned objects get their
+//! owner's shard label.
 //!
 //! Its informers cache metadata only ([`PartialObjectMetadata`], client-go's
 //! `metadatainformer`: the request's `Accept` asks for
@@ -19,8 +19,7 @@
 //! resourceVersion are all a decision reads, so the sharder's extra cache costs a fraction of
 //! a full copy of every object, whatever the objects' spec and status hold. A transform
 //! (client-go's `SetTransform`) then keeps of each object only what a decision reads
-//! ([`keep_what_the_sharder_reads`]): a label or annotation map alone is a B-tree node of
-//! about half a kilobyte per object.
+//! ([`keep_what_the_sharder_reads`]).
 
 use std::collections::{HashMap, HashSet};
 use std::marker::PhantomData;
@@ -86,7 +85,8 @@ impl<K: HasMetadata> EventHandler<K> for Wake {
 /// Keeps of `obj` what the sharder reads: name, namespace and resourceVersion (the key and
 /// the write precondition), the shard and drain labels, and the controller reference (whose
 /// shard an owned object follows). Everything else (other labels, annotations, finalizers,
-/// timestamps, managedFields, the type fields) is dropped before the object is cached.
+/// timestamps, managedFields, the type fields) is dropped before the object is cached: in a
+/// cache of every object, a label or annotation map alone is a B-tree node per object.
 pub(crate) fn keep_what_the_sharder_reads(obj: &mut PartialObjectMetadata, labels: &ShardLabels) {
     let meta = std::mem::take(&mut obj.metadata);
     let kept_labels = meta.labels.and_then(|mut l| {
