@@ -39,19 +39,21 @@
 //! deserialize then serialize gives the same JSON value. No schema default is filled in on
 //! decode (a property with a default is an `Option`, its default shown in its docs), no
 //! `status` or `metadata` is invented, an explicit `null` stays where the schema allows it,
-//! and unknown enum values are kept. Decoding does not default because the API server does:
-//! a client that defaults on decode writes values the user never chose (a server-side apply
-//! then owns them, a GitOps tool shows diffs nobody made, a controller cannot tell "unset"
-//! from "default"), and client-go's typed clients do not either. The explicit operation is
-//! each root type's `apply_schema_defaults()`, apiextensions-apiserver's structural
-//! defaulting (`PruneNonNullableNullsWithoutDefaults`, then `Default`, nested objects, list
-//! items and map values included) run by `kinform::defaulting`, the code `TestApiServer`
-//! applies to stored custom resources. Values keep their form: a quantity is a
-//! `kinform::value::Quantity` (a number stays a number; k8s-openapi's `Quantity` would write
-//! `2` as `"2"`), a `date-time` a `kinform::value::Timestamp` (the text with its fraction and
-//! offset, `parse()` for the instant; k8s-openapi's `Time` keeps whole seconds in UTC), a
-//! `number` a `serde_json::Number` (`3` stays `3`; an `f64` writes `3.0`), int-or-string
-//! k8s-openapi's `IntOrString` and `byte` its `ByteString` (both exact).
+//! and unknown enum values are kept. Defaulting is the API server's job, and client-go's
+//! typed clients do not default either (the reasons: `kinform::defaulting`'s docs). The
+//! explicit operation is each root type's `apply_schema_defaults()`: apiextensions-apiserver's
+//! structural defaulting (`PruneNonNullableNullsWithoutDefaults`, then `Default`, nested
+//! objects, list items and map values included), run by `kinform::defaulting`, the code
+//! `TestApiServer` applies to stored custom resources.
+//!
+//! Values keep their form:
+//!
+//! - a quantity is a `kinform::value::Quantity` (a number stays a number; k8s-openapi's
+//!   `Quantity` would write `2` as `"2"`);
+//! - a `date-time` is a `kinform::value::Timestamp` (the text with its fraction and offset,
+//!   `parse()` for the instant; k8s-openapi's `Time` keeps whole seconds in UTC);
+//! - a `number` is a `serde_json::Number` (`3` stays `3`; an `f64` writes `3.0`);
+//! - int-or-string is k8s-openapi's `IntOrString` and `byte` its `ByteString` (both exact).
 
 pub mod derive;
 mod emit;

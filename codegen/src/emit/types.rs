@@ -11,11 +11,9 @@
 //! **Decoding never defaults and never rewrites a value**: for a document valid against the
 //! schema, decode then encode gives the same JSON value. A property with a schema `default`
 //! is an `Option` (documented with its default) that stays `None` when the document leaves it
-//! out, and no `status` or `metadata` is invented. Defaulting is the API server's job; a
-//! client that defaults on decode writes values nobody chose (a server-side apply claims
-//! fields it does not own, a GitOps tool shows diffs nobody made, a controller cannot tell
-//! "unset" from "set to the default"), and client-go's typed clients do not default either.
-//! The root type's `apply_schema_defaults` is the explicit operation: it runs
+//! out, and no `status` or `metadata` is invented. Defaulting is the API server's job, and
+//! client-go's typed clients do not default either (the reasons: `kinform_core::defaulting`'s
+//! docs). The root type's `apply_schema_defaults` is the explicit operation: it runs
 //! `kinform_core::defaulting` (the same code `TestApiServer` applies to what it stores) over
 //! the part of the schema the module embeds (`TypeModule::defaults`).
 //!
