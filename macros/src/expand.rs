@@ -1,7 +1,6 @@
 //! Expansion: the root type, its serde, `HasMetadata` / `Resource` impls, `new`, `crd` and
-//! `crd_yaml`,
-//! then the typed client, lister, informer and factory accessor from kinform-codegen's
-//! resource emitters (through `resource_items`), the same tokens
+//! `crd_yaml`, then the typed client, lister, informer and factory accessor from
+//! kinform-codegen's resource emitters (through `resource_items`), the same tokens
 //! `kinform-gen` writes into a resource module.
 
 use proc_macro2::TokenStream;
