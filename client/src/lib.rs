@@ -27,6 +27,7 @@ mod dynamic;
 mod error;
 mod secret;
 mod transport;
+mod wire;
 
 pub use api::{
     ACCEPT_PARTIAL_METADATA, ACCEPT_PARTIAL_METADATA_LIST, Api, DeleteParams, DeleteResponse,

@@ -7,7 +7,7 @@
 //! allows them on request), and with `MADV_COLLAPSE` (huge pages made at once by the call,
 //! which is timed with the writes). Before the collapse one byte per 2 MiB is written,
 //! untimed: the kernel collapses only ranges that have pages, as the blocks of a heap grown
-//! ahead do (`heap_ahead` in kinform-client).
+//! ahead do (`heap` in kinform-client).
 
 use std::time::Instant;
 

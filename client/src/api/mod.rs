@@ -8,7 +8,7 @@
 //!
 //! The user verbs decode their answers with `serde_json`: `list` reads the page into one
 //! buffer and decodes it with one `serde_json::from_slice`; `watch` decodes line by line as
-//! the bytes arrive (the `decode::watch_lines` module). The reflector does not use these: it
+//! the bytes arrive (the `decode::wire::watch` module). The reflector does not use these: it
 //! lists and watches through the [`decode`](crate::decode) seam, which decodes into shared,
 //! transformed objects on the two decoding threads. Decode errors name the request and the resource.
 //! An `Api` made with `metadata_*` asks for `PartialObjectMetadata` with the `Accept` header
@@ -25,13 +25,12 @@ use http::Method;
 use http::header::{ACCEPT, CONTENT_TYPE};
 use serde::de::DeserializeOwned;
 
-pub use crate::decode::watch_lines::decode_watch_line;
+pub use crate::wire::watch::decode_watch_line;
 pub use params::{
     DeleteParams, DeleteResponse, Either, Patch, PatchParams, PostParams, Preconditions,
     PropagationPolicy,
 };
 
-use crate::decode::next_page::NextPage;
 use crate::{Client, Error, Result};
 use kinform_core::WatchEvent;
 use kinform_core::resource::{ApiResource, Resource};
@@ -85,8 +84,6 @@ pub struct Api<K> {
     resource: ApiResource,
     namespace: Option<String>,
     metadata_only: bool,
-    /// A paged LIST's next page, requested while the current one decodes.
-    pub(crate) next_page: NextPage,
     _kind: PhantomData<fn() -> K>,
 }
 
@@ -97,7 +94,6 @@ impl<K> Clone for Api<K> {
             resource: self.resource.clone(),
             namespace: self.namespace.clone(),
             metadata_only: self.metadata_only,
-            next_page: NextPage::default(),
             _kind: PhantomData,
         }
     }
@@ -142,7 +138,6 @@ impl<K> Api<K> {
             resource,
             namespace,
             metadata_only: false,
-            next_page: NextPage::default(),
             _kind: PhantomData,
         }
     }

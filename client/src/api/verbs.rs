@@ -1,15 +1,15 @@
 //! The verbs on objects and collections.
 
 use http::Method;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ListMeta, Status};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Status;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use super::params::{DeleteParams, DeleteResponse, Either, Patch, PatchParams, PostParams};
 use super::query::Query;
 use super::{Api, WatchStream};
-use crate::decode::list_decode::RawList;
-use crate::decode::watch_lines::{Origin, decode_stream};
+use crate::wire::list::RawList;
+use crate::wire::watch::{Origin, decode_stream};
 use crate::{Error, ListParams, ObjectList, Result, WatchParams};
 use kinform_core::resource::HasMetadata;
 
@@ -199,29 +199,6 @@ impl<K> Api<K> {
         let mut q = Query::default();
         q.list(lp);
         format!("{}{}", self.collection(None), q.as_str())
-    }
-
-    /// Sends the request for the page after the one `meta` describes, if it has a
-    /// continue token (see the `next_page` module): the parameters the reflector asks for
-    /// next, with the token and without a resourceVersion (a token carries its snapshot).
-    pub(crate) fn send_next_page(&self, lp: &ListParams, meta: &ListMeta) {
-        let Some(token) = meta.continue_.as_deref().filter(|t| !t.is_empty()) else {
-            return;
-        };
-        if lp.limit.is_none() {
-            return;
-        }
-        let next = ListParams {
-            continue_token: Some(token.to_owned()),
-            resource_version: None,
-            resource_version_match: None,
-            ..lp.clone()
-        };
-        let uri = self.list_uri(&next);
-        // A request that cannot be built now fails the same way when the reflector asks.
-        if let Ok(req) = self.request(Method::GET, uri.clone(), Vec::new(), None, true) {
-            self.next_page.send_ahead(&self.client, uri, req);
-        }
     }
 
     pub(crate) async fn open_watch(

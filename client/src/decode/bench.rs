@@ -4,7 +4,7 @@
 
 use serde::de::DeserializeOwned;
 
-use super::fast_decode::Decoder;
+use super::object::Decoder;
 
 /// A decoder reused from one document to the next, as a decoding thread keeps one.
 #[derive(Default)]

@@ -10,7 +10,7 @@
 //! `PROPTEST_CASES=200000 cargo test --release -p kinform-client --lib differential`.
 //!
 //! Objects reused from the reflector's cache are not compared: they are, by design, not
-//! decoded again (see `list_decode`).
+//! decoded again (see `page`).
 
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
@@ -20,11 +20,12 @@ use proptest::prelude::*;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use super::fast_decode::Decoder;
+use super::events::decode_line_shared;
 use super::hints::ListHints;
-use super::list_decode::{ListOrigin, RawList, ScannedList, decode_list};
-use super::watch_lines::decode_watch_line;
-use super::watch_shared::decode_line_shared;
+use super::object::Decoder;
+use super::page::{ListOrigin, ScannedList, decode_list};
+use crate::wire::list::RawList;
+use crate::wire::watch::decode_watch_line;
 use crate::{DynamicObject, ObjectList, WatchEvent};
 use kinform_core::resource::HasMetadata;
 

@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use kinform_core::{ObjectKey, Transform};
 
+use super::pager::PageAhead;
 use super::reclaim::Reclaim;
 
 /// Looks up the cached object with a key at a resourceVersion (see [`ListHints::cached`]).
@@ -38,6 +39,9 @@ pub struct ListHints<K> {
     /// Objects that left the reflector's cache, for a watch to decode into (a built-in type)
     /// or drop, on a decoding thread, for each object it decodes there (see [`Reclaim`]).
     pub reclaim: Option<Arc<Reclaim<K>>>,
+    /// The next page of a paged list, requested while the current one decodes: one per
+    /// reflector, shared by the clones of its hints (see [`PageAhead`]).
+    pub page_ahead: PageAhead,
 }
 
 impl<K> ListHints<K> {
@@ -59,6 +63,7 @@ impl<K> Clone for ListHints<K> {
             cached: self.cached.clone(),
             current: self.current.clone(),
             reclaim: self.reclaim.clone(),
+            page_ahead: self.page_ahead.clone(),
         }
     }
 }
@@ -71,6 +76,7 @@ impl<K> Default for ListHints<K> {
             cached: None,
             current: None,
             reclaim: None,
+            page_ahead: PageAhead::default(),
         }
     }
 }
@@ -83,6 +89,7 @@ impl<K> std::fmt::Debug for ListHints<K> {
             .field("cached", &self.cached.is_some())
             .field("current", &self.current.is_some())
             .field("reclaim", &self.reclaim)
+            .field("page_ahead", &self.page_ahead)
             .finish()
     }
 }

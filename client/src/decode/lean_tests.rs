@@ -18,11 +18,11 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use super::differential_tests::{corpus, corpus_items, list_body, pods, runtime};
-use super::fast_decode::Decoder;
-use super::fast_decode::tests::value;
+use super::events::decode_line_shared;
 use super::hints::ListHints;
-use super::list_decode::{ListOrigin, ScannedList, decode_list};
-use super::watch_shared::decode_line_shared;
+use super::object::Decoder;
+use super::object::tests::value;
+use super::page::{ListOrigin, ScannedList, decode_list};
 use crate::{DynamicObject, WatchEvent};
 use kinform_core::resource::HasMetadata;
 use kinform_core::{Lean, Transform};

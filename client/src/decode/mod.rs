@@ -2,17 +2,19 @@
 //! shared, transformed objects, fast.
 //!
 //! This module is the one seam between the client and the runtime's reflector: two functions,
-//! [`list`] and [`watch`], take an [`Api<K>`] (URI, transport, the page fetched ahead), the
-//! request parameters and the reflector's [`ListHints`], and answer pages of `Arc<K>` and
-//! batches of watch events of `Arc<K>`. Everything behind them is private to this module.
+//! [`list`] and [`watch`], take an [`Api<K>`] (URI, transport), the request parameters and
+//! the reflector's [`ListHints`] (what may be skipped or reused, and the page fetched
+//! ahead), and answer pages of `Arc<K>` and batches of watch events of `Arc<K>`.
+//! Everything behind them is private to this module.
 //! The user verbs of `Api<K>` (`list`, `watch`) do not go through it: they decode with
-//! `serde_json` alone, which is simpler and fast enough for one request.
+//! `serde_json` alone, through the wire pieces both share (`crate::wire`).
+//! The seam runs one way: `decode` uses `api` and `wire`, `api` uses only `wire`.
 //!
 //! # The map
 //!
 //! A LIST page (paged list, `limit=500`):
 //!
-//! 1. **Fetch and scan, on a task of its own** (`next_page`): the page's request is sent,
+//! 1. **Fetch and scan, on a task of its own** (`pager`): the page's request is sent,
 //!    its body read into one buffer (at most `Config::max_body_bytes`, 256 MiB by default,
 //!    else the list fails with `Error::TooLarge`) and scanned (`scan`: where each item's bytes are and
 //!    what its `metadata` says, without decoding). As soon as a page's continue token is
@@ -21,19 +23,19 @@
 //!    requests in the same order, only earlier). At most one page is held ahead, and of it
 //!    at most `Config::read_ahead_bytes` (4 MiB by default) is read before the reflector
 //!    asks for it; the rest waits in the server (flow control) until then.
-//! 2. **Reuse** (`list_decode`): an item whose namespace, name and resourceVersion are
+//! 2. **Reuse** (`page`): an item whose namespace, name and resourceVersion are
 //!    those of the object the reflector's store holds ([`ListHints::cached`]) is that
 //!    object's `Arc`, not decoded again (a resourceVersion names one state of one object,
 //!    the rule client-go's informer uses to tell resyncs from updates). A relist after a 410
 //!    then costs no second copy of the cache.
-//! 3. **Decode on the two decoding threads** (`two_threads`, `decode_threads`): the two
+//! 3. **Decode on the two decoding threads** (`parallel`, `threads`): the two
 //!    threads the process keeps for decoding take chunks of items from a shared counter, so
 //!    they finish together however either is slowed; results keep the list's order. Every
 //!    object a reflector caches is made on one of these threads, and freed there (below).
 //!    Each thread first grows its heap by what its share of objects will take
-//!    (`heap_ahead`), so glibc extends the thread's arena one `mprotect` per block instead
+//!    (`heap`), so glibc extends the thread's arena one `mprotect` per block instead
 //!    of per page.
-//! 4. **Each item** (`fast_decode`): simd-json builds a tape of the item, and `K` is built
+//! 4. **Each item** (`object`): simd-json builds a tape of the item, and `K` is built
 //!    from the tape with exact `Vec` capacities (objects live as long as the cache): by the
 //!    in-place walk from `K`'s default for a k8s-openapi built-in type (`in_place`), else by
 //!    serde; the `metadata.managedFields` member is cut off the tape when
@@ -44,7 +46,7 @@
 //!
 //! A WATCH (and a streaming list, which is a watch with `sendInitialEvents=true`):
 //!
-//! 1. **Read ahead, on a task of its own** (`read_ahead`): the body's chunks are read
+//! 1. **Read ahead, on a task of its own** (`watch_body`): the body's chunks are read
 //!    into a queue whenever they arrive, so reading does not wait for the decoding of the
 //!    batch before (a task woken on the decoding worker would sit in its LIFO slot until the
 //!    decoding ended). Each chunk is copied into a block the watch reuses once the chunk is
@@ -53,19 +55,19 @@
 //!    `Config::read_ahead_bytes` (4 MiB by default); at the bound the task stops reading,
 //!    so a slow consumer stops the server's writes (TCP / HTTP/2 flow control) instead of
 //!    growing the client's memory. Beyond it, the batch being split and decoded holds at
-//!    most about 256 KiB of lines (`watch_lines`).
-//! 2. **Lines** (`watch_lines`): chunks are split at newlines with `memchr`; the complete
+//!    most about 256 KiB of lines (`wire::watch`).
+//! 2. **Lines** (`wire::watch`): chunks are split at newlines with `memchr`; the complete
 //!    lines of every chunk ready at once form one batch; only an unfinished tail is copied. A
 //!    line longer than `Config::max_watch_event_bytes` (16 MiB by default), finished or not,
 //!    ends the watch with `Error::TooLarge` (a reflector then relists).
-//! 3. **Events** (`watch_shared`): each line is split into `type` and `object` by the
+//! 3. **Events** (`events`): each line is split into `type` and `object` by the
 //!    scanner; during a streaming list's initial events an ADDED object at the cached
 //!    resourceVersion is reused as in a list; other objects are decoded as list items are,
 //!    and a large batch's lines on both decoding threads. Two batches decode at once, so
 //!    the next batch decodes while the reflector takes in the one before; results keep the
 //!    stream's order. A line that is not an event becomes an error in its place, naming
 //!    the request and the resource; the stream goes on.
-//! 4. **Replaced objects freed where objects are made** (`reclaim`, `decode_threads`):
+//! 4. **Replaced objects freed where objects are made** (`reclaim`, `threads`):
 //!    once the initial events are over, an informer's watch (one whose hints carry a
 //!    [`Reclaim`]) decodes each batch as one job on a decoding thread, which takes one of the
 //!    objects the informer handed back (the replaced or deleted states its handlers have
@@ -86,25 +88,24 @@
 
 #[doc(hidden)]
 pub mod bench;
-mod decode_threads;
 #[cfg(test)]
 mod differential_tests;
-mod fast_decode;
-mod heap_ahead;
+mod events;
+mod heap;
 mod hints;
 mod in_place;
 #[cfg(test)]
 mod lean_tests;
-pub(crate) mod list_decode;
-pub(crate) mod next_page;
-mod read_ahead;
+mod object;
+mod page;
+mod pager;
+mod parallel;
 mod reclaim;
 mod scan;
 #[cfg(test)]
 mod test_cache;
-mod two_threads;
-pub(crate) mod watch_lines;
-mod watch_shared;
+mod threads;
+mod watch_body;
 
 use std::sync::Arc;
 
@@ -113,9 +114,10 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta;
 use kinform_core::{HasMetadata, ListParams, ObjectList, WatchParams};
 use serde::de::DeserializeOwned;
 
+pub use crate::wire::watch::{WatchBatch, WatchBatchStream};
 pub use hints::{CachedLookup, CurrentLookup, ListHints};
+pub use pager::PageAhead;
 pub use reclaim::{RECLAIM_QUIET, Reclaim};
-pub use watch_lines::{WatchBatch, WatchBatchStream};
 
 use crate::{Api, Result};
 
@@ -131,20 +133,20 @@ where
     K: HasMetadata + Clone + DeserializeOwned + Send + Sync + 'static,
 {
     let uri = api.list_uri(params);
-    let fetched = match api.next_page.take(&uri).await {
+    let fetched = match hints.page_ahead.take(&uri).await {
         Some(fetched) => fetched,
         None => {
             let req = api.request(Method::GET, uri, Vec::new(), None, true)?;
-            next_page::fetch(api.client(), req, None).await
+            pager::fetch(api.client(), req, None).await
         }
     };
     let (request, page) = fetched?;
-    let origin = list_decode::ListOrigin {
+    let origin = page::ListOrigin {
         request,
         resource: api.resource().to_string(),
     };
-    let send_next = |meta: &ListMeta| api.send_next_page(params, meta);
-    list_decode::decode_list(page, hints, &origin, send_next).await
+    let send_next = |meta: &ListMeta| hints.page_ahead.send_next(api, params, meta);
+    page::decode_list(page, hints, &origin, send_next).await
 }
 
 /// A WATCH for a reflector: batches of events whose objects are shared and transformed,
@@ -159,7 +161,7 @@ where
     K: HasMetadata + Clone + DeserializeOwned + Send + Sync + 'static,
 {
     let (body, origin) = api.open_watch(params).await?;
-    Ok(watch_shared::decode_shared_batches(
+    Ok(events::decode_shared_batches(
         body,
         origin,
         hints.clone(),

@@ -14,7 +14,7 @@
 //!
 //! So the informer puts the objects that may have left its cache (an update's old state, a
 //! deletion's last state, once every handler has seen them) into a [`Reclaim`], and the
-//! watch's decoding job (on one of the two decoding threads, `decode_threads`, where every
+//! watch's decoding job (on one of the two decoding threads, `threads`, where every
 //! cached object was made) takes one of them for each object it decodes: it decodes a
 //! k8s-openapi built-in type or its lean form into it (`in_place`), and drops any other
 //! type first, so the
@@ -130,7 +130,7 @@ impl<K> Reclaim<K> {
     {
         let all = std::mem::take(&mut *self.queue.lock());
         if !all.is_empty() {
-            super::decode_threads::spawn(move || drop(all));
+            super::threads::spawn(move || drop(all));
         }
     }
 }

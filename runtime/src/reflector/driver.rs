@@ -25,7 +25,7 @@ use super::metrics::ReflectorMetrics;
 use super::sink::{ReflectorSink, SinkClosed};
 use super::state::{Command, Input, Machine, SinkOp, State};
 use kinform_client::Error;
-use kinform_client::decode::{ListHints, Reclaim, WatchBatchStream};
+use kinform_client::decode::{ListHints, PageAhead, Reclaim, WatchBatchStream};
 use kinform_core::resource::HasMetadata;
 use kinform_core::{Transform, WatchEvent};
 
@@ -246,6 +246,7 @@ where
             cached: Some(Arc::new(move |key, rv: &str| sink.cached(key, rv))),
             current: Some(Arc::new(move |key| now.current(key))),
             reclaim: self.reclaim.clone(),
+            page_ahead: PageAhead::default(),
         }
     }
 

@@ -1,7 +1,7 @@
 //! A relist (after a 410) that finds objects at their cached resourceVersion reuses the
 //! cached `Arc`s instead of decoding them again, and notifies as client-go does: unchanged
 //! objects are resyncs (no update for a handler without resync). That a changed
-//! resourceVersion is decoded is tested beside the decoder (`client::api::list_decode`).
+//! resourceVersion is decoded is tested beside the decoder (`client::api::page`).
 //! Both with the default cache and with the lean cache (`for_each_cache!`).
 
 use std::sync::Arc;

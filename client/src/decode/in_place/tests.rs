@@ -25,8 +25,8 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use super::super::differential_tests::{runtime, yaml_documents};
-use super::super::fast_decode::Decoder;
-use super::super::fast_decode::tests::value;
+use super::super::object::Decoder;
+use super::super::object::tests::value;
 use crate::DynamicObject;
 use kinform_core::{Lean, ObjectKey};
 

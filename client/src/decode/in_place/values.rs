@@ -13,7 +13,7 @@ use simd_json::prelude::ValueAsScalar as _;
 use simd_json::{Node, StaticNode, Tape};
 
 use super::{Current, Source};
-use crate::decode::fast_decode::extent;
+use crate::decode::object::extent;
 
 /// The value does not have the shape the target's type expects: decode afresh.
 #[derive(Debug)]

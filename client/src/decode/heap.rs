@@ -22,7 +22,7 @@
 //! mimalloc) the same calls take and return a few large blocks.
 //!
 //! It is done once per page of a LIST and per batch of watch lines, by each decoding thread
-//! for its share ([`Decoder::for_objects`](super::fast_decode::Decoder::for_objects)) when
+//! for its share ([`Decoder::for_objects`](super::object::Decoder::for_objects)) when
 //! it decodes the first object of it (which tells whether the objects keep
 //! `managedFields`, and so how much heap a byte of their JSON takes), and again in steps
 //! whenever a thread decodes more than that (its share is an estimate: the threads take

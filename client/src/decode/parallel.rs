@@ -1,5 +1,5 @@
 //! Sharing one piece of decoding work (a LIST page's items, a large batch of watch lines)
-//! between the two decoding threads (`decode_threads`).
+//! between the two decoding threads (`threads`).
 //!
 //! Why not two halves: a half on each thread finishes together only when both threads run
 //! undisturbed, and on a busy machine they do not (the other runtime worker receives the next
@@ -8,7 +8,7 @@
 //! they finish within one chunk of each other whoever is slowed. Results come back in chunk
 //! order, so the caller's order (items, events) is kept. Each thread makes one scratch
 //! state (a decoder with its buffers) when it takes its first chunk, on that thread (so
-//! that it can prepare the thread's heap, see `heap_ahead`), and keeps it for all the
+//! that it can prepare the thread's heap, see `heap`), and keeps it for all the
 //! chunks it takes.
 
 use std::any::Any;
@@ -19,8 +19,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use parking_lot::Mutex;
 use tokio::sync::oneshot;
 
-use super::decode_threads::{self, THREADS};
-use super::fast_decode::Decoder;
+use super::object::Decoder;
+use super::threads::{self, THREADS};
 
 /// Chunks the work is cut into (fewer when it has fewer elements).
 const CHUNKS: usize = 32;
@@ -82,7 +82,7 @@ impl<I, N, F, R> Shared<I, N, F, R> {
 }
 
 /// Runs `f` over `work`, cut into chunks, on both decoding threads at once
-/// ([`decode_threads`]); `f` gets its thread's scratch state (made by `new_state` on that
+/// ([`threads`]); `f` gets its thread's scratch state (made by `new_state` on that
 /// thread, once, before its first chunk), a chunk and the index of the chunk's first
 /// element. Returns the results in chunk order. A panic in `f` is resumed here.
 pub(crate) async fn share<I, S, R, N, F>(work: Vec<I>, new_state: N, f: F) -> Vec<R>
@@ -116,7 +116,7 @@ where
     // job ends at once; the caller does not wait for it.
     for _ in 0..THREADS {
         let shared = Arc::clone(&shared);
-        decode_threads::spawn(move || shared.take_chunks::<S>());
+        threads::spawn(move || shared.take_chunks::<S>());
     }
     // The sender is dropped unsent only with the shared state, which this holds.
     let _ = told.await;
@@ -132,7 +132,7 @@ where
 }
 
 /// Decodes `work` (`json_bytes` of JSON in all) with `f` on the decoding threads
-/// ([`decode_threads`]): on one of them when it is under `parallel_min_bytes` or a single
+/// ([`threads`]): on one of them when it is under `parallel_min_bytes` or a single
 /// element, else on both ([`share`]). Each thread's decoder has its heap grown ahead for
 /// its expected share ([`Decoder::for_objects`]). Returns the results in order, one per
 /// chunk.
@@ -148,7 +148,7 @@ where
     F: Fn(&mut Decoder, &[I], usize) -> R + Send + Sync + 'static,
 {
     if json_bytes < parallel_min_bytes || work.len() < 2 {
-        decode_threads::run(move || vec![f(&mut Decoder::for_objects(json_bytes), &work, 0)]).await
+        threads::run(move || vec![f(&mut Decoder::for_objects(json_bytes), &work, 0)]).await
     } else {
         share(work, move || Decoder::for_objects(json_bytes / 2), f).await
     }

@@ -1,5 +1,5 @@
 //! Decoding a LIST page for a reflector: items cut into byte ranges by the [`scan`] module,
-//! decoded on two threads by the [`fast_decode`](super::fast_decode) module (simd-json,
+//! decoded on two threads by the [`object`](super::object) module (simd-json,
 //! exact capacities, `metadata.managedFields` skipped when the informer drops it anyway), and
 //! items that the cache already holds at the same resourceVersion reused instead of decoded.
 //!
@@ -26,28 +26,18 @@ use std::any::Any;
 use std::ops::Range;
 use std::sync::Arc;
 
+use crate::wire::list::RawList;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta;
-use serde::Deserialize;
 use serde::de::{DeserializeOwned, IgnoredAny};
 
-use super::fast_decode::Decoder;
 use super::hints::ListHints;
 use super::in_place::Current;
+use super::object::Decoder;
+use super::parallel;
 use super::scan::{self, ListParts};
-use super::two_threads;
 use crate::{Error, ObjectList, Result};
 use kinform_core::ObjectKey;
 use kinform_core::resource::HasMetadata;
-
-/// A list body as the server writes it (`items` may be `null`).
-#[derive(Deserialize)]
-#[serde(bound(deserialize = "K: DeserializeOwned"))]
-pub(crate) struct RawList<K> {
-    #[serde(default)]
-    pub(crate) metadata: ListMeta,
-    #[serde(default)]
-    pub(crate) items: Option<Vec<K>>,
-}
 
 /// Below this many bytes of items a page is decoded on one thread.
 const PARALLEL_MIN_BYTES: usize = 128 * 1024;
@@ -103,7 +93,7 @@ fn decode_whole<K: DeserializeOwned>(
 /// A LIST body, scanned: the list's metadata and its items' byte ranges, or `None` when
 /// the scanner does not take the body (it is then decoded whole by serde_json). Scanning
 /// is a pass over the whole page on one thread, so a page fetched ahead is scanned by the
-/// task that fetched it, while the page before it decodes (see `next_page`).
+/// task that fetched it, while the page before it decodes (see `pager`).
 pub(crate) struct ScannedList {
     bytes: Vec<u8>,
     parts: Option<(ListMeta, Vec<Range<usize>>)>,
@@ -143,7 +133,7 @@ where
     tokio::task::yield_now().await;
     let total: usize = ranges.iter().map(|r| r.len()).sum();
     let hints = hints.clone();
-    let parts = two_threads::decode(
+    let parts = parallel::decode(
         ranges,
         total,
         PARALLEL_MIN_BYTES,

@@ -16,7 +16,7 @@
 //! as after any broken watch. Only the length is checked per line.
 //!
 //! Lines inside one chunk are handed on as slices of it ([`RawBatch`]); the reflector's
-//! decoding of them (shared objects, two threads) is in the `watch_shared` module.
+//! decoding of them (shared objects, two threads) is in the `events` module.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -259,7 +259,7 @@ fn is_blank(line: &[u8]) -> bool {
 /// that was several hundred pods per burst: a burst's peak RSS 1.07-1.09x the RSS after
 /// the sync, against 1.03-1.04x with 256 KiB, and half the page faults and about 40% fewer
 /// allocations per event (BENCHMARKS.md, "Why each trick"). Batches of this size still
-/// go to both decoding threads (`watch_shared`'s `PARALLEL_MIN_BYTES`).
+/// go to both decoding threads (`events`'s `PARALLEL_MIN_BYTES`).
 const BATCH_BYTES: usize = 256 << 10;
 
 /// The complete lines of the chunks ready at one poll, and the transport error that ended

@@ -48,7 +48,7 @@ use serde::de::DeserializeOwned;
 use simd_json::{Node, Tape};
 
 use super::in_place::{Current, Source};
-use super::{heap_ahead, in_place};
+use super::{heap, in_place};
 
 /// The most containers serde_json lets a document nest: its recursion limit, 128, is hit on
 /// opening the 128th (`remaining_depth` reaches 0). Documents nested deeper go to
@@ -70,9 +70,9 @@ pub(crate) struct Decoder {
     scratch: Tape<'static>,
     /// Bytes of JSON of new objects announced ([`Decoder::for_objects`],
     /// [`Decoder::prepare_for_new`]) that the heap is grown ahead for at the next document
-    /// decoded afresh, which tells whether they keep `managedFields` (see [`heap_ahead`]).
+    /// decoded afresh, which tells whether they keep `managedFields` (see [`heap`]).
     announced: usize,
-    /// Bytes of JSON this thread's heap is still grown ahead for (see [`heap_ahead`]).
+    /// Bytes of JSON this thread's heap is still grown ahead for (see [`heap`]).
     heap_ahead_for: usize,
     /// Whether the heap is grown again in steps once `heap_ahead_for` is used up (see
     /// [`Decoder::prepare_for_new`]).
@@ -102,7 +102,7 @@ impl Default for Decoder {
 
 impl Decoder {
     /// A decoder for about `json_bytes` of objects on this thread, whose heap is made ready
-    /// for them when the first is decoded (see [`heap_ahead`]).
+    /// for them when the first is decoded (see [`heap`]).
     pub(crate) fn for_objects(json_bytes: usize) -> Self {
         Self {
             announced: json_bytes,
@@ -121,7 +121,7 @@ impl Decoder {
         self.heap_ahead_for = 0;
     }
 
-    /// Grows the heap ahead (see [`heap_ahead`]) before `json_bytes` of JSON are decoded
+    /// Grows the heap ahead (see [`heap`]) before `json_bytes` of JSON are decoded
     /// into a new object: for all the objects announced, at the first of them, and then in
     /// steps, when steps are on, once that is used up. The growth per byte of JSON is the
     /// larger when `managedFields` is kept.
@@ -135,9 +135,7 @@ impl Decoder {
             0
         };
         if grow > 0 {
-            heap_ahead::reserve(
-                grow.saturating_mul(heap_ahead::per_json_byte(managed_fields_kept)),
-            );
+            heap::reserve(grow.saturating_mul(heap::per_json_byte(managed_fields_kept)));
             self.heap_ahead_for = grow;
         }
         self.heap_ahead_for = self.heap_ahead_for.saturating_sub(json_bytes);

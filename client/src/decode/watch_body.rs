@@ -162,7 +162,7 @@ impl Blocks {
 
 /// `src` read by a task of its own into a queue holding at most `budget` bytes not yet
 /// dropped by the consumer (see the module docs); the same items in the same order.
-pub(crate) fn read_ahead(mut src: Body, budget: usize) -> Body {
+pub(crate) fn watch_body(mut src: Body, budget: usize) -> Body {
     // `acquire_many` counts in u32, and a semaphore holds at most `MAX_PERMITS`.
     let budget = budget.clamp(1, Semaphore::MAX_PERMITS.min(u32::MAX as usize));
     let room = Arc::new(Semaphore::new(budget));
@@ -289,7 +289,7 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn chunks_keep_their_order_and_the_end_comes_last() {
         let (tx, body, dropped) = fed();
-        let mut s = read_ahead(body, 1 << 20);
+        let mut s = watch_body(body, 1 << 20);
         tx.send(chunk("a")).unwrap();
         tx.send(chunk("b")).unwrap();
         assert_eq!(text(s.next().await), "a");
@@ -305,7 +305,7 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn an_error_comes_in_its_place_and_ends_the_stream() {
         let (tx, body, _) = fed();
-        let mut s = read_ahead(body, 1 << 20);
+        let mut s = watch_body(body, 1 << 20);
         tx.send(chunk("a")).unwrap();
         tx.send(Err(Error::Transport {
             request: "GET /api/v1/pods?watch=true".into(),
@@ -348,7 +348,7 @@ mod tests {
                 chunk(CHUNK)
             })
             .boxed();
-        let mut s = read_ahead(body, 3 * CHUNK.len() + 35);
+        let mut s = watch_body(body, 3 * CHUNK.len() + 35);
         // Three chunks fit; the fourth is pulled and waits for room.
         stops_at(&pulled, 4, "three chunks queued, a fourth waiting").await;
 
@@ -377,7 +377,7 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_dropped_chunks_block_carries_a_later_chunk_and_hypers_buffer_is_let_go() {
         let (tx, body, _) = fed();
-        let mut s = read_ahead(body, 1 << 20);
+        let mut s = watch_body(body, 1 << 20);
         let first = Bytes::from(vec![b'a'; 100]);
         tx.send(Ok(first.clone())).unwrap();
         let got = s.next().await.unwrap().unwrap();
@@ -421,7 +421,7 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_chunk_larger_than_the_budget_takes_all_of_it() {
         let (tx, body, _) = fed();
-        let mut s = read_ahead(body, 4);
+        let mut s = watch_body(body, 4);
         tx.send(chunk("larger than four")).unwrap();
         tx.send(chunk("next")).unwrap();
         let big = s.next().await.unwrap().unwrap();
@@ -433,7 +433,7 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn dropping_the_stream_stops_reading() {
         let (_tx, body, dropped) = fed();
-        let s = read_ahead(body, 1 << 20);
+        let s = watch_body(body, 1 << 20);
         drop(s);
         let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
         while !dropped.load(Ordering::SeqCst) {

@@ -1,10 +1,10 @@
-//! Decoding watch events for a reflector: the list path's machinery ([`list_decode`]) applied
+//! Decoding watch events for a reflector: the list path's machinery ([`page`]) applied
 //! to each event's `object`, and the lines of a large batch decoded on both decoding threads.
 //!
 //! Why: a streaming list (a watch with `sendInitialEvents=true`, the reflector's default) is
 //! the initial LIST delivered as ADDED events, so it deserves what the paged list gets:
 //! simd-json with exact vector capacities and `metadata.managedFields` skipped when the
-//! informer drops it anyway (the `fast_decode` module), both cores, and on a relist the cached `Arc` of
+//! informer drops it anyway (the `object` module), both cores, and on a relist the cached `Arc` of
 //! every object whose namespace, name and resourceVersion are unchanged (pre-scanned with
 //! `scan::item_meta`) instead of a second decoded copy. The rule is client-go's: a
 //! resourceVersion identifies one state of one object, and the informer already delivers a
@@ -30,16 +30,16 @@ use futures_util::StreamExt as _;
 use futures_util::stream::BoxStream;
 use serde::de::{DeserializeOwned, IgnoredAny};
 
-use super::decode_threads;
-use super::fast_decode::Decoder;
 use super::hints::ListHints;
-use super::list_decode::decode_item;
-use super::read_ahead;
+use super::object::Decoder;
+use super::page::decode_item;
+use super::parallel;
 use super::reclaim;
 use super::scan;
-use super::two_threads;
-use super::watch_lines::{Kind, Origin, RawBatch, decode_watch_line, raw_batches};
-use super::watch_lines::{WatchBatch, WatchBatchStream};
+use super::threads;
+use super::watch_body;
+use crate::wire::watch::{Kind, Origin, RawBatch, decode_watch_line, raw_batches};
+use crate::wire::watch::{WatchBatch, WatchBatchStream};
 use crate::{Error, WatchEvent};
 use kinform_core::resource::HasMetadata;
 
@@ -213,7 +213,7 @@ where
 }
 
 /// Decodes one batch of lines, in order; a large one on both decoding threads
-/// (see [`two_threads`]).
+/// (see [`parallel`]).
 async fn decode_batch<K>(
     raw: RawBatch,
     hints: &Arc<LineHints<K>>,
@@ -224,7 +224,7 @@ where
 {
     let total: usize = raw.lines.iter().map(Bytes::len).sum();
     let (hints, origin) = (Arc::clone(hints), Arc::clone(origin));
-    let parts = two_threads::decode(
+    let parts = parallel::decode(
         raw.lines,
         total,
         PARALLEL_MIN_BYTES,
@@ -270,7 +270,7 @@ where
     /// ([`ListHints::reclaim`]), are decoded as one job on a decoding thread, which takes a
     /// handed-back object for each line, to decode into (`in_place`) or to free first: an
     /// object is best reused, or freed, on a thread that keeps allocating the objects that
-    /// replace it (see `reclaim` and `decode_threads`).
+    /// replace it (see `reclaim` and `threads`).
     /// Measured with the comparison bench (2,000 pods, 20,000 changes, one run of each
     /// build, streaming list, before the decoding threads): client CPU per pod event 0.54x
     /// kube-rs's before, 0.60x with the objects handed back but each batch split over two
@@ -282,7 +282,7 @@ where
             return decode_batch(batch, hints, origin).await;
         }
         let (hints, origin) = (Arc::clone(hints), Arc::clone(origin));
-        decode_threads::run(move || {
+        threads::run(move || {
             DECODER.with_borrow_mut(|decoder| {
                 decoder.prepare_for_new(added_bytes(&batch.lines));
                 let mut out = decode_lines(decoder, &batch.lines, &hints, &origin, true);
@@ -313,9 +313,9 @@ fn added_bytes(lines: &[Bytes]) -> usize {
 }
 
 /// Decodes a watch body stream into batches of shared events following `hints` (see the
-/// module docs): the batches of [`decode_batches`](super::watch_lines::decode_batches), with the
+/// module docs): the batches of [`decode_batches`](crate::wire::watch::decode_batches), with the
 /// body read ahead by a task of its own, at most `read_ahead_bytes` ahead (see
-/// [`read_ahead`]), the transform applied, managedFields skipped, exact capacities, two
+/// [`watch_body`]), the transform applied, managedFields skipped, exact capacities, two
 /// threads for a large batch, [`IN_FLIGHT`] batches decoding at once (in order), until the
 /// initial-events-end bookmark cached objects reused, and what the hints' `reclaim` holds
 /// freed when the body falls quiet ([`reclaim::free_when_quiet`]). Fused.
@@ -329,7 +329,7 @@ pub(crate) fn decode_shared_batches<K>(
 where
     K: HasMetadata + Clone + DeserializeOwned + Send + Sync + 'static,
 {
-    let mut raw = raw_batches(read_ahead::read_ahead(src, read_ahead_bytes), &origin);
+    let mut raw = raw_batches(watch_body::watch_body(src, read_ahead_bytes), &origin);
     if let Some(r) = &hints.reclaim {
         raw = reclaim::free_when_quiet(raw, Arc::clone(r));
     }

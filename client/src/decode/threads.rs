@@ -23,7 +23,7 @@
 //! Jobs run outside any tokio runtime, so the code they run (the decoders, an informer's
 //! transform) must not block or need one.
 //!
-//! Why two: the list decoding shares each page between two threads (`two_threads`), which
+//! Why two: the list decoding shares each page between two threads (`parallel`), which
 //! is what the sync time was tuned for on the two-core machine the benches run on; more
 //! threads would spread the objects over more arenas. Every informer of the process
 //! decodes here, so a process with many informers decodes on at most two cores at once.
