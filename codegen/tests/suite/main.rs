@@ -4,6 +4,7 @@
 //! The crate's one integration test target; why one, and how to run a module's tests:
 //! ARCHITECTURE.md, "Integration tests".
 
+mod architecture;
 #[cfg(feature = "cli")]
 mod cli_check;
 mod crd_corpus;

@@ -699,8 +699,6 @@ fn mutated(changes: &[Change], base: usize) -> Value {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
-
     #[test]
     fn mutated_pods_decode_in_place_to_what_a_fresh_decode_builds(
         doc_changes in prop::collection::vec(change(), 0..6),
