@@ -30,9 +30,7 @@ pub async fn env_with(
     tweak: impl FnOnce(&mut Config),
 ) -> Env {
     let server = builder.start().await.expect("server starts");
-    let mut config = server.client_config();
-    tweak(&mut config);
-    let client = Client::new(config).expect("client builds");
+    let client = server.client_with(tweak).expect("client builds");
     Env { server, client }
 }
 

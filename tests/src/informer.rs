@@ -50,9 +50,9 @@ macro_rules! for_each_cache {
 
 /// A client of `server` that retries a failed request `retries` times.
 pub fn client(server: &TestApiServer, retries: u32) -> Client {
-    let mut config = server.client_config();
-    config.max_retries = retries;
-    Client::new(config).expect("a client of the test server")
+    server
+        .client_with(|config| config.max_retries = retries)
+        .expect("a client of the test server")
 }
 
 /// A factory whose reflectors back off quickly (tests converge in seconds, not minutes).

@@ -569,6 +569,17 @@ impl TestApiServer {
         kinform_client::Client::new(self.client_config())
     }
 
+    /// A kinform client bound to this server, as [`client`](Self::client), whose config
+    /// `tweak` adjusts first (timeouts, retries, read-ahead budgets of a test).
+    pub fn client_with(
+        &self,
+        tweak: impl FnOnce(&mut kinform_client::Config),
+    ) -> kinform_client::Result<kinform_client::Client> {
+        let mut config = self.client_config();
+        tweak(&mut config);
+        kinform_client::Client::new(config)
+    }
+
     /// A kubeconfig whose current context points at this server (namespace `default`), with
     /// the server's CA when it serves HTTPS and the admin's bearer token (checked when the
     /// server enforces RBAC, [`TestApiServerBuilder::rbac`]; kubectl prompts for a password

@@ -9,11 +9,11 @@ use std::io::Write;
 use std::sync::Arc;
 use std::time::Duration;
 
+use kinform::HasMetadata;
 use kinform::client::{DeleteParams, Patch, PatchParams, PostParams};
 use kinform::fifo::Deleted;
 use kinform::informer::{EventHandlerFns, InformerFactory};
 use kinform::testing::TestApiServer;
-use kinform::{Client, Config, HasMetadata};
 use tokio::sync::mpsc;
 
 /// The code `build.rs` generated from `crds/` (types, clients, listers, informers, factory
@@ -71,7 +71,7 @@ pub async fn run(out: &mut (dyn Write + Send)) -> Result<Report, Error> {
     server.register_crd_yaml(CRD_YAML)?;
     server.create_namespace("databases")?;
     writeln!(out, "embedded TestApiServer at {}", server.url())?;
-    let client = Client::new(Config::new(server.url().parse()?))?;
+    let client = server.client()?;
     let schedules = client.ops_example_com_v1().backupschedules("databases");
 
     // The server is the embedded test server: test-sized reflector backoff.

@@ -78,7 +78,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 server.url(),
                 args.pods
             );
-            let client = Client::new(Config::new(server.url().parse()?))?;
+            let client = server.client()?;
             (client, Some(server))
         }
     };

@@ -13,7 +13,7 @@ use kinform::controller::is_controlled_by;
 use kinform::informer::{EventHandlerFns, InformerFactory};
 use kinform::lister::Lister;
 use kinform::testing::TestApiServer;
-use kinform::{Client, Config, HasMetadata};
+use kinform::{Client, HasMetadata};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
@@ -238,7 +238,7 @@ impl Embedded {
             "embedded TestApiServer at {} with the Foo CRD installed{banner}",
             server.url()
         );
-        let client = Client::new(Config::new(server.url().parse()?))?;
+        let client = server.client()?;
         let cancel = CancellationToken::new();
         let sim_factory = InformerFactory::new(client.clone());
         let sim = tokio::spawn(simulator::run(
@@ -304,7 +304,7 @@ pub async fn sharded(options: Options) -> Result<ShardedDemo, BoxError> {
         o.identity = id.to_owned();
         o.election = timing.clone();
         let stop = CancellationToken::new();
-        let c = Client::new(Config::new(embedded.server.url().parse()?))?;
+        let c = embedded.server.client()?;
         replicas.push((
             id,
             stop.clone(),

@@ -9,10 +9,10 @@ use std::net::SocketAddr;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use k8s_openapi::api::core::v1::{Container, Pod, Service};
+use kinform::Api;
 use kinform::client::connect::V5_PROTOCOL;
 use kinform::client::{AttachParams, ConnectError, PostParams, TerminalSize};
 use kinform::testing::TestApiServer;
-use kinform::{Api, Client};
 use kinform_tests::env::{env, pod};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
@@ -439,7 +439,7 @@ async fn proxy_errors_keep_the_server_status() {
 #[tokio::test]
 async fn a_cut_connection_is_a_typed_error() {
     let server = TestApiServer::start().await.unwrap();
-    let client = Client::new(kinform::Config::new(server.url().parse().unwrap())).unwrap();
+    let client = server.client().unwrap();
     let pods: Api<Pod> = Api::namespaced(client, "default");
     pods.create(&PostParams::default(), &pod("web"))
         .await

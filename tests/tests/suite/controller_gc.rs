@@ -7,7 +7,7 @@ use futures_util::StreamExt;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kinform::client::{DeleteParams, WatchEvent};
 use kinform::testing::TestApiServer;
-use kinform::{Api, Client, Config, HasMetadata, WatchParams};
+use kinform::{Api, HasMetadata, WatchParams};
 use serde_json::{Value, json};
 
 fn create(server: &TestApiServer, kind: &str, name: &str, owners: &[&Value]) -> Value {
@@ -36,7 +36,7 @@ fn deleted_name<K: HasMetadata>(event: WatchEvent<K>) -> Option<String> {
 #[tokio::test]
 async fn deleting_an_owner_collects_its_dependents_in_cascade() {
     let server = TestApiServer::start().await.unwrap();
-    let client = Client::new(Config::new(server.url().parse().unwrap())).unwrap();
+    let client = server.client().unwrap();
     let owner = create(&server, "ConfigMap", "owner", &[]);
     let other = create(&server, "ConfigMap", "other-owner", &[]);
     let child = create(&server, "Secret", "child", &[&owner]);

@@ -13,12 +13,14 @@ use kinform::testing::TestApiServer;
 use kinform::{Api, Client, Config, ListParams};
 
 fn client(server: &TestApiServer) -> Client {
-    let mut config = Config::new(server.url().parse().unwrap());
     // No transport timers: on the paused clock they would fire while loopback I/O is pending.
-    config.connect_timeout = None;
-    config.read_timeout = None;
-    config.max_retries = 0;
-    Client::new(config).unwrap()
+    server
+        .client_with(|config| {
+            config.connect_timeout = None;
+            config.read_timeout = None;
+            config.max_retries = 0;
+        })
+        .unwrap()
 }
 
 async fn configmap(server: &TestApiServer, name: &str) -> ConfigMap {

@@ -11,7 +11,7 @@ use kinform::client::{DeleteParams, Patch, PatchParams, PostParams};
 use kinform::controller::{controller_of, is_controlled_by};
 use kinform::informer::InformerFactory;
 use kinform::testing::TestApiServer;
-use kinform::{Api, Client, Config, HasMetadata, ListParams};
+use kinform::{Api, HasMetadata, ListParams};
 use sample_controller::api::prelude::*;
 use sample_controller::demo::{Observer, Snapshot, foo};
 use sample_controller::runner::{self, Options};
@@ -35,7 +35,7 @@ fn replicas(d: &Deployment) -> Option<i32> {
 async fn deployments_and_statuses_follow_the_foos() {
     let server = TestApiServer::start().await.unwrap();
     server.register_crd_yaml(FOO_CRD_YAML).unwrap();
-    let client = Client::new(Config::new(server.url().parse().unwrap())).unwrap();
+    let client = server.client().unwrap();
     let ns = "default";
     let cancel = CancellationToken::new();
     // Test-sized reflector backoff everywhere (client-go's rules, millisecond delays).
