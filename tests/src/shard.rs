@@ -75,8 +75,9 @@ pub async fn widget_server() -> (TestApiServer, Api<Widget>) {
     (server, api)
 }
 
-/// Registers the Widget CRD on `server`.
-fn register_widgets(server: &TestApiServer) {
+/// Registers the Widget CRD on `server` (one built with other options than
+/// [`widget_server`]'s, e.g. RBAC on).
+pub fn register_widgets(server: &TestApiServer) {
     server
         .register_crd(json!({
             "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",

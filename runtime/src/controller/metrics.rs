@@ -16,15 +16,17 @@
 //! | [`new_reconcile_time_metric`](ControllerMetricsProvider::new_reconcile_time_metric) | `controller_runtime_reconcile_time_seconds{controller}` | after every reconcile: its duration |
 //! | [`new_active_workers_metric`](ControllerMetricsProvider::new_active_workers_metric) | `controller_runtime_active_workers{controller}` | +1 when a worker takes a key, -1 when it is done |
 //!
-//! A [sharded](super::shard) controller adds three, kinform's own (controller-runtime has no
+//! A [sharded](super::shard) controller adds four, kinform's own (controller-runtime has no
 //! sharding). They have default no-op implementations, so a provider need not implement
-//! them, and are updated by the replica that is the elected sharder:
+//! them, and are updated by the replica that is the elected sharder (the failures also by a
+//! member whose handover write fails):
 //!
 //! | hook | Prometheus name | updated when |
 //! | --- | --- | --- |
 //! | [`new_shard_objects_metric`](ControllerMetricsProvider::new_shard_objects_metric) | `kinform_shard_objects{controller,shard}` | after every assignment pass: objects labelled for the member |
 //! | [`new_shard_moves_metric`](ControllerMetricsProvider::new_shard_moves_metric) | `kinform_shard_moves_total{controller}` | an object changed owner (handed over, or taken from an expired member) |
 //! | [`new_shard_handover_time_metric`](ControllerMetricsProvider::new_shard_handover_time_metric) | `kinform_shard_handover_seconds{controller}` | a handover completed: seconds from the drain mark to the new owner's label |
+//! | [`new_shard_assignment_failures_metric`](ControllerMetricsProvider::new_shard_assignment_failures_metric) | `kinform_shard_assignment_failures_total{controller}` | a shard or drain label write failed other than with 409 Conflict or 404 NotFound (a 403 of a missing `patch` verb, say): the object stays where it was |
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -92,6 +94,13 @@ pub trait ControllerMetricsProvider: MetricsProvider {
     /// `kinform_shard_handover_seconds`: from an object's drain mark to its new owner's
     /// label (sharded controllers).
     fn new_shard_handover_time_metric(&self, controller: &str) -> Box<dyn HistogramMetric> {
+        let _ = controller;
+        Box::new(Noop)
+    }
+    /// `kinform_shard_assignment_failures_total`: shard and drain label writes that failed
+    /// other than with 409 Conflict or 404 NotFound, by the sharder or by a member handing
+    /// an object over (sharded controllers). Each is also logged as a warning.
+    fn new_shard_assignment_failures_metric(&self, controller: &str) -> Box<dyn CounterMetric> {
         let _ = controller;
         Box::new(Noop)
     }

@@ -6,8 +6,9 @@
 //! `controller_runtime_reconcile_panics_total{controller}`,
 //! `controller_runtime_reconcile_time_seconds{controller}` and
 //! `controller_runtime_active_workers{controller}`. Sharded controllers add kinform's
-//! `kinform_shard_objects{controller,shard}`, `kinform_shard_moves_total{controller}` and
-//! `kinform_shard_handover_seconds{controller}` (see [`super::shard`]). The queue metrics are the workqueue's
+//! `kinform_shard_objects{controller,shard}`, `kinform_shard_moves_total{controller}`,
+//! `kinform_shard_handover_seconds{controller}` and
+//! `kinform_shard_assignment_failures_total{controller}` (see [`super::shard`]). The queue metrics are the workqueue's
 //! [`PrometheusMetricsProvider`], registered in the same registry.
 
 use prometheus::{CounterVec, GaugeVec, HistogramOpts, HistogramVec, Opts, Registry};
@@ -34,6 +35,7 @@ pub struct PrometheusControllerMetrics {
     shard_objects: GaugeVec,
     shard_moves: CounterVec,
     shard_handover: HistogramVec,
+    shard_failures: CounterVec,
 }
 
 const LABEL: &str = "controller";
@@ -97,6 +99,10 @@ impl PrometheusControllerMetrics {
                 .buckets(prometheus::DEFAULT_BUCKETS.to_vec()),
                 &[LABEL],
             )?,
+            shard_failures: counter(
+                "kinform_shard_assignment_failures_total",
+                "Total number of failed shard label writes per sharded controller",
+            )?,
         };
         registry.register(Box::new(this.total.clone()))?;
         registry.register(Box::new(this.errors.clone()))?;
@@ -106,6 +112,7 @@ impl PrometheusControllerMetrics {
         registry.register(Box::new(this.shard_objects.clone()))?;
         registry.register(Box::new(this.shard_moves.clone()))?;
         registry.register(Box::new(this.shard_handover.clone()))?;
+        registry.register(Box::new(this.shard_failures.clone()))?;
         Ok(this)
     }
 }
@@ -175,6 +182,11 @@ impl ControllerMetricsProvider for PrometheusControllerMetrics {
     fn new_shard_handover_time_metric(&self, controller: &str) -> Box<dyn HistogramMetric> {
         Box::new(Histogram(
             self.shard_handover.with_label_values(&[controller]),
+        ))
+    }
+    fn new_shard_assignment_failures_metric(&self, controller: &str) -> Box<dyn CounterMetric> {
+        Box::new(Counter(
+            self.shard_failures.with_label_values(&[controller]),
         ))
     }
 }

@@ -550,14 +550,12 @@ async fn admit<K: Resource>(
                     tracing::debug!(%key, %to, "handed the object over");
                     queue.forget(&key.to_owned());
                 }
-                Err(error) if error.is_conflict() || error.is_not_found() => {
+                Err(error) => match shared.label_write_failed(&K::api_resource(), obj, &error) {
                     // Decided on a stale cache: the newer version is on its way.
-                    queue.forget(&key.to_owned());
-                }
-                Err(error) => {
-                    tracing::warn!(%key, %error, "cannot hand the object over; retrying");
-                    queue.add_rate_limited(key.to_owned());
-                }
+                    None => queue.forget(&key.to_owned()),
+                    // Warned and counted; retried with the key's backoff.
+                    Some(_) => queue.add_rate_limited(key.to_owned()),
+                },
             }
             false
         }

@@ -13,7 +13,9 @@
 //! stops, its Widgets move, and once healed it rejoins under a new shard label value and
 //! takes about a third back. The sharder run apart
 //! (`a_sharder_apart_assigns_to_members_that_never_shard`) assigns every Widget to members
-//! that never stand for sharder, and reconciles none itself.
+//! that never stand for sharder, and reconciles none itself. A sharder denied the `patch`
+//! verb by RBAC (`a_sharder_without_the_patch_verb_fails_loudly`) counts every refused write
+//! and records a Warning Event per Widget.
 //!
 //! [`OBJECTS`] is 1,000 so the test stays fast in CI's debug build; the figure is
 //! 10,000, run in an optimised build (the bench profile, whose dependencies the sharding
@@ -667,4 +669,141 @@ async fn a_partitioned_replica_rejoins_with_a_fresh_cache() {
     for r in replicas {
         r.shutdown().await;
     }
+}
+
+/// A sharder whose user may read the Widgets but not `patch` them (RBAC on, the verb
+/// forgotten in its ClusterRole) cannot assign them: each refused write is counted in
+/// `kinform_shard_assignment_failures_total` and in the shard stats, and recorded as a
+/// Warning Event about the Widget naming the verb and the server's message. Once the verb is
+/// granted, the next passes assign every Widget and the counter stops rising.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sharder_without_the_patch_verb_fails_loudly() {
+    use k8s_openapi::api::events::v1::Event;
+    use kinform::controller::shard::ShardingConfig;
+    use kinform::controller::{Action, Controller, PrometheusControllerMetrics};
+    use kinform::testing::TestApiServer;
+    use kinform_tests::shard::{register_widgets, test_timing};
+    use serde_json::json;
+    use std::sync::Arc;
+
+    const WIDGETS: usize = 3;
+    let server = TestApiServer::builder().rbac().start().await.unwrap();
+    register_widgets(&server);
+    let admin = server.client().unwrap();
+    let api: Api<Widget> = Api::namespaced(admin.clone(), "default");
+    let grant = |name: &str, rules: serde_json::Value| {
+        server
+            .create_object(json!({
+                "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                "metadata": {"name": name}, "rules": rules,
+            }))
+            .unwrap();
+        server
+            .create_object(json!({
+                "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+                "metadata": {"name": name},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
+                "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "r0"}],
+            }))
+            .unwrap();
+    };
+    // The module's RBAC, without `patch` on the Widgets.
+    grant(
+        "sharded-widgets",
+        json!([
+            {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
+             "verbs": ["get", "list", "create", "update"]},
+            {"apiGroups": ["shard.example.com"], "resources": ["widgets"],
+             "verbs": ["get", "list", "watch"]},
+            {"apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch"]},
+        ]),
+    );
+    create_widgets(&api, WIDGETS, "").await;
+
+    let registry = prometheus::Registry::new();
+    let metrics = Arc::new(PrometheusControllerMetrics::new(&registry).unwrap());
+    let failures = || -> f64 {
+        let text = prometheus::TextEncoder::new()
+            .encode_to_string(&registry.gather())
+            .unwrap();
+        text.lines()
+            .filter_map(|l| {
+                l.strip_prefix("kinform_shard_assignment_failures_total{controller=\"widgets\"} ")
+            })
+            .map(|v| v.parse::<f64>().unwrap())
+            .sum()
+    };
+    let client = server.client_for("r0", &[]).unwrap();
+    let factory = kinform_tests::controller::factory(client);
+    let controller = Controller::<Widget>::builder(&factory)
+        .metrics(metrics)
+        .sharded(ShardingConfig::new("default", "r0").timing(test_timing()))
+        .unwrap()
+        .build();
+    let shard = controller.shard().unwrap();
+    let stop = tokio_util::sync::CancellationToken::new();
+    let run = tokio::spawn(controller.run(
+        |_| async { Ok::<_, std::convert::Infallible>(Action::done()) },
+        stop.clone().cancelled_owned(),
+    ));
+
+    let counted = eventually(Duration::from_secs(30), async || {
+        failures() >= WIDGETS as f64 && shard.stats().assignment_failures >= WIDGETS as u64
+    })
+    .await;
+    assert!(
+        counted,
+        "refused writes counted: metric {}, {:?}",
+        failures(),
+        shard.stats()
+    );
+    let events: Api<Event> = Api::namespaced(admin.clone(), "default");
+    let warned = |list: &[Event]| {
+        (0..WIDGETS).all(|i| {
+            list.iter().any(|e| {
+                e.reason.as_deref() == Some("ShardAssignmentFailed")
+                    && e.type_.as_deref() == Some("Warning")
+                    && e.regarding.as_ref().and_then(|r| r.name.as_deref())
+                        == Some(widget_name(i).as_str())
+                    && e.note.as_deref().is_some_and(|n| {
+                        n.contains("cannot patch")
+                            && n.contains("forbidden")
+                            && n.contains("\"r0\"")
+                    })
+            })
+        })
+    };
+    let recorded = eventually(Duration::from_secs(30), async || {
+        warned(&events.list(&ListParams::default()).await.unwrap().items)
+    })
+    .await;
+    assert!(
+        recorded,
+        "a Warning Event per Widget: {:#?}",
+        events.list(&ListParams::default()).await.unwrap().items
+    );
+    let unassigned = owners(&api).await;
+    assert!(
+        unassigned.len() == WIDGETS && unassigned.values().all(String::is_empty),
+        "no Widget could be labelled: {unassigned:?}"
+    );
+
+    // The verb granted, every Widget is assigned and no write fails any more.
+    grant(
+        "sharded-widgets-patch",
+        json!([{"apiGroups": ["shard.example.com"], "resources": ["widgets"], "verbs": ["patch"]}]),
+    );
+    let assigned = eventually(Duration::from_secs(30), async || {
+        owners(&api).await.values().filter(|o| *o == "r0").count() == WIDGETS
+    })
+    .await;
+    assert!(assigned, "assigned once granted: {:?}", owners(&api).await);
+    let settled = failures();
+    tokio::time::sleep(2 * test_timing().retry_period).await;
+    assert_eq!(failures(), settled, "no write fails once granted");
+
+    stop.cancel();
+    run.await.unwrap();
+    factory.shutdown().await;
+    server.shutdown().await;
 }

@@ -34,10 +34,14 @@
 //!   resourceVersion they were decided on. So no object is ever reconciled by two replicas at
 //!   once. A dead replica's objects move when its Lease expires; a replica that shuts down
 //!   gracefully drains its workqueue, then releases its Lease so they move at once.
-//! - **Metrics and events**: objects per shard, moves and handover latency through the
-//!   [`ControllerMetricsProvider`] hooks and
+//! - **Metrics and events**: objects per shard, moves, handover latency and failed label
+//!   writes through the [`ControllerMetricsProvider`] hooks and
 //!   [`ShardHandle::stats`]; the sharder records an Event on a member's Lease when it joins
-//!   or leaves (reasons `ShardMemberJoined`, `ShardMemberLeft`).
+//!   or leaves (reasons `ShardMemberJoined`, `ShardMemberLeft`). A label write refused other
+//!   than with 409 Conflict or 404 NotFound (a 403 of a missing `patch` verb, below) leaves
+//!   its object unassigned or unmoved: it is a warning naming the object, the verb and the
+//!   server's message, a count in `kinform_shard_assignment_failures_total`, and from the
+//!   sharder a Warning Event `ShardAssignmentFailed` about the object.
 //!
 //! **Identity.** Each replica needs an identity unique to the running process, such as a pod
 //! name. A StatefulSet pod restarted under the same name should add a suffix: a restarted
@@ -250,6 +254,10 @@ pub struct ShardStats {
     pub cached: usize,
     /// How many times this replica lost its membership and joined again.
     pub rejoins: u64,
+    /// Shard and drain label writes of this replica (as the sharder, or handing an object
+    /// over) that failed other than with 409 Conflict or 404 NotFound: a 403 of a missing
+    /// `patch` verb, say. Each leaves its object where it was, and is logged as a warning.
+    pub assignment_failures: u64,
 }
 
 #[derive(Default)]
@@ -261,6 +269,7 @@ struct Counters {
     view: Mutex<(Vec<String>, BTreeMap<String, usize>)>,
     is_sharder: std::sync::atomic::AtomicBool,
     rejoins: AtomicU64,
+    assignment_failures: AtomicU64,
 }
 
 /// How many objects the current scoped cache holds.
@@ -271,6 +280,7 @@ struct Hooks {
     provider: Arc<dyn ControllerMetricsProvider>,
     moves: Box<dyn CounterMetric>,
     handover: Box<dyn HistogramMetric>,
+    failures: Box<dyn CounterMetric>,
     objects: Mutex<BTreeMap<String, Box<dyn SettableGaugeMetric>>>,
 }
 
@@ -311,6 +321,7 @@ impl Shared {
         let hooks = provider.map(|p| Hooks {
             moves: p.new_shard_moves_metric(&controller),
             handover: p.new_shard_handover_time_metric(&controller),
+            failures: p.new_shard_assignment_failures_metric(&controller),
             objects: Mutex::new(BTreeMap::new()),
             provider: p,
         });
@@ -392,6 +403,41 @@ impl Shared {
         }
     }
 
+    /// Judges a failed label write of `obj` (an object of `resource`): a 409 Conflict or 404
+    /// NotFound is the expected answer to a decision made on a stale cache (logged at debug
+    /// level, `None`); anything else (a 403 of a missing verb, a rejected label) leaves the
+    /// object where it was, so it is logged as a warning naming the object, the verb and
+    /// the server's message, and counted. Returns that message then.
+    pub(crate) fn label_write_failed(
+        &self,
+        resource: &ApiResource,
+        obj: &impl HasMetadata,
+        error: &kinform_client::Error,
+    ) -> Option<String> {
+        let key = obj.key();
+        if error.is_conflict() || error.is_not_found() {
+            tracing::debug!(controller = %self.controller, %resource, object = %key, %error, "shard label write decided on a stale cache");
+            return None;
+        }
+        let message = write_failure_message(error);
+        tracing::warn!(
+            controller = %self.controller,
+            %resource,
+            object = %key,
+            verb = LABEL_WRITE_VERB,
+            code = error.code(),
+            status = %message,
+            "cannot write the shard label; the object stays unassigned or unmoved",
+        );
+        self.counters
+            .assignment_failures
+            .fetch_add(1, Ordering::Relaxed);
+        if let Some(h) = &self.hooks {
+            h.failures.inc();
+        }
+        Some(message)
+    }
+
     pub(crate) fn set_sharder(&self, on: bool) {
         self.counters.is_sharder.store(on, Ordering::Relaxed);
     }
@@ -432,8 +478,22 @@ impl Shared {
             is_sharder: c.is_sharder.load(Ordering::Relaxed),
             cached: self.cache_len.lock().as_ref().map_or(0, |len| len()),
             rejoins: c.rejoins.load(Ordering::Relaxed),
+            assignment_failures: c.assignment_failures.load(Ordering::Relaxed),
         }
     }
+}
+
+/// The RBAC verb of a label write ([`write_labels`]: a JSON merge patch).
+pub(crate) const LABEL_WRITE_VERB: &str = "patch";
+
+/// What the server said of a failed write: its Status message, or the error itself when
+/// there is no Status (the server could not be reached).
+fn write_failure_message(error: &kinform_client::Error) -> String {
+    error
+        .status()
+        .and_then(|s| s.message.clone())
+        .filter(|m| !m.is_empty())
+        .unwrap_or_else(|| error.to_string())
 }
 
 /// Writes `labels` (a JSON map; `null` removes a label) on `obj`, an object of `resource`,

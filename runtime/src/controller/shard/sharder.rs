@@ -11,6 +11,9 @@
 //! decides again on fresher data). An object whose write is in flight, or whose cached
 //! version is the one already written from, is not written again. Owned objects get their
 //! owner's shard label.
+//! Any other failed write (a 403 of a missing `patch` verb, say) is a warning, a count in
+//! `kinform_shard_assignment_failures_total` and, once per object and sharder term, a
+//! Warning Event `ShardAssignmentFailed` about the object ([`Failures`]).
 //!
 //! Its informers cache metadata only ([`PartialObjectMetadata`], client-go's
 //! `metadatainformer`: the request's `Accept` asks for
@@ -37,7 +40,7 @@ use super::membership::{Change, lease_name, refresh};
 use super::plan::{ShardLabels, Step, plan};
 use super::{Shared, write_labels};
 use crate::controller::owner_key;
-use crate::events::{EventRecorder, NewEvent, RecorderConfig};
+use crate::events::{EventRecorder, NewEvent, RecorderConfig, object_reference_with};
 use crate::fifo::Deleted;
 use crate::informer::{
     EventHandler, InformerFactory, InformerScope, Registration, SharedIndexInformer,
@@ -136,7 +139,62 @@ pub(crate) trait OwnedLabeller: Send + Sync {
         factory: &'a InformerFactory,
         owners: &'a HashMap<String, String>,
         shared: &'a Shared,
+        failures: &'a Failures,
     ) -> BoxFuture<'a, ()>;
+}
+
+/// Reports the sharder's failed label writes: each one through
+/// [`Shared::label_write_failed`] (a warning and the failure counter), and the first one of
+/// each object in a sharder term as a Warning Event about the object. The sharder retries
+/// a failed write at every pass; one Event per object keeps a missing verb from costing an
+/// Event request per object and pass.
+pub(crate) struct Failures {
+    events: EventRecorder,
+    recorded: Mutex<HashSet<String>>,
+}
+
+impl Failures {
+    fn new(events: EventRecorder) -> Self {
+        Self {
+            events,
+            recorded: Mutex::new(HashSet::new()),
+        }
+    }
+
+    /// Reports a failed write of `obj`, an object of `resource`.
+    fn report(
+        &self,
+        shared: &Shared,
+        resource: &ApiResource,
+        obj: &PartialObjectMetadata,
+        error: &kinform_client::Error,
+    ) {
+        let Some(message) = shared.label_write_failed(resource, obj, error) else {
+            return;
+        };
+        if !self
+            .recorded
+            .lock()
+            .insert(format!("{resource} {}", obj.key()))
+        {
+            return;
+        }
+        self.events.publish(
+            &object_reference_with(obj, resource),
+            NewEvent::warning("ShardAssignmentFailed", "Shard").note(format!(
+                "controller {}: cannot {} the shard labels of this object ({} {}): {message}",
+                shared.controller,
+                super::LABEL_WRITE_VERB,
+                error
+                    .code()
+                    .map_or_else(|| "no answer".to_owned(), |c| c.to_string()),
+                error
+                    .status()
+                    .and_then(|s| s.reason.as_deref())
+                    .unwrap_or("error"),
+            )),
+        );
+    }
 }
 
 struct Owned<K, C>(PhantomData<fn() -> (K, C)>);
@@ -170,6 +228,7 @@ impl<K: Resource, C: Resource> OwnedLabeller for Owned<K, C> {
         factory: &'a InformerFactory,
         owners: &'a HashMap<String, String>,
         shared: &'a Shared,
+        failures: &'a Failures,
     ) -> BoxFuture<'a, ()> {
         Box::pin(async move {
             let label = &shared.labels.shard;
@@ -189,7 +248,7 @@ impl<K: Resource, C: Resource> OwnedLabeller for Owned<K, C> {
                     if let Err(error) =
                         write_labels(shared, resource, &*c, json!({ label: owner })).await
                     {
-                        tracing::debug!(key = %c.key(), %error, "cannot label an owned object");
+                        failures.report(shared, resource, &c, &error);
                     }
                 })
                 .await;
@@ -241,6 +300,7 @@ pub(crate) async fn run_sharder<K: Resource>(
         shared.client.clone(),
         RecorderConfig::new("kinform.io/sharder", &shared.config.identity),
     );
+    let failures = Failures::new(events.clone());
     let lease_api = shared.lease_api();
     let mut reported: Vec<String> = Vec::new();
     let mut draining: HashMap<String, Draining> = HashMap::new();
@@ -289,6 +349,7 @@ pub(crate) async fn run_sharder<K: Resource>(
                 &live,
                 &mut draining,
                 &mut written,
+                &failures,
             )
             .await;
             if !owned.is_empty() {
@@ -298,7 +359,7 @@ pub(crate) async fn run_sharder<K: Resource>(
                     .filter_map(|o| Some((o.key(), o.labels().get(&shared.labels.shard)?.clone())))
                     .collect();
                 for o in &owned {
-                    o.pass(&factory, &owners, &shared).await;
+                    o.pass(&factory, &owners, &shared, &failures).await;
                 }
             }
         }
@@ -346,6 +407,7 @@ fn report(shared: &Shared, events: &EventRecorder, change: &Change) {
 /// One assignment pass over `objects` (of `resource`): every object when `full` (which also
 /// counts the objects per shard and forgets what it remembers of deleted objects), else the
 /// objects changed since the last pass.
+#[allow(clippy::too_many_arguments)] // one private step of the sharder loop, called once
 async fn pass(
     shared: &Shared,
     resource: &ApiResource,
@@ -354,6 +416,7 @@ async fn pass(
     live: &[String],
     draining: &mut HashMap<String, Draining>,
     written: &mut HashMap<String, String>,
+    failures: &Failures,
 ) {
     let labels = &shared.labels;
     let mut counts = std::collections::BTreeMap::new();
@@ -408,7 +471,7 @@ async fn pass(
             let ok = match write_labels(shared, resource, &*obj, body).await {
                 Ok(()) => true,
                 Err(error) => {
-                    tracing::debug!(key = %obj.key(), %error, "cannot write the shard labels");
+                    failures.report(shared, resource, &obj, &error);
                     false
                 }
             };
