@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use super::metrics::{ControllerMetricsProvider, Recorder};
 use super::run::Controller;
-use super::shard::{OwnedLabeller, ShardingConfig, Shared, owned_labeller};
+use super::shard::{OwnedLabeller, ShardingConfig, Shared, owned_labeller, validate_names};
 use super::watch::{EnqueueMapped, EnqueueSelf, Mapper, Registered, Watch, owner_mapper};
 use crate::informer::{InformerFactory, InformerScope};
 use crate::leader::ConfigError;
@@ -124,10 +124,14 @@ impl<K: Resource> ControllerBuilder<K> {
     /// [`shard`](super::shard)): by default it keeps a member Lease, competes to be the
     /// sharder, and caches and reconciles only the objects labelled for it (the config's
     /// [`role`](ShardingConfig::role) can keep it to one of the two). Fails if the timing or
-    /// identity is invalid (as [`ShardingConfig::validate`]). The controller's
-    /// [`name`](Self::name) names its Leases and labels: set it before.
+    /// identity is invalid (as [`ShardingConfig::validate`]), if the controller's
+    /// [`name`](Self::name) cannot name the shard labels and Leases
+    /// ([`ConfigError::InvalidControllerName`], the rules of
+    /// [`validate_controller_name`](super::shard::validate_controller_name)), or if a
+    /// member's identity cannot end its Lease name. Set the name before.
     pub fn sharded(mut self, config: ShardingConfig) -> Result<Self, ConfigError> {
         config.validate()?;
+        validate_names(&self.name, &config)?;
         self.sharding = Some(config);
         Ok(self)
     }
@@ -172,8 +176,15 @@ impl<K: Resource> ControllerBuilder<K> {
     ///
     /// # Panics
     ///
-    /// Outside a Tokio runtime (the delaying queue spawns its timer task).
+    /// Outside a Tokio runtime (the delaying queue spawns its timer task); and when the
+    /// controller is [sharded](Self::sharded) and its name, changed after `sharded`, cannot
+    /// name the shard labels and Leases (the error `sharded` returns for such a name).
     pub fn build(self) -> Controller<K> {
+        if let Some(config) = &self.sharding
+            && let Err(error) = validate_names(&self.name, config)
+        {
+            panic!("ControllerBuilder::name after sharded: {error}");
+        }
         let mut config = QueueConfig::named(self.name.clone());
         if let Some(p) = &self.metrics {
             let queue_metrics: Arc<dyn MetricsProvider> = p.clone();
@@ -248,5 +259,45 @@ pub fn key_of<K: Resource>(namespace: Option<&str>, name: &str) -> String {
     match K::SCOPE {
         kinform_core::resource::Scope::Namespaced => object_key(namespace, name),
         kinform_core::resource::Scope::Cluster => object_key(None, name),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use kinform_client::{Client, Config};
+
+    fn factory() -> InformerFactory {
+        let config = Config::new("http://127.0.0.1:9".parse().expect("a URL"));
+        InformerFactory::new(Client::new(config).expect("a client"))
+    }
+
+    #[tokio::test]
+    async fn sharded_rejects_a_name_that_cannot_name_the_shard_labels() {
+        let factory = factory();
+        let sharded = |name: &str| {
+            ControllerBuilder::<ConfigMap>::new(&factory)
+                .name(name)
+                .sharded(ShardingConfig::new("ns", "r0"))
+        };
+        assert!(sharded("configmaps-controller").is_ok());
+        for bad in ["example.com/ctl", "Ctl", ""] {
+            match sharded(bad) {
+                Err(ConfigError::InvalidControllerName { name, .. }) => assert_eq!(name, bad),
+                other => panic!("{bad:?}: {other:?}"),
+            }
+        }
+    }
+
+    #[tokio::test]
+    #[should_panic(expected = "cannot name a sharded controller")]
+    async fn a_name_changed_after_sharded_is_checked_at_build() {
+        let factory = factory();
+        let _ = ControllerBuilder::<ConfigMap>::new(&factory)
+            .sharded(ShardingConfig::new("ns", "r0"))
+            .expect("the default name is the plural")
+            .name("a/b")
+            .build();
     }
 }

@@ -79,6 +79,15 @@ pub enum ConfigError {
         /// What is wrong with it.
         reason: String,
     },
+    /// A sharded controller's name cannot name its shard labels or Leases
+    /// ([`validate_controller_name`](crate::controller::shard::validate_controller_name)).
+    #[error("controller name {name:?} cannot name a sharded controller: {reason}")]
+    InvalidControllerName {
+        /// The name given.
+        name: String,
+        /// The rule it breaks.
+        reason: String,
+    },
 }
 
 impl LeaderElectionConfig {

@@ -49,7 +49,10 @@
 //! being moved away (the rule a rejoin follows with `.<n>`). The identity must be a valid
 //! label value of at most [`MAX_IDENTITY_LEN`] (56) characters of `[a-zA-Z0-9-_.]`,
 //! alphanumeric at both ends, leaving room for the rejoin suffix; no identity may be
-//! another's plus `.<n>`. The controller's name must be a valid label-key name.
+//! another's plus `.<n>`. A member's identity also names its Lease, so it must be lower case
+//! without `_` ([`ControllerBuilder::sharded`](super::ControllerBuilder::sharded) checks).
+//! The controller's name is the name part of the label keys and begins the Lease names, so
+//! [`validate_controller_name`] holds it to both rules.
 //!
 //! **RBAC** a replica needs, nothing else installed on the cluster:
 //!
@@ -216,6 +219,75 @@ impl ShardingConfig {
             }),
             None => Ok(()),
         }
+    }
+}
+
+/// Checks that `name`, a controller's [name](super::ControllerBuilder::name), can name a
+/// sharded controller: it is the name part of the qualified label names
+/// `shard.kinform.io/<name>` and `drain.shard.kinform.io/<name>`, so at most 63 characters
+/// matching `[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?`, and it begins the Lease names
+/// `<name>-sharder` and `<name>-shard-<identity>`, which must be DNS subdomains (lower
+/// case, no `_`, no empty or `-`-edged part between dots). A name that breaks either rule
+/// would leave every object unassigned: the label writes or the Lease writes would be
+/// refused.
+pub fn validate_controller_name(name: &str) -> Result<(), ConfigError> {
+    let invalid = |reason: String| ConfigError::InvalidControllerName {
+        name: name.to_owned(),
+        reason,
+    };
+    if name.is_empty()
+        || name.contains('/')
+        || kinform_core::selector::validate_label_value(name).is_err()
+    {
+        return Err(invalid(format!(
+            "the shard label key {:?} needs a name part of at most 63 characters matching \
+             [A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?",
+            ShardLabels::for_controller(name).shard
+        )));
+    }
+    let sharder = format!("{name}-sharder");
+    if let Err(reason) = validate_dns_subdomain(&sharder) {
+        return Err(invalid(format!("the Lease name {sharder:?} {reason}")));
+    }
+    Ok(())
+}
+
+/// Checks the names that the controller `name` and the replica's identity make together
+/// (the member Lease's; the label keys' and the sharder Lease's through
+/// [`validate_controller_name`]).
+pub(crate) fn validate_names(name: &str, config: &ShardingConfig) -> Result<(), ConfigError> {
+    validate_controller_name(name)?;
+    if config.role.is_member() {
+        let lease = membership::lease_name(name, &config.identity);
+        if let Err(reason) = validate_dns_subdomain(&lease) {
+            return Err(ConfigError::InvalidShardIdentity {
+                identity: config.identity.clone(),
+                reason: format!("its member Lease name {lease:?} {reason}"),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Checks an object name that must be a DNS subdomain (RFC 1123, as kube-apiserver checks a
+/// Lease's name).
+fn validate_dns_subdomain(name: &str) -> Result<(), String> {
+    let part_ok = |part: &str| {
+        !part.is_empty()
+            && part
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+            && !part.starts_with('-')
+            && !part.ends_with('-')
+    };
+    if name.len() <= 253 && name.split('.').all(part_ok) {
+        Ok(())
+    } else {
+        Err(
+            "must be a DNS subdomain: at most 253 characters of lower-case [a-z0-9-.], \
+             each part between dots alphanumeric at both ends"
+                .to_owned(),
+        )
     }
 }
 
@@ -586,5 +658,70 @@ mod tests {
         assert_eq!(longest.len(), 63);
         assert_eq!(incarnation("r2", 0), "r2");
         assert_eq!(incarnation("r2", 1), "r2.1");
+    }
+
+    #[test]
+    fn controller_names_are_label_names_that_can_begin_a_lease_name() {
+        let longest = "x".repeat(63);
+        for good in ["widgets", "a", "foo-controller", "foo.bar", "v2", &longest] {
+            assert_eq!(validate_controller_name(good), Ok(()), "{good:?}");
+        }
+        let label_rule = "[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?";
+        let too_long = "x".repeat(64);
+        for bad in [
+            "",
+            "-a",
+            "a-",
+            ".a",
+            "a/b",
+            "example.com/a",
+            "a b",
+            "a:b",
+            &too_long,
+        ] {
+            let err = validate_controller_name(bad).expect_err(bad);
+            assert!(
+                matches!(&err, ConfigError::InvalidControllerName { name, .. } if name == bad),
+                "{bad:?}: {err:?}"
+            );
+            let text = err.to_string();
+            assert!(
+                text.contains(label_rule) && text.contains("shard.kinform.io/"),
+                "{text}"
+            );
+        }
+        // Label names, but not the beginning of a Lease name.
+        for bad in ["Widgets", "my_widgets", "a..b", "a.-b"] {
+            let err = validate_controller_name(bad).expect_err(bad);
+            let text = err.to_string();
+            assert!(
+                text.contains("-sharder") && text.contains("DNS subdomain"),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_members_identity_must_fit_its_lease_name() {
+        let config = |id: &str, role| ShardingConfig::new("ns", id).role(role);
+        assert_eq!(
+            validate_names("widgets", &config("r-0.a", ShardRole::Member)),
+            Ok(())
+        );
+        let err = validate_names("widgets", &config("R_0", ShardRole::MemberAndSharder));
+        assert!(
+            matches!(&err, Err(ConfigError::InvalidShardIdentity { identity, reason })
+                if identity == "R_0" && reason.contains("widgets-shard-R_0")),
+            "{err:?}"
+        );
+        // A sharder apart holds no member Lease: its identity is only a holder.
+        assert_eq!(
+            validate_names("widgets", &config("R_0", ShardRole::Sharder)),
+            Ok(())
+        );
+        assert!(matches!(
+            validate_names("Widgets", &config("r0", ShardRole::Sharder)),
+            Err(ConfigError::InvalidControllerName { .. })
+        ));
     }
 }
