@@ -81,6 +81,7 @@ pub use kinform_core::{
     ApiResource, FieldSelector, HasMetadata, LabelSelector, Lean, ListParams, Resource, Scope,
     WatchEvent, WatchParams,
 };
+pub use kinform_runtime::leader::CancellationToken;
 pub use kinform_runtime::reflector::ListerWatcher;
 
 /// `#[derive(CustomResource)]`: the root type, `Resource` impl, CRD, typed client, lister,

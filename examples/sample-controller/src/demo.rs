@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kinform::CancellationToken;
 use kinform::client::{Patch, PatchParams, PostParams};
 use kinform::controller::is_controlled_by;
 use kinform::informer::{EventHandlerFns, InformerFactory};
@@ -15,7 +16,6 @@ use kinform::lister::Lister;
 use kinform::testing::TestApiServer;
 use kinform::{Client, HasMetadata};
 use tokio::sync::Notify;
-use tokio_util::sync::CancellationToken;
 
 use crate::api::prelude::*;
 use crate::api::samplecontroller::v1alpha1::Foo;

@@ -18,6 +18,7 @@ use std::time::Instant;
 use clap::Parser;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::events::v1::Event;
+use kinform::CancellationToken;
 use kinform::client::{
     DeleteParams, KubeConfigOptions, Kubeconfig, Patch, PatchParams, PostParams,
 };
@@ -28,7 +29,6 @@ use sample_controller::api::prelude::*;
 use sample_controller::demo::{self, BoxError, Embedded, Observer, Snapshot, foo, wait};
 use sample_controller::foo_controller;
 use sample_controller::runner::{self, Options};
-use tokio_util::sync::CancellationToken;
 
 /// Kubernetes' sample-controller, ported to kinform.
 #[derive(Parser, Debug)]

@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use k8s_openapi::api::coordination::v1::Lease;
+use kinform::CancellationToken;
 use kinform::controller::ReconcileStats;
 use kinform::controller::shard::{ShardRole, ShardingConfig};
 use kinform::events::{EventRecorder, RecorderConfig};
@@ -15,7 +16,6 @@ use kinform::leader::{
 };
 use kinform::{Api, Client};
 use tokio::sync::Semaphore;
-use tokio_util::sync::CancellationToken;
 
 use crate::foo_controller::{CONTROLLER_NAME, FooController};
 

@@ -34,8 +34,9 @@
 //! ```no_run
 //! # async fn demo(client: kinform_client::Client) -> Result<(), Box<dyn std::error::Error>> {
 //! use kinform_client::Api;
-//! use kinform_runtime::leader::{LeaderCallbacks, LeaderElectionConfig, LeaderElector, LeaseLock};
-//! use tokio_util::sync::CancellationToken;
+//! use kinform_runtime::leader::{
+//!     CancellationToken, LeaderCallbacks, LeaderElectionConfig, LeaderElector, LeaseLock,
+//! };
 //!
 //! let lock = LeaseLock::new(Api::namespaced(client, "kube-system"), "my-controller", "pod-1");
 //! let callbacks = LeaderCallbacks::new(|leading: CancellationToken| async move {
@@ -63,3 +64,8 @@ pub use config::{ConfigError, JITTER_FACTOR, LeaderElectionConfig};
 pub use elector::{LeaderElector, RunOutcome};
 pub use lock::{LeaseLock, LockError, ResourceLock};
 pub use record::LeaderElectionRecord;
+
+/// The token of [`LeaderElector::run`] (cancel it to stop competing) and of the leading
+/// callback (cancelled when leadership ends): tokio-util's, re-exported so that electing a
+/// leader needs no tokio-util dependency. Also `kinform::CancellationToken`.
+pub use tokio_util::sync::CancellationToken;

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::events::v1::Event;
+use kinform::CancellationToken;
 use kinform::client::{DeleteParams, Patch, PatchParams, PostParams};
 use kinform::controller::{controller_of, is_controlled_by};
 use kinform::informer::InformerFactory;
@@ -16,7 +17,6 @@ use sample_controller::api::prelude::*;
 use sample_controller::demo::{Observer, Snapshot, foo};
 use sample_controller::runner::{self, Options};
 use sample_controller::{FOO_CRD_YAML, foo_controller, simulator};
-use tokio_util::sync::CancellationToken;
 
 const WAIT: Duration = Duration::from_secs(120);
 
