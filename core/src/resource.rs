@@ -174,7 +174,9 @@ pub trait Resource: HasMetadata + Clone + Serialize + DeserializeOwned {
 
 /// A GroupVersionResource with its kind and scope, known at run time.
 ///
-/// Used by dynamic clients and informers for resources without generated types.
+/// Used by dynamic clients and informers for resources without generated types. Make one
+/// with [`ApiResource::new`] (from discovery, a CRD, configuration), or from a typed
+/// resource with [`Resource::api_resource`] (kube-rs's `ApiResource::erase`).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct ApiResource {
     /// API group, `""` for the core group.
@@ -190,6 +192,37 @@ pub struct ApiResource {
 }
 
 impl ApiResource {
+    /// The resource `plural` of kind `kind` in `group` (`""` for the core group) at
+    /// `version`, namespaced or not (kube-rs's `ApiResource::from_gvk_with_plural`, with
+    /// the scope, which kinform's clients need to build URLs). Nothing is checked against a
+    /// server: a wrong plural or scope shows as 404s.
+    ///
+    /// ```
+    /// use kinform_core::resource::{ApiResource, Scope};
+    ///
+    /// let crontabs = ApiResource::new("stable.example.com", "v1", "CronTab", "crontabs", Scope::Namespaced);
+    /// assert_eq!(crontabs.api_version(), "stable.example.com/v1");
+    /// assert_eq!(
+    ///     crontabs.collection_path(Some("default")),
+    ///     "/apis/stable.example.com/v1/namespaces/default/crontabs"
+    /// );
+    /// ```
+    pub fn new(
+        group: impl Into<Cow<'static, str>>,
+        version: impl Into<Cow<'static, str>>,
+        kind: impl Into<Cow<'static, str>>,
+        plural: impl Into<Cow<'static, str>>,
+        scope: Scope,
+    ) -> Self {
+        Self {
+            group: group.into(),
+            version: version.into(),
+            kind: kind.into(),
+            plural: plural.into(),
+            scope,
+        }
+    }
+
     /// `apiVersion` as written in objects.
     pub fn api_version(&self) -> String {
         if self.group.is_empty() {
@@ -315,6 +348,18 @@ mod tests {
         let dep = k8s_openapi::api::apps::v1::Deployment::api_resource();
         assert_eq!(dep.api_version(), "apps/v1");
         assert_eq!(dep.to_string(), "apps/v1/deployments");
+    }
+
+    #[test]
+    fn api_resources_are_made_from_their_parts() {
+        // Owned strings (from discovery, say) and literals alike.
+        let group = String::from("apps");
+        let made = ApiResource::new(group, "v1", "Deployment", "deployments", Scope::Namespaced);
+        assert_eq!(made, k8s_openapi::api::apps::v1::Deployment::api_resource());
+        let core = ApiResource::new("", "v1", "Namespace", "namespaces", Scope::Cluster);
+        assert_eq!(core, Namespace::api_resource());
+        assert_eq!(core.api_version(), "v1");
+        assert_eq!(core.collection_path(Some("ignored")), "/api/v1/namespaces");
     }
 
     #[test]
