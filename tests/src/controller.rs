@@ -24,14 +24,10 @@ pub fn client(server: &TestApiServer) -> Client {
     server.client().expect("a client of the test server")
 }
 
-/// An informer factory whose reflectors back off quickly (20 ms doubling to 300 ms).
+/// An informer factory with the test-sized reflector backoff (20 ms doubling to 300 ms,
+/// [`crate::informer::factory_builder`]).
 pub fn factory(client: Client) -> InformerFactory {
-    InformerFactory::builder(client)
-        .tweak_reflector(|c| {
-            c.backoff.initial = Duration::from_millis(20);
-            c.backoff.max = Duration::from_millis(300);
-        })
-        .build()
+    crate::informer::factory_builder(client).build()
 }
 
 /// Creates the ConfigMap `default/name` on `server` (through its store, not over HTTP).

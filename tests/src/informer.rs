@@ -12,7 +12,9 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::Pod;
 use kinform::client::{DeleteParams, Patch, PatchParams, PostParams};
 use kinform::fifo::Deleted;
-use kinform::informer::{EventHandler, InformerFactory, SharedIndexInformer};
+use kinform::informer::{
+    EventHandler, InformerFactory, InformerFactoryBuilder, SharedIndexInformer,
+};
 use kinform::testing::TestApiServer;
 use kinform::{Api, Client, HasMetadata, Lean, ListParams, Resource};
 use parking_lot::Mutex;
@@ -55,14 +57,20 @@ pub fn client(server: &TestApiServer, retries: u32) -> Client {
         .expect("a client of the test server")
 }
 
-/// A factory whose reflectors back off quickly (tests converge in seconds, not minutes).
+/// How every test of kinform gets an informer factory: a builder with the test-sized
+/// reflector backoff ([`InformerFactoryBuilder::test_backoff`]: 20 ms to 300 ms), the
+/// default of kinform's test support, so that a test whose server drops watches or fails
+/// requests converges in seconds, not minutes. The library's own default stays client-go's
+/// (800 ms to 30 s), the right one against a cluster.
+pub fn factory_builder(client: Client) -> InformerFactoryBuilder {
+    InformerFactory::builder(client).test_backoff()
+}
+
+/// A [`factory_builder`] factory that also lists in pages of 20 and retries a failed page
+/// up to 50 times (the fault tests' pagination).
 pub fn fast_factory(client: Client) -> InformerFactory {
-    InformerFactory::builder(client)
+    factory_builder(client)
         .tweak_reflector(|c| {
-            c.backoff.initial = Duration::from_millis(20);
-            c.backoff.max = Duration::from_millis(300);
-            c.page_retry_backoff.initial = Duration::from_millis(5);
-            c.page_retry_backoff.max = Duration::from_millis(100);
             c.max_page_retries = 50;
             c.page_size = 20;
         })

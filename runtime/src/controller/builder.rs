@@ -203,6 +203,7 @@ impl<K: Resource> ControllerBuilder<K> {
                 config,
                 self.factory.client().clone(),
                 factory_scope.clone(),
+                self.factory.reflector_tweak(),
                 self.metrics.clone(),
             ))
         });

@@ -72,7 +72,7 @@ pub struct CacheSyncError {
     pub unsynced: Vec<String>,
 }
 
-type Tweak = Arc<dyn Fn(&mut ReflectorConfig) + Send + Sync>;
+pub(crate) type Tweak = Arc<dyn Fn(&mut ReflectorConfig) + Send + Sync>;
 
 /// Options of an [`InformerFactory`].
 #[must_use]
@@ -130,6 +130,14 @@ impl InformerFactoryBuilder {
     /// ends in under a second without events counts as an error, so a test whose server
     /// drops watches (`server.faults().drop_watches()`) would otherwise wait seconds, up to
     /// 30 s, for its informers to watch again. Never for a real cluster.
+    ///
+    /// Opt-in, by decision: a factory cannot tell a test from production, and client-go's
+    /// backoff is the one that protects an API server in trouble from every replica's
+    /// reflectors at once, so the library default stays client-go's. Tests choose it
+    /// where they build their factories: kinform's own test support builds every factory
+    /// with it (`kinform_tests::informer::factory_builder`); build yours the same way, as
+    /// below. The informers a [sharded](crate::controller::ControllerBuilder::sharded)
+    /// controller's sharder runs take the factory's reflector options too.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
@@ -311,6 +319,12 @@ impl InformerFactory {
     /// The client the informers use.
     pub fn client(&self) -> &Client {
         &self.inner.options.client
+    }
+
+    /// The factory's changes of every reflector's options
+    /// ([`InformerFactoryBuilder::tweak_reflector`], [`InformerFactoryBuilder::test_backoff`]).
+    pub(crate) fn reflector_tweak(&self) -> Option<Tweak> {
+        self.inner.options.tweak.clone()
     }
 
     /// The factory's namespace and selectors (those of [`informer`](Self::informer)).

@@ -65,6 +65,7 @@ mod handler;
 mod registration;
 mod shared;
 
+pub(crate) use factory::Tweak;
 pub use factory::{
     CacheSyncError, InformerFactory, InformerFactoryBuilder, InformerScope, drop_managed_fields,
 };

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use kinform::client::{DeleteParams, PostParams};
-use kinform::informer::{EventHandlerFns, InformerFactory, InformerScope};
+use kinform::informer::{EventHandlerFns, InformerScope};
 use kinform::testing::TestApiServer;
 use kinform::{Api, LabelSelector, Resource};
 use parking_lot::Mutex;
@@ -200,7 +200,7 @@ async fn unchanged_relists_reach_only_handlers_due_for_resync<K: PodCache>() {
 async fn dynamic_and_metadata_informers() {
     // Preloaded realistic pods carry managedFields.
     let server = TestApiServer::builder().pods(5).start().await.unwrap();
-    let factory = InformerFactory::builder(client(&server, 3))
+    let factory = factory_builder(client(&server, 3))
         .keep_managed_fields()
         .build();
     let ar = Pod::api_resource();

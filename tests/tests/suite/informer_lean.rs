@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use kinform::client::{PatchParams, PostParams};
-use kinform::informer::{EventHandlerFns, InformerFactory};
+use kinform::informer::EventHandlerFns;
 use kinform::reflector::ListMode;
 use kinform::store::IndexFn;
 use kinform::testing::TestApiServer;
@@ -22,7 +22,7 @@ use parking_lot::Mutex;
 use serde::Deserialize;
 
 use kinform_tests::eventually;
-use kinform_tests::informer::client;
+use kinform_tests::informer::{client, factory_builder};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_lean_cache_decodes_to_what_the_default_cache_holds() {
@@ -33,7 +33,7 @@ async fn the_lean_cache_decodes_to_what_the_default_cache_holds() {
         (ListMode::Auto, false),
         (ListMode::Auto, true),
     ] {
-        let mut builder = InformerFactory::builder(client(&server, 3))
+        let mut builder = factory_builder(client(&server, 3))
             .list_mode(mode)
             .tweak_reflector(|c| c.page_size = 50);
         if keep_managed_fields {
@@ -64,7 +64,7 @@ async fn the_lean_cache_decodes_to_what_the_default_cache_holds() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dynamic_lean_informers_decode_to_the_dynamic_objects() {
     let server = TestApiServer::builder().pods(30).start().await.unwrap();
-    let factory = InformerFactory::new(client(&server, 3));
+    let factory = factory_builder(client(&server, 3)).build();
     let ar = Pod::api_resource();
     let dynamic = factory.dynamic_informer(&ar);
     let lean = factory.dynamic_lean_informer(&ar);
@@ -109,7 +109,7 @@ fn node_of(pod: &Lean<Pod>) -> Option<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn indexes_selectors_and_handlers_read_lean_objects() {
     let server = TestApiServer::builder().pods(60).start().await.unwrap();
-    let factory = InformerFactory::new(client(&server, 3));
+    let factory = factory_builder(client(&server, 3)).build();
     let informer = factory.informer::<Lean<Pod>>();
     // An index on metadata (no body read) and one on a view of the body.
     let by_owner: IndexFn<Lean<Pod>> = Arc::new(|p: &Lean<Pod>| {

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, Weak};
 use k8s_openapi::api::core::v1::Pod;
 use kinform::client::{DeleteParams, Patch, PatchParams};
 use kinform::fifo::Deleted;
-use kinform::informer::{EventHandlerFns, InformerFactory};
+use kinform::informer::EventHandlerFns;
 use kinform::reflector::ListMode;
 
 use kinform_tests::informer::*;
@@ -23,9 +23,7 @@ fn name_and_round(pod: &Pod) -> String {
 
 async fn replaced_states_are_freed(mode: ListMode) {
     let (server, api) = server_with_pods(20).await;
-    let factory = InformerFactory::builder(client(&server, 3))
-        .list_mode(mode)
-        .build();
+    let factory = factory_builder(client(&server, 3)).list_mode(mode).build();
     let informer = factory.informer::<Pod>();
     // Every state a handler saw leave the cache, as a weak reference, with the labels the
     // handler saw (the events are checked, the objects must be free to go).

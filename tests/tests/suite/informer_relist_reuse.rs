@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use kinform::client::{Patch, PatchParams};
-use kinform::informer::{EventHandlerFns, InformerFactory};
+use kinform::informer::EventHandlerFns;
 use kinform::reflector::ListMode;
 
 use kinform_tests::informer::*;
@@ -31,7 +31,7 @@ kinform_tests::for_each_cache!(
 
 async fn relist_reuses<K: PodCache>(mode: ListMode) {
     let (server, api) = server_with_pods(30).await;
-    let factory = InformerFactory::builder(client(&server, 3))
+    let factory = factory_builder(client(&server, 3))
         .list_mode(mode)
         .tweak_reflector(|c| {
             c.backoff.initial = Duration::from_millis(20);

@@ -107,7 +107,7 @@ use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
 use super::ControllerMetricsProvider;
-use crate::informer::InformerScope;
+use crate::informer::{InformerScope, Tweak};
 use crate::leader::{ConfigError, LeaderElectionConfig};
 use crate::workqueue::{CounterMetric, HistogramMetric, SettableGaugeMetric};
 use kinform_client::{Api, Client, PartialObjectMetadata, Patch, PatchParams};
@@ -364,6 +364,8 @@ pub(crate) struct Shared {
     pub(crate) client: Client,
     /// The factory's scope, which each membership narrows to its shard label.
     base_scope: InformerScope,
+    /// The factory's reflector options, which the sharder's own factory takes too.
+    pub(crate) reflector: Option<Tweak>,
     /// The shard label value of the current membership (see [`incarnation`]).
     identity: Mutex<Arc<str>>,
     /// The current membership's number: 0, then one more after each rejoin.
@@ -388,6 +390,7 @@ impl Shared {
         config: ShardingConfig,
         client: Client,
         base_scope: InformerScope,
+        reflector: Option<Tweak>,
         provider: Option<Arc<dyn ControllerMetricsProvider>>,
     ) -> Self {
         let hooks = provider.map(|p| Hooks {
@@ -406,6 +409,7 @@ impl Shared {
             config,
             client,
             base_scope,
+            reflector,
             released: Mutex::new(HashSet::new()),
             deleted: Mutex::new(HashSet::new()),
             cache_len: Mutex::new(None),

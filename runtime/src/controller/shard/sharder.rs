@@ -281,6 +281,9 @@ pub(crate) async fn run_sharder<K: Resource>(
     if let Some(sel) = &scope.field_selector {
         builder = builder.field_selector(sel.clone());
     }
+    if let Some(tweak) = shared.reflector.clone() {
+        builder = builder.tweak_reflector(move |c| tweak(c));
+    }
     let factory = builder.build();
     let notify = Arc::new(Notify::new());
     let resource = K::api_resource();
