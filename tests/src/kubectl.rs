@@ -18,6 +18,11 @@ pub struct Kubectl {
 
 impl Kubectl {
     /// kubectl for `server`, or `None` (after saying so) when kubectl is not on the PATH.
+    ///
+    /// # Panics
+    ///
+    /// When kubectl is missing and [`KINFORM_CONFORMANCE`](crate::python::REQUIRE_ENV) is
+    /// `require` (CI sets it): there the kubectl tests must run, not pass by skipping.
     pub fn for_server(server: &TestApiServer, test: &str) -> Option<Self> {
         let available = std::process::Command::new("kubectl")
             .args(["version", "--client"])
@@ -26,7 +31,16 @@ impl Kubectl {
             .status()
             .is_ok_and(|s| s.success());
         if !available {
-            eprintln!("kubectl is not on the PATH: skipping {test}");
+            if crate::python::required() {
+                panic!(
+                    "kubectl is not on the PATH ({}=require): {test} cannot run",
+                    crate::python::REQUIRE_ENV
+                );
+            }
+            eprintln!(
+                "kubectl is not on the PATH: skipping {test} (set {}=require to fail instead)",
+                crate::python::REQUIRE_ENV
+            );
             return None;
         }
         let dir = tempfile::tempdir().unwrap();

@@ -12,7 +12,8 @@ use std::process::{Output, Stdio};
 use kinform::testing::TestApiServer;
 use tokio::process::Command;
 
-/// The environment variable that turns a missing Python client into a failure.
+/// The environment variable that turns a missing real client (the Python client, kubectl)
+/// into a failure.
 pub const REQUIRE_ENV: &str = "KINFORM_CONFORMANCE";
 
 /// Whether `KINFORM_CONFORMANCE=require` is set.

@@ -1,5 +1,6 @@
 //! Acceptance: kubectl against TestApiServer through the server's kubeconfig. Runs only when
-//! `kubectl` is on the PATH (otherwise the test passes after saying it was skipped).
+//! `kubectl` is on the PATH (otherwise the test passes after saying it was skipped, or fails
+//! under `KINFORM_CONFORMANCE=require`, as in CI).
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

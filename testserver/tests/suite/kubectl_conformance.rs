@@ -1,6 +1,7 @@
 //! Conformance: kubectl drives TestApiServer (HTTPS, through the kubeconfig the server
 //! writes). Each test names the kubectl command and the kube-apiserver behaviour behind it.
-//! Runs where `kubectl` is on the PATH (otherwise each test passes after saying it skipped).
+//! Runs where `kubectl` is on the PATH (otherwise each test passes after saying it skipped, or
+//! fails under `KINFORM_CONFORMANCE=require`, as in CI).
 //!
 //! A behaviour the server does not reproduce yet gets a test marked
 //! `#[ignore = "not reproduced yet: ..."]` that says what the server answers instead (run

@@ -1,7 +1,8 @@
 //! Acceptance: kubectl's `create` commands send built-in kinds as
 //! `application/vnd.kubernetes.protobuf`; TestApiServer decodes them as kube-apiserver does and
 //! stores the same objects their JSON would have made. Runs the kubectl parts only when
-//! `kubectl` is on the PATH (otherwise they pass after saying they were skipped).
+//! `kubectl` is on the PATH (otherwise they pass after saying they were skipped, or fail
+//! under `KINFORM_CONFORMANCE=require`, as in CI).
 
 use base64::Engine as _;
 use kinform_tests::http::Raw;
