@@ -611,20 +611,20 @@ impl TestApiServer {
         })
     }
 
-    /// The run-time fault switches.
+    /// The run-time fault switches: a shared handle, which a background task may own.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// use std::time::Duration;
     /// use k8s_openapi::api::core::v1::ConfigMap;
-    /// use kinform_client::{Api, Client};
+    /// use kinform_client::Api;
     /// use kinform_testserver::TestApiServer;
     ///
     /// let server = TestApiServer::start().await?;
-    /// let mut config = server.client_config();
-    /// config.max_retries = 0; // see each failure instead of the client's retries
-    /// let configmaps: Api<ConfigMap> = Api::namespaced(Client::new(config)?, "default");
+    /// // See each failure instead of the client's retries.
+    /// let client = server.client_with(|config| config.max_retries = 0)?;
+    /// let configmaps: Api<ConfigMap> = Api::namespaced(client, "default");
     ///
     /// server.faults().set_internal_errors(0.5); // exactly every second request fails
     /// let ok = [
@@ -642,10 +642,18 @@ impl TestApiServer {
     /// server.faults().compact(); // watches from older resourceVersions: 410 Gone
     /// server.faults().drop_watches(); // every open watch ends, as in an API server restart
     /// server.faults().clear();
+    ///
+    /// // The switches are a shared handle: a background task may own them.
+    /// let faults = server.faults();
+    /// let flapping = tokio::spawn(async move {
+    ///     faults.drop_watches();
+    ///     faults.clear();
+    /// });
+    /// flapping.await?;
     /// # Ok(()) }
     /// ```
-    pub fn faults(&self) -> &Faults {
-        &self.faults
+    pub fn faults(&self) -> Arc<Faults> {
+        Arc::clone(&self.faults)
     }
 
     /// The requests received so far, oldest first, as `METHOD path?query` (the query as the
