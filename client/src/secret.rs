@@ -3,7 +3,12 @@
 //! client-go redacts bearer tokens and key data when printing a `rest.Config`
 //! (`rest.Config.String()`); every secret-bearing field of kinform's configuration is a
 //! [`Secret`], so a `{:?}` of any config, kubeconfig or client prints `[redacted]` in its place.
+//!
+//! URLs are the other place a credential hides: a `proxy-url` may carry `user:password@`.
+//! [`redact_userinfo`] gives the text a URL is printed as, in `Debug` and in error messages,
+//! with that part replaced by `***`; the URL itself is kept whole for connecting.
 
+use std::borrow::Cow;
 use std::fmt;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -53,9 +58,54 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Secret<T> {
     }
 }
 
+/// `url` with its userinfo (`user:password@`) replaced by `***@`, for printing:
+/// `http://me:pw@proxy:3128` shows as `http://***@proxy:3128`.
+///
+/// Works on text that is not a valid URL too (it is used in the message saying so): the
+/// userinfo is everything between `://` (or the start, without a scheme) and the last `@`,
+/// so a password with an unescaped `/`, `?` or `@` is hidden whole. A path holding an `@`
+/// is over-redacted, which only costs readability.
+pub(crate) fn redact_userinfo(url: &str) -> Cow<'_, str> {
+    let start = url.find("://").map_or(0, |i| i + 3);
+    match url[start..].rfind('@') {
+        Some(at) => Cow::Owned(format!("{}***{}", &url[..start], &url[start + at..])),
+        None => Cow::Borrowed(url),
+    }
+}
+
+/// `Debug` of a URL through [`redact_userinfo`], printed as a quoted string.
+pub(crate) struct RedactedUrl<'a>(pub(crate) &'a str);
+
+impl fmt::Debug for RedactedUrl<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&*redact_userinfo(self.0), f)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn userinfo_is_replaced_and_the_rest_kept() {
+        let cases = [
+            ("http://me:pw@proxy:3128", "http://***@proxy:3128"),
+            ("http://me:pw@proxy:3128/", "http://***@proxy:3128/"),
+            ("http://token@proxy", "http://***@proxy"),
+            ("http://me:p/w?x#@proxy:3128", "http://***@proxy:3128"),
+            ("http://me:p@w@proxy", "http://***@proxy"),
+            ("me:pw@proxy:3128", "***@proxy:3128"),
+            ("http://proxy.example:3128", "http://proxy.example:3128"),
+            ("", ""),
+        ];
+        for (url, shown) in cases {
+            assert_eq!(redact_userinfo(url), shown, "{url}");
+        }
+        assert_eq!(
+            format!("{:?}", RedactedUrl("http://a:b@h")),
+            "\"http://***@h\""
+        );
+    }
 
     #[test]
     fn debug_is_redacted() {

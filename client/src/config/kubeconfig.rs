@@ -9,7 +9,8 @@
 //!
 //! Secrets (tokens, passwords, key data, exec env values) are [`Secret`]s so `Debug` never
 //! prints them; as client-go's `AuthProviderConfig.String` and `ExecConfig.String` do,
-//! `Debug` also hides an auth provider's `config` and an exec plugin's `args`.
+//! `Debug` also hides an auth provider's `config` and an exec plugin's `args`, and prints a
+//! cluster's `server` and `proxy-url` without their userinfo.
 //!
 //! A file that does not parse is reported with its path, line and column and the parser's
 //! message with every quoted span of the document left out ([`redact_parse_message`]): the
@@ -24,7 +25,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::ConfigError;
-use crate::secret::Secret;
+use crate::secret::{RedactedUrl, Secret};
 
 /// A kubeconfig file (`clientcmdapi.Config`), or several merged.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -64,8 +65,9 @@ pub struct NamedCluster {
     pub cluster: Cluster,
 }
 
-/// How to reach an API server.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+/// How to reach an API server. `Debug` prints `server` and `proxy-url` without their
+/// userinfo (`http://user:password@proxy:3128` as `http://***@proxy:3128`).
+#[derive(Clone, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub struct Cluster {
     /// `server`: the API server URL.
@@ -89,6 +91,30 @@ pub struct Cluster {
     /// `disable-compression`: do not ask for gzip responses.
     #[serde(default)]
     pub disable_compression: bool,
+}
+
+impl fmt::Debug for Cluster {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Destructured so that a new field cannot be forgotten here.
+        let Self {
+            server,
+            certificate_authority,
+            certificate_authority_data,
+            insecure_skip_tls_verify,
+            tls_server_name,
+            proxy_url,
+            disable_compression,
+        } = self;
+        f.debug_struct("Cluster")
+            .field("server", &server.as_deref().map(RedactedUrl))
+            .field("certificate_authority", certificate_authority)
+            .field("certificate_authority_data", certificate_authority_data)
+            .field("insecure_skip_tls_verify", insecure_skip_tls_verify)
+            .field("tls_server_name", tls_server_name)
+            .field("proxy_url", &proxy_url.as_deref().map(RedactedUrl))
+            .field("disable_compression", disable_compression)
+            .finish()
+    }
 }
 
 /// A user with its name.

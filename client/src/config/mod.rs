@@ -9,13 +9,16 @@
 //! the client buffers: a whole body, one watch event).
 //!
 //! `Debug` output never contains a secret: tokens, passwords, private keys, exec env values
-//! and auth-provider settings are [`Secret`]s, and exec plugin arguments are hidden.
+//! and auth-provider settings are [`Secret`]s, exec plugin arguments are hidden, and URLs
+//! (the server, `proxy-url`, the `proxy-url` told to an exec plugin) are printed without
+//! their userinfo, in `Debug` and in the errors about them alike.
 
 mod error;
 mod exec;
 mod incluster;
 mod kubeconfig;
 
+use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -29,7 +32,7 @@ pub use kubeconfig::{
     NamedAuthInfo, NamedCluster, NamedContext,
 };
 
-use super::secret::Secret;
+use super::secret::{RedactedUrl, Secret, redact_userinfo};
 
 /// Which context, cluster and user of a kubeconfig to use (kubectl's `--context`,
 /// `--cluster`, `--user`).
@@ -66,8 +69,9 @@ pub enum AuthConfig {
     Exec(Box<ExecAuth>),
 }
 
-/// An exec plugin with what it is told about the cluster.
-#[derive(Clone, Debug)]
+/// An exec plugin with what it is told about the cluster. `Debug` prints the `proxy-url`
+/// of `cluster_info` without its userinfo.
+#[derive(Clone)]
 pub struct ExecAuth {
     /// The plugin.
     pub config: ExecConfig,
@@ -76,6 +80,30 @@ pub struct ExecAuth {
     /// How long one run of the plugin may take before its process group is killed;
     /// `None` is [`DEFAULT_EXEC_TIMEOUT`].
     pub timeout: Option<Duration>,
+}
+
+impl fmt::Debug for ExecAuth {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Self {
+            config,
+            cluster_info,
+            timeout,
+        } = self;
+        let mut shown = cluster_info.clone();
+        if let Some(url) = shown
+            .as_mut()
+            .and_then(|info| info.get_mut("proxy-url"))
+            .filter(|url| url.is_string())
+        {
+            let redacted = redact_userinfo(url.as_str().unwrap_or_default()).into_owned();
+            *url = redacted.into();
+        }
+        f.debug_struct("ExecAuth")
+            .field("config", config)
+            .field("cluster_info", &shown)
+            .field("timeout", timeout)
+            .finish()
+    }
 }
 
 /// A client certificate chain and its private key, both PEM.
@@ -87,8 +115,9 @@ pub struct Identity {
     pub key_pem: Secret<Vec<u8>>,
 }
 
-/// Everything needed to talk to one API server.
-#[derive(Clone, Debug)]
+/// Everything needed to talk to one API server. `Debug` prints the URLs without their
+/// userinfo (a `proxy-url` may carry a password) and no secret.
+#[derive(Clone)]
 #[non_exhaustive]
 pub struct Config {
     /// The server URL, `http://` or `https://`, optionally with a path prefix.
@@ -151,6 +180,60 @@ pub struct Config {
     /// let the two decoding threads take larger batches; the default,
     /// [`DEFAULT_READ_AHEAD_BYTES`], holds a whole 500-object page of realistic pods.
     pub read_ahead_bytes: usize,
+}
+
+impl fmt::Debug for Config {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Destructured so that a new field cannot be forgotten here.
+        let Self {
+            cluster_url,
+            default_namespace,
+            root_cert_pem,
+            accept_invalid_certs,
+            tls_server_name,
+            proxy_url,
+            auth,
+            identity,
+            impersonate,
+            impersonate_groups,
+            connect_timeout,
+            read_timeout,
+            qps,
+            burst,
+            max_retries,
+            disable_compression,
+            http2,
+            user_agent,
+            max_body_bytes,
+            max_watch_event_bytes,
+            read_ahead_bytes,
+        } = self;
+        let cluster_url = cluster_url.to_string();
+        let proxy_url = proxy_url.as_ref().map(ToString::to_string);
+        f.debug_struct("Config")
+            .field("cluster_url", &RedactedUrl(&cluster_url))
+            .field("default_namespace", default_namespace)
+            .field("root_cert_pem", root_cert_pem)
+            .field("accept_invalid_certs", accept_invalid_certs)
+            .field("tls_server_name", tls_server_name)
+            .field("proxy_url", &proxy_url.as_deref().map(RedactedUrl))
+            .field("auth", auth)
+            .field("identity", identity)
+            .field("impersonate", impersonate)
+            .field("impersonate_groups", impersonate_groups)
+            .field("connect_timeout", connect_timeout)
+            .field("read_timeout", read_timeout)
+            .field("qps", qps)
+            .field("burst", burst)
+            .field("max_retries", max_retries)
+            .field("disable_compression", disable_compression)
+            .field("http2", http2)
+            .field("user_agent", user_agent)
+            .field("max_body_bytes", max_body_bytes)
+            .field("max_watch_event_bytes", max_watch_event_bytes)
+            .field("read_ahead_bytes", read_ahead_bytes)
+            .finish()
+    }
 }
 
 /// Default of [`Config::max_body_bytes`]: 256 MiB, far above a 500-object LIST page of
@@ -379,18 +462,39 @@ impl Config {
     }
 }
 
+/// Parses an `http://` or `https://` URL; the error quotes it without its userinfo.
 pub(crate) fn parse_url(s: &str, field: &str) -> Result<http::Uri, ConfigError> {
+    let shown = RedactedUrl(s);
     let uri: http::Uri = s.parse().map_err(|e| ConfigError::InvalidField {
         field: field.to_owned(),
-        message: format!("{s:?} is not a URL: {e}"),
+        message: format!("{shown:?} is not a URL: {e}"),
     })?;
-    match uri.scheme_str() {
-        Some("http" | "https") if uri.authority().is_some() => Ok(uri),
-        _ => Err(ConfigError::InvalidField {
+    let Some(authority) = uri
+        .authority()
+        .filter(|_| matches!(uri.scheme_str(), Some("http" | "https")))
+    else {
+        return Err(ConfigError::InvalidField {
             field: field.to_owned(),
-            message: format!("{s:?} is not an http:// or https:// URL"),
-        }),
+            message: format!("{shown:?} is not an http:// or https:// URL"),
+        });
+    };
+    // A port that is not a number is usually a password whose `@` and host were cut off
+    // (`http://me:pw/x@proxy` parses as host `me`, port `pw`): neither is quoted.
+    let hostport = authority.as_str().rsplit('@').next().unwrap_or_default();
+    if let Some((_, port)) = hostport.rsplit_once(':')
+        && !port.ends_with(']')
+        && port.parse::<u16>().is_err()
+    {
+        return Err(ConfigError::InvalidField {
+            field: field.to_owned(),
+            message: format!(
+                "the port of the {} URL is not a number (a password with an unescaped `/`, `?` \
+                 or `#` ends the host early)",
+                uri.scheme_str().unwrap_or_default()
+            ),
+        });
     }
+    Ok(uri)
 }
 
 fn read_file(path: &str, what: &'static str) -> Result<Vec<u8>, ConfigError> {

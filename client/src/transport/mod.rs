@@ -119,13 +119,14 @@ impl Inner {
 
 impl fmt::Debug for Client {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let server = format!(
+            "{}://{}{}",
+            self.inner.scheme, self.inner.authority, self.inner.base_path
+        );
         f.debug_struct("Client")
             .field(
                 "server",
-                &format_args!(
-                    "{}://{}{}",
-                    self.inner.scheme, self.inner.authority, self.inner.base_path
-                ),
+                &format_args!("{}", crate::secret::redact_userinfo(&server)),
             )
             .field("default_namespace", &self.inner.default_namespace)
             .finish_non_exhaustive()

@@ -237,3 +237,79 @@ fn a_huge_broken_file_is_reported_in_bounded_time() {
     assert!(!e.contains(SECRET), "{e}");
     assert!(e.contains("line 40003"), "{e}");
 }
+
+const PROXIED: &str = r#"
+current-context: p
+clusters:
+- name: k
+  cluster:
+    server: https://k.example
+    proxy-url: http://me:S3CR3T-proxy@proxy.example:3128
+users:
+- name: plugin
+  user:
+    exec:
+      apiVersion: client.authentication.k8s.io/v1
+      command: get-token
+      provideClusterInfo: true
+contexts:
+- name: p
+  context: {cluster: k, user: plugin}
+"#;
+
+#[test]
+fn debug_hides_the_password_of_a_proxy_url_and_connecting_keeps_it() {
+    let k = Kubeconfig::parse(PROXIED, Path::new("kubeconfig")).unwrap();
+    let cluster = k.cluster("k").unwrap();
+    for debug in [format!("{k:?}"), format!("{cluster:?}")] {
+        assert!(!debug.contains(SECRET), "{debug}");
+        assert!(debug.contains("http://***@proxy.example:3128"), "{debug}");
+    }
+    let config = Config::from_custom_kubeconfig(k, &KubeConfigOptions::default()).unwrap();
+    // The Config's own field, and the cluster info an exec plugin is given.
+    let debug = format!("{config:?}");
+    assert!(!debug.contains(SECRET), "{debug}");
+    assert!(debug.contains("***@proxy.example:3128"), "{debug}");
+    assert!(debug.contains("get-token"), "{debug}");
+    // What is connected with is whole.
+    let proxy = config.proxy_url.as_ref().unwrap();
+    assert_eq!(
+        proxy.authority().unwrap().as_str(),
+        "me:S3CR3T-proxy@proxy.example:3128"
+    );
+    let kinform_client::config::AuthConfig::Exec(exec) = &config.auth else {
+        panic!("not exec: {config:?}")
+    };
+    assert_eq!(
+        exec.cluster_info.as_ref().unwrap()["proxy-url"],
+        "http://me:S3CR3T-proxy@proxy.example:3128"
+    );
+}
+
+#[test]
+fn a_bad_proxy_url_is_reported_without_its_password() {
+    for url in [
+        // Not a URL (a space), not http(s), and a password with characters a URL forbids.
+        "http://me:S3CR3T pw@proxy.example:3128",
+        "socks5://me:S3CR3T@proxy.example:1080",
+        "http://me:S3CR3T/?#@proxy.example:3128",
+        "http://me:S3CR3T/",
+        "me:S3CR3T@proxy.example:3128",
+    ] {
+        let text = PROXIED.replace(
+            "http://me:S3CR3T-proxy@proxy.example:3128",
+            &format!("'{url}'"),
+        );
+        let k = Kubeconfig::parse(&text, Path::new("kubeconfig")).unwrap();
+        let err = Config::from_custom_kubeconfig(k, &KubeConfigOptions::default()).unwrap_err();
+        let shown = err.to_string();
+        assert!(matches!(err, ConfigError::InvalidField { .. }), "{shown}");
+        assert!(!shown.contains(SECRET), "{url}: {shown}");
+        assert!(!format!("{err:?}").contains(SECRET), "{url}: {err:?}");
+        assert!(shown.contains("clusters[k].proxy-url"), "{shown}");
+        assert!(
+            shown.contains("***@proxy.example") || shown.contains("port"),
+            "{shown}"
+        );
+    }
+}
