@@ -16,7 +16,9 @@
 //! interactively): after [`ExecAuth::timeout`] (default [`DEFAULT_EXEC_TIMEOUT`]) the
 //! plugin's whole process group is killed (it runs in a group of its own, so helpers it
 //! started go too, and a grandchild holding its stdout open cannot keep the wait alive) and
-//! the error says so.
+//! the error says so. The same happens when the run is cancelled (its future dropped, e.g.
+//! by a timeout around the request that needed the credential): a run that did not finish
+//! takes its process group with it, whichever way it ends.
 
 use std::process::Stdio;
 use std::time::Duration;
@@ -111,39 +113,91 @@ pub async fn run_exec_plugin(auth: &ExecAuth) -> Result<ExecCredential, ConfigEr
             .unwrap_or_default();
         fail(format!("cannot run: {e}{hint}"))
     })?;
-    let pid = child.id();
+    let mut run = Running::new(child);
     let limit = auth.timeout.unwrap_or(DEFAULT_EXEC_TIMEOUT);
-    let output = match tokio::time::timeout(limit, child.wait_with_output()).await {
+    let (stdout, status) = match tokio::time::timeout(limit, run.output()).await {
         Ok(done) => done.map_err(|e| fail(format!("cannot read its output: {e}")))?,
+        // Dropping `run` on the way out kills the group.
         Err(_) => {
-            // Dropping the wait killed the plugin itself (`kill_on_drop`); its group goes too.
-            kill_group(pid);
             return Err(fail(format!(
                 "did not finish within {limit:?}; it and its process group were killed"
             )));
         }
     };
-    if !output.status.success() {
+    run.finished();
+    if !status.success() {
         // stderr went to the process's stderr, as kubectl shows it.
-        return Err(fail(format!("exited with {}", output.status)));
+        return Err(fail(format!("exited with {status}")));
     }
-    parse_credential(&output.stdout, api_version).map_err(fail)
+    parse_credential(&stdout, api_version).map_err(fail)
 }
 
-/// Kills the process group led by `pid` (the plugin's: it was started as a group leader).
+/// A started plugin. Unless [`Running::finished`] was called, dropping it (a timeout, an
+/// error, or the caller's future being dropped mid-run) kills the plugin's process group,
+/// then the plugin itself (`kill_on_drop`).
+struct Running {
+    child: tokio::process::Child,
+    /// The plugin's pid, which is its process group's id (it was started as a group leader).
+    group: Option<u32>,
+    done: bool,
+}
+
+impl Running {
+    fn new(child: tokio::process::Child) -> Self {
+        Self {
+            group: child.id(),
+            child,
+            done: false,
+        }
+    }
+
+    /// All of stdout, and the exit status, read together (a plugin writing more than a pipe
+    /// holds would otherwise never exit).
+    async fn output(&mut self) -> std::io::Result<(Vec<u8>, std::process::ExitStatus)> {
+        use tokio::io::AsyncReadExt as _;
+        let mut stdout = self.child.stdout.take();
+        let mut out = Vec::new();
+        let read = async {
+            match stdout.as_mut() {
+                Some(pipe) => pipe.read_to_end(&mut out).await.map(drop),
+                None => Ok(()),
+            }
+        };
+        let (read, status) = tokio::join!(read, self.child.wait());
+        read?;
+        Ok((out, status?))
+    }
+
+    /// The plugin exited and its stdout was closed: its group is left alone.
+    fn finished(&mut self) {
+        self.done = true;
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if !self.done {
+            kill_group(self.group);
+        }
+    }
+}
+
+/// Kills the process group `pgid`. While the plugin is unreaped its pid stays reserved, so
+/// the group is the plugin's; after the plugin exited, a member holding stdout open (the
+/// only way the run can still be unfinished then) keeps the group id in use.
 #[cfg(unix)]
-fn kill_group(pid: Option<u32>) {
-    let pid = pid
+fn kill_group(pgid: Option<u32>) {
+    let pgid = pgid
         .and_then(|p| i32::try_from(p).ok())
         .and_then(rustix::process::Pid::from_raw);
-    if let Some(pid) = pid {
+    if let Some(pgid) = pgid {
         // The group may be gone already; nothing else to do then.
-        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+        let _ = rustix::process::kill_process_group(pgid, rustix::process::Signal::KILL);
     }
 }
 
 #[cfg(not(unix))]
-fn kill_group(_pid: Option<u32>) {}
+fn kill_group(_pgid: Option<u32>) {}
 
 fn parse_credential(stdout: &[u8], api_version: &str) -> Result<ExecCredential, String> {
     let raw: RawCredential = serde_json::from_slice(stdout)

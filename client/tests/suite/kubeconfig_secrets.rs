@@ -1,7 +1,8 @@
 //! Secrets never leave the configuration (issue #19): a kubeconfig that does not parse is
 //! reported by file, line and field path without quoting any value; `Debug` of a kubeconfig
 //! and of a `Config` hides tokens, passwords, key data, auth-provider settings, exec
-//! arguments and env values; a hung exec plugin is killed with its process group.
+//! arguments and env values; a hung exec plugin is killed with its process group, and so is
+//! one whose run is cancelled.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -217,6 +218,71 @@ async fn a_hung_plugin_is_killed_with_its_process_group() {
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+}
+
+/// Waits until `pid` is gone, or a zombie waiting for its new parent to reap it.
+#[cfg(unix)]
+async fn assert_exits(pid: u32, within: Duration) {
+    let deadline = Instant::now() + within;
+    let raw = rustix::process::Pid::from_raw(i32::try_from(pid).unwrap()).unwrap();
+    loop {
+        let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        if rustix::process::test_kill_process(raw).is_err()
+            || state.split_whitespace().nth(2) == Some("Z")
+        {
+            return;
+        }
+        assert!(Instant::now() < deadline, "{pid} still runs: {state}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn a_cancelled_plugin_run_kills_the_plugins_children() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("child.pid");
+    let plugin = dir.path().join("slow.sh");
+    std::fs::write(
+        &plugin,
+        format!(
+            "#!/bin/sh\nsleep 30 &\necho $! > {}\nwait\n",
+            pid_file.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&plugin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let auth = ExecAuth {
+        config: ExecConfig {
+            api_version: Some("client.authentication.k8s.io/v1".into()),
+            command: plugin.display().to_string(),
+            ..ExecConfig::default()
+        },
+        cluster_info: None,
+        // Far longer than the test: only the cancellation can end the run.
+        timeout: Some(Duration::from_secs(120)),
+    };
+    let mut fetch = Box::pin(run_exec_plugin(&auth));
+    // Run the fetch until the plugin has started its child.
+    let child = tokio::select! {
+        done = &mut fetch => panic!("the plugin finished: {done:?}"),
+        pid = async {
+            loop {
+                if let Ok(text) = std::fs::read_to_string(&pid_file)
+                    && let Ok(pid) = text.trim().parse::<u32>()
+                {
+                    break pid;
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        } => pid,
+    };
+    // The caller gives up (a request deadline), which drops the fetch.
+    let gave_up = tokio::time::timeout(Duration::from_millis(200), &mut fetch).await;
+    assert!(gave_up.is_err(), "{gave_up:?}");
+    drop(fetch);
+    assert_exits(child, Duration::from_secs(3)).await;
 }
 
 #[test]
