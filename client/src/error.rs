@@ -116,22 +116,37 @@ impl Error {
         self.code() == Some(410) || matches!(self.reason(), Some("Expired" | "Gone"))
     }
 
-    /// The "too large resource version" error (`ResourceVersionTooLarge` cause), which
-    /// client-go's reflector answers with a consistent relist.
+    /// 504 Timeout.
+    pub fn is_timeout(&self) -> bool {
+        self.code() == Some(504) || self.reason() == Some("Timeout")
+    }
+
+    /// The "too large resource version" error: a list or watch asked for a resourceVersion
+    /// newer than the server has (it lost its history, e.g. it restarted), and its watch
+    /// cache did not catch up within its wait. The Status has the `ResourceVersionTooLarge`
+    /// cause; servers before 1.18.6 sent a 504 Timeout saying "Too large resource version"
+    /// in a cause's message or in its own, which is matched too, as client-go's reflector
+    /// does.
+    ///
+    /// Retrying at the same resourceVersion cannot succeed soon, so the client returns this
+    /// error at once, unretried; a reflector answers it as client-go's does, with a relist
+    /// at resourceVersion `""` (a consistent read).
     pub fn is_too_large_resource_version(&self) -> bool {
-        self.status().is_some_and(|s| {
-            s.details
-                .as_ref()
-                .and_then(|d| d.causes.as_ref())
-                .is_some_and(|causes| {
-                    causes
-                        .iter()
-                        .any(|c| c.reason.as_deref() == Some("ResourceVersionTooLarge"))
-                })
-                || s.message
-                    .as_deref()
-                    .is_some_and(|m| m.contains("Too large resource version"))
-        })
+        const MESSAGE: &str = "Too large resource version";
+        let Some(s) = self.status() else {
+            return false;
+        };
+        let causes = s
+            .details
+            .as_ref()
+            .and_then(|d| d.causes.as_deref())
+            .unwrap_or_default();
+        causes
+            .iter()
+            .any(|c| c.reason.as_deref() == Some("ResourceVersionTooLarge"))
+            || (self.is_timeout()
+                && (causes.iter().any(|c| c.message.as_deref() == Some(MESSAGE))
+                    || s.message.as_deref().is_some_and(|m| m.contains(MESSAGE))))
     }
 
     /// 429 TooManyRequests.
@@ -160,5 +175,67 @@ impl Error {
     /// Whether the error came from the connection, not from the server's answer.
     pub fn is_transport(&self) -> bool {
         matches!(self, Error::Transport { .. })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn api(status: serde_json::Value) -> Error {
+        Error::Api {
+            request: "GET /api/v1/pods?resourceVersion=99&watch=true".into(),
+            status: Box::new(serde_json::from_value(status).unwrap()),
+            retry_after: None,
+        }
+    }
+
+    #[test]
+    fn too_large_resource_version_by_cause_or_legacy_message() {
+        // kube-apiserver's cacher (storage.NewTooLargeResourceVersionError).
+        let current = api(serde_json::json!({
+            "kind": "Status", "status": "Failure", "code": 504, "reason": "Timeout",
+            "message": "Timeout: Too large resource version: 99, current: 3",
+            "details": {"retryAfterSeconds": 1, "causes": [
+                {"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}
+            ]}
+        }));
+        assert!(current.is_too_large_resource_version() && current.is_timeout());
+        assert!(!current.is_gone());
+        // 1.17.0-1.18.5: the message in a cause without its reason.
+        let cause_message = api(serde_json::json!({
+            "code": 504, "reason": "Timeout", "message": "Timeout",
+            "details": {"causes": [{"message": "Too large resource version"}]}
+        }));
+        assert!(cause_message.is_too_large_resource_version());
+        // Before 1.17: only the Status message.
+        let message = api(serde_json::json!({
+            "code": 504, "reason": "Timeout",
+            "message": "Too large resource version: 99, current: 3"
+        }));
+        assert!(message.is_too_large_resource_version());
+    }
+
+    #[test]
+    fn other_errors_are_not_too_large_resource_version() {
+        let plain_timeout = api(serde_json::json!({
+            "code": 504, "reason": "Timeout", "message": "request did not complete within 60s"
+        }));
+        assert!(plain_timeout.is_timeout() && !plain_timeout.is_too_large_resource_version());
+        let expired = api(serde_json::json!({
+            "code": 410, "reason": "Expired", "message": "too old resource version: 1 (3)"
+        }));
+        assert!(expired.is_gone() && !expired.is_too_large_resource_version());
+        // The legacy message counts only on a Timeout.
+        let invalid = api(serde_json::json!({
+            "code": 422, "reason": "Invalid", "message": "Too large resource version in a label"
+        }));
+        assert!(!invalid.is_too_large_resource_version());
+        let transport = Error::Transport {
+            request: "GET /".into(),
+            message: "cannot connect".into(),
+            source: None,
+        };
+        assert!(!transport.is_too_large_resource_version() && !transport.is_timeout());
     }
 }

@@ -149,7 +149,8 @@ pub struct Config {
     pub qps: Option<f32>,
     /// Token bucket size for `qps` (client-go's `Burst`).
     pub burst: u32,
-    /// Retries of 429 answers, and of 503/504 and connection errors of idempotent requests.
+    /// Retries of 429 answers, and of 503 answers, 504 answers carrying `Retry-After` (but not
+    /// a "too large resource version" one) and connection errors of idempotent requests.
     pub max_retries: u32,
     /// Do not ask for gzip responses.
     pub disable_compression: bool,

@@ -6,10 +6,14 @@
 //! - credentials per request (see `auth`), impersonation headers;
 //! - an optional client-side QPS/burst token bucket (`rest.Config.QPS`/`Burst`);
 //! - retries (client-go's `request.retry`): a 429 is retried for any verb (the server did not
-//!   run it), 503/504 and connection failures only for idempotent verbs (GET, HEAD, PUT,
-//!   DELETE, OPTIONS); the wait is the `Retry-After` header when given, else exponential
-//!   backoff with jitter; a 401 with a refreshable credential is retried once after
-//!   refreshing it;
+//!   run it), 503 and connection failures only for idempotent verbs (GET, HEAD, PUT,
+//!   DELETE, OPTIONS); a 504 only for idempotent verbs and, as client-go's `checkWait`, only
+//!   when it carries `Retry-After`, and never when its Status is the cacher's "too large
+//!   resource version" (the server lost the history asked for, e.g. it restarted: the
+//!   same request cannot succeed soon, and a reflector recovers by relisting, see
+//!   [`Error::is_too_large_resource_version`]); the wait is the `Retry-After` header when
+//!   given, else exponential backoff with jitter; a 401 with a refreshable credential is
+//!   retried once after refreshing it;
 //! - errors keep the server's `Status`; a non-Status error body becomes a Status with the
 //!   HTTP code and the matching reason, as `errors.NewGenericServerResponse` does.
 //!
@@ -431,15 +435,26 @@ impl Client {
                 inner.auth.invalidate().await;
                 continue;
             }
-            let retryable = code == StatusCode::TOO_MANY_REQUESTS
-                || (idempotent
-                    && matches!(
-                        code,
-                        StatusCode::SERVICE_UNAVAILABLE | StatusCode::GATEWAY_TIMEOUT
-                    ));
+            let retry_after = retry::retry_after(resp.headers());
+            let retryable = match code {
+                StatusCode::TOO_MANY_REQUESTS => true,
+                StatusCode::SERVICE_UNAVAILABLE => idempotent,
+                // A 504 is retried only when the server asks for it, as client-go does.
+                StatusCode::GATEWAY_TIMEOUT => idempotent && retry_after.is_some(),
+                _ => false,
+            };
             if retryable && attempt < inner.max_retries {
-                let wait =
-                    retry::retry_after(resp.headers()).unwrap_or_else(|| retry::backoff(attempt));
+                if code == StatusCode::GATEWAY_TIMEOUT {
+                    // kube-apiserver's cacher asks for a retry after 1 s even when the
+                    // resourceVersion is newer than all it has; only its Status says so.
+                    match self.check(resp, desc).await {
+                        Err(e) if e.is_too_large_resource_version() => return Err(e),
+                        _ => {}
+                    }
+                } else {
+                    drop(resp);
+                }
+                let wait = retry_after.unwrap_or_else(|| retry::backoff(attempt));
                 tracing::debug!(
                     request = desc,
                     attempt,
@@ -447,7 +462,6 @@ impl Client {
                     ?wait,
                     "retrying"
                 );
-                drop(resp);
                 tokio::time::sleep(wait).await;
                 attempt += 1;
                 continue;

@@ -1,5 +1,6 @@
 //! The client over real HTTP on loopback: every verb's request shape, errors keeping the
-//! server's Status, streaming watch decode, bad input, gzip, retries and rate limits.
+//! server's Status, streaming watch decode, bad input, gzip, retries (which answers are
+//! retried, and which never are) and rate limits.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -385,6 +386,87 @@ async fn retries_429_with_retry_after_and_503_only_when_idempotent() {
         .unwrap_err();
     assert_eq!(err.code(), Some(503));
     assert_eq!(hits.load(Ordering::SeqCst), 1);
+}
+
+/// kube-apiserver's cacher answer to a resourceVersion newer than it has, after its 3 s
+/// wait: a 504 asking for a retry after 1 s, its Status naming the cause.
+fn too_large_resource_version() -> Reply {
+    Reply::json(
+        504,
+        serde_json::json!({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",
+            "message":"Timeout: Too large resource version: 99, current: 3","reason":"Timeout",
+            "details":{"retryAfterSeconds":1,"causes":[
+                {"reason":"ResourceVersionTooLarge","message":"Too large resource version"}]},
+            "code":504}),
+    )
+    .with_header("retry-after", "1")
+}
+
+#[tokio::test]
+async fn a_504_is_retried_only_with_retry_after_and_never_for_a_too_large_resource_version() {
+    let hits = Arc::new(AtomicUsize::new(0));
+    let h = hits.clone();
+    let server = serve(
+        None,
+        false,
+        Arc::new(move |req| {
+            h.fetch_add(1, Ordering::SeqCst);
+            let timeout =
+                || status_json(504, "Timeout", "the server was unable to respond in time");
+            match req.uri.path() {
+                "/api/v1/namespaces/default/pods/asks" => {
+                    Reply::json(504, timeout()).with_header("retry-after", "0")
+                }
+                "/api/v1/namespaces/default/pods/silent" => Reply::json(504, timeout()),
+                _ => too_large_resource_version(),
+            }
+        }),
+    )
+    .await;
+    let mut config = Config::new(server.url.parse().unwrap());
+    config.max_retries = 3;
+    let pods: Api<Pod> = Api::namespaced(Client::new(config).unwrap(), "default");
+
+    // With Retry-After: retried max_retries times (client-go's checkWait).
+    let err = pods.get("asks").await.unwrap_err();
+    assert!(
+        err.is_timeout() && !err.is_too_large_resource_version(),
+        "{err}"
+    );
+    assert_eq!(hits.swap(0, Ordering::SeqCst), 4);
+    // Without: the first answer is the error.
+    let err = pods.get("silent").await.unwrap_err();
+    assert!(err.is_timeout(), "{err}");
+    assert_eq!(hits.swap(0, Ordering::SeqCst), 1);
+
+    // Too large resource version, on a list and on a watch: one request, no wait for the
+    // Retry-After, the Status kept.
+    let started = std::time::Instant::now();
+    let err = pods
+        .list(&ListParams {
+            resource_version: Some("99".into()),
+            ..ListParams::default()
+        })
+        .await
+        .unwrap_err();
+    assert!(err.is_too_large_resource_version(), "{err}");
+    assert_eq!(err.retry_after(), Some(std::time::Duration::from_secs(1)));
+    assert_eq!(hits.swap(0, Ordering::SeqCst), 1);
+    let wp = WatchParams {
+        resource_version: Some("99".into()),
+        ..WatchParams::default()
+    };
+    let err = match pods.watch(&wp).await {
+        Err(e) => e,
+        Ok(_) => panic!("the watch opened"),
+    };
+    assert!(err.is_too_large_resource_version(), "{err}");
+    assert_eq!(hits.swap(0, Ordering::SeqCst), 1);
+    assert!(
+        started.elapsed() < std::time::Duration::from_millis(900),
+        "{:?}",
+        started.elapsed()
+    );
 }
 
 #[tokio::test]
