@@ -454,12 +454,21 @@ impl Machine {
         self.metrics.list_error();
         let retry_after = e.retry_after();
         let continuing = l.request.continue_token.is_some();
-        let expired = e.is_gone() || e.is_too_large_resource_version();
+        let e_too_large = e.is_too_large_resource_version();
+        let expired = e.is_gone() || e_too_large;
         let transient = is_transient(&e) && !expired;
         let out = Output::error(ReflectorError::List {
             name: self.config.name.clone(),
             source: e,
         });
+        if continuing && e_too_large {
+            // A continued page at a resourceVersion the server does not have (it lost its
+            // history): a consistent relist at once, as client-go's reflector does with
+            // the error its pager passes up (a full list at that RV would wait and fail
+            // again).
+            self.rv_unavailable = true;
+            return (out, State::Listing(self.new_list()));
+        }
         if continuing && expired {
             // The continue token expired: one full list at the list's RV (client-go's pager
             // with FullListIfExpired).

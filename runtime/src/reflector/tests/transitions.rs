@@ -226,17 +226,40 @@ fn expired_continue_token_falls_back_to_one_full_list() {
     }
 }
 
+/// A 504 whose Status says the resourceVersion is newer than the server has (it lost its
+/// history): kube-apiserver's `ResourceVersionTooLarge`.
+fn too_large_rv() -> kinform_client::Error {
+    let mut e = api_err(504, "Timeout");
+    if let kinform_client::Error::Api { status, .. } = &mut e {
+        status.message = Some("Too large resource version: 20, current: 10".into());
+    }
+    e
+}
+
+#[test]
+fn too_large_rv_on_a_continued_page_relists_at_once_with_a_consistent_read() {
+    // client-go's pager lists in full only on Expired; a too-large RV goes up to the
+    // reflector, which marks the RV unavailable and lists at "" (no second wait at it).
+    let now = Instant::now();
+    let (mut m, _) = machine(ListMode::Paged);
+    let s: S = m.initial_state();
+    let (_, s) = m.step(
+        s,
+        Input::Listed(Ok(page(vec![pod("a", "1")], "9", Some("t1")))),
+        now,
+    );
+    let (out, s) = m.step(s, Input::Listed(Err(too_large_rv())), now);
+    assert!(out.error.is_some());
+    let p = list_params(&s);
+    assert_eq!(p.continue_token, None);
+    assert_eq!(p.resource_version.as_deref(), Some(""), "a consistent read");
+    assert_eq!(p.limit, Some(500), "paged, as the first list");
+}
+
 #[test]
 fn expired_or_too_large_rv_relists_at_once_with_a_consistent_read() {
     let now = Instant::now();
-    let too_large = {
-        let mut e = api_err(504, "Timeout");
-        if let kinform_client::Error::Api { status, .. } = &mut e {
-            status.message = Some("Too large resource version: 20, current: 10".into());
-        }
-        e
-    };
-    for err in [api_err(410, "Expired"), too_large] {
+    for err in [api_err(410, "Expired"), too_large_rv()] {
         let (mut m, s) = watching(now);
         // A watch ERROR 410 relists at the last synced RV first...
         let (_, s) = m.step(s, event(WatchEvent::Error(status(410, "Expired"))), now);
