@@ -482,6 +482,9 @@ impl Inner {
 
     /// The CRD that serves `info`, `None` for a built-in (or a resource a test registered).
     pub fn crd_of(&self, info: &ResourceInfo) -> Option<Arc<Obj>> {
+        if crate::registry::is_builtin_resource(&info.group, &info.plural) {
+            return None;
+        }
         self.get(
             "apiextensions.k8s.io/customresourcedefinitions",
             &format!("{}.{}", info.plural, info.group),

@@ -9,7 +9,9 @@
 //!   Invalid), a body namespace that differs from the URL's (400), a namespace that does not
 //!   exist (404) and an existing name (409 AlreadyExists);
 //! - update requires the object to exist (404), treats a non-empty `metadata.resourceVersion`
-//!   as a precondition (409 Conflict when stale), keeps the server-owned metadata (uid,
+//!   as a precondition (409 Conflict when stale), refuses another `metadata.uid` (422, the
+//!   uid is immutable) and a patch that changes the name or namespace (400, the patch
+//!   handler's `checkName`), keeps the server-owned metadata (uid,
 //!   creationTimestamp, deletionTimestamp), bumps `generation` only when something outside
 //!   `metadata` (and `status`, for resources with a status subresource) changed, and commits
 //!   nothing for a no-op update (the resourceVersion stays);
@@ -18,7 +20,9 @@
 //! - custom resources with a status subresource drop `status` on create, as
 //!   apiextensions-apiserver does;
 //! - creating a CRD registers its served versions and fills its status (`Established`,
-//!   `NamesAccepted`, `acceptedNames`); updating it re-registers them.
+//!   `NamesAccepted`, `acceptedNames`); updating it re-registers them. Its group is checked
+//!   first (`registry::validate_crd`); a CRD naming a built-in resource is stored but leaves
+//!   the built-in served.
 //!
 //! Every write is decoded (built-ins) or pruned and defaulted (custom resources) under the
 //! request's `fieldValidation`, then validated against the kind's schema before it is stored
@@ -210,9 +214,14 @@ pub(crate) fn create(
     {
         m.remove("status");
     }
+    // The uid is the server's (a client's is replaced), set before the strategy, which may
+    // use it (a Job's generated selector).
+    value["metadata"]["name"] = json!(name);
+    value["metadata"]["uid"] = json!(new_uid());
     if !custom {
         let services = other_services(inner, info, None);
         strategy::prepare_create(info, &mut value, &services)?;
+        validate::builtin(info, &name, &value, None)?;
     }
     if info.is_namespace() {
         // The namespace strategy: the `kubernetes` finalizer the namespace controller
@@ -225,6 +234,9 @@ pub(crate) fn create(
         }
         value["status"] = json!({"phase": "Active"});
     }
+    if info.is_crd() {
+        crate::registry::validate_crd(&value, None)?;
+    }
     validate::validate(inner, info, &name, &mut value, None)?;
     let crd_versions = if info.is_crd() {
         let mut probe = value.clone();
@@ -235,8 +247,6 @@ pub(crate) fn create(
     };
     let rv = inner.next_rv();
     let meta = &mut value["metadata"];
-    meta["name"] = json!(name);
-    meta["uid"] = json!(new_uid());
     meta["resourceVersion"] = json!(rv.to_string());
     meta["creationTimestamp"] = json!(now_rfc3339());
     if let Some(m) = meta.as_object_mut() {
@@ -274,7 +284,10 @@ fn is_custom(inner: &Inner, info: &ResourceInfo) -> bool {
 }
 
 fn register_crd(inner: &mut Inner, crd: &mut Value, versions: Vec<ResourceInfo>) {
-    if !inner.dry_run {
+    let shadowed = versions
+        .first()
+        .is_some_and(|v| crate::registry::is_builtin_resource(&v.group, &v.plural));
+    if !inner.dry_run && !shadowed {
         if let Some(first) = versions.first() {
             let (group, plural) = (first.group.clone(), first.plural.clone());
             inner.registry.remove(&group, &plural);
@@ -352,13 +365,22 @@ pub(crate) fn patch(
         .ok_or_else(|| ApiError::not_found(&info.group, &info.plural, name))?;
     let mut current = old.value();
     current["apiVersion"] = json!(info.api_version());
-    let patched = patch_type.apply(current, patch, schema)?;
-    if patched["metadata"]["name"].as_str() != Some(name) {
-        return Err(ApiError::bad_request(
-            "a patch may not change metadata.name",
-        ));
+    let mut patched = patch_type.apply(current, patch, schema)?;
+    // The patch handler's `checkName`: the patched object keeps the URL's name and namespace.
+    let patched_name = patched["metadata"]["name"].as_str().unwrap_or_default();
+    if patched_name != name {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({patched_name}) does not match the name on the URL ({name})"
+        )));
     }
-    let mut patched = patched;
+    let patched_ns = patched["metadata"]["namespace"]
+        .as_str()
+        .unwrap_or_default();
+    if !namespace.is_empty() && !patched_ns.is_empty() && patched_ns != namespace {
+        return Err(ApiError::bad_request(format!(
+            "the namespace of the object ({patched_ns}) does not match the namespace on the request ({namespace})"
+        )));
+    }
     check_type(info, &mut patched)?;
     replace(inner, info, &old, status_only, patched, check)
 }
@@ -382,6 +404,20 @@ fn replace(
             &info.plural,
             &old.name,
             "the object has been modified; please apply your changes to the latest version and try again",
+        ));
+    }
+    // `ValidateObjectMetaUpdate`: a uid left out is kept, another one is refused.
+    let body_uid = body["metadata"]["uid"].as_str().unwrap_or_default();
+    if !body_uid.is_empty() && body_uid != old.uid() {
+        return Err(validate::invalid_error(
+            &info.group,
+            &info.kind,
+            &old.name,
+            vec![validate::Cause::invalid(
+                "metadata.uid",
+                &json!(body_uid),
+                "field is immutable",
+            )],
         ));
     }
     let old_v = {
@@ -422,6 +458,12 @@ fn replace(
         );
     }
     new["metadata"]["resourceVersion"] = json!(old.rv.to_string());
+    if !status_only && !is_custom(inner, info) {
+        validate::builtin(info, &old.name, &new, Some(&old_v))?;
+    }
+    if info.is_crd() {
+        crate::registry::validate_crd(&new, Some(&old_v))?;
+    }
     validate::validate(inner, info, &old.name, &mut new, Some(&old_v))?;
     crate::handlers::fieldmanager::on_write(inner, info, Some(&old_v), &mut new, status_only);
     if new == old_v {
@@ -443,8 +485,13 @@ fn replace(
     }
     if info.is_crd() {
         let versions = crd_resources(&new)?;
+        let shadowed = versions
+            .first()
+            .is_some_and(|v| crate::registry::is_builtin_resource(&v.group, &v.plural));
         register_crd(inner, &mut new, versions);
-        validate::redefault_stored(inner, &new);
+        if !shadowed {
+            validate::redefault_stored(inner, &new);
+        }
     }
     let storage = info.storage_key();
     let finalizers_left = new["metadata"]["finalizers"]

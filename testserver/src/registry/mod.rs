@@ -6,7 +6,10 @@
 //! kind, short names, categories, printer columns and `status`/`scale` subresources; deleting
 //! the CRD removes them (and its objects). All versions of a resource share one storage
 //! (`group/plural`); CRDs are served with conversion strategy `None` semantics: reading through
-//! another version only rewrites `apiVersion`.
+//! another version only rewrites `apiVersion`. A CRD's group must be a domain with a dot and,
+//! in the protected `*.k8s.io` and `*.kubernetes.io` groups, carry the
+//! `api-approved.kubernetes.io` annotation ([`validate_crd`]); a CRD naming a built-in
+//! resource is stored but never replaces it ([`is_builtin_resource`]).
 
 pub(crate) mod builtin;
 pub(crate) mod spec;
@@ -252,9 +255,133 @@ impl Registry {
     }
 }
 
+/// Whether `group/plural` is a built-in resource. A CRD naming one is stored but does not
+/// take its place: kube-apiserver's built-in handlers answer before apiextensions-apiserver
+/// is asked.
+pub fn is_builtin_resource(group: &str, plural: &str) -> bool {
+    static BUILTIN: std::sync::OnceLock<std::collections::BTreeSet<(String, String)>> =
+        std::sync::OnceLock::new();
+    BUILTIN
+        .get_or_init(|| {
+            spec::builtin_resources()
+                .into_iter()
+                .map(|i| (i.group, i.plural))
+                .collect()
+        })
+        .contains(&(group.to_owned(), plural.to_owned()))
+}
+
 /// Splits `apps/v1` into `("apps", "v1")` and `v1` into `("", "v1")`.
 pub fn split_api_version(api_version: &str) -> (&str, &str) {
     api_version.split_once('/').unwrap_or(("", api_version))
+}
+
+/// The annotation a CRD of a protected group (`k8s.io`, `kubernetes.io` and their
+/// subdomains) must carry.
+const API_APPROVED: &str = "api-approved.kubernetes.io";
+
+/// Where the API approval of a protected group is explained, as the messages cite it.
+const API_APPROVAL_DOC: &str = "https://github.com/kubernetes/enhancements/pull/1111";
+
+/// What apiextensions' `ValidateCustomResourceDefinition` checks of a CRD's group beyond
+/// [`crd_resources`] (`old`: the stored CRD, on update): the group is a domain with a dot
+/// (which refuses the built-in groups without one: `apps`, `batch`, `policy`, ...), and a
+/// CRD of a protected group (`*.k8s.io`, `*.kubernetes.io`) carries the
+/// `api-approved.kubernetes.io` annotation with a URL or a reason starting with
+/// `unapproved` (`validateAPIApproval`; an update that leaves the approval state as it was
+/// passes).
+pub fn validate_crd(crd: &Value, old: Option<&Value>) -> Result<(), ApiError> {
+    let name = crd["metadata"]["name"].as_str().unwrap_or_default();
+    let group = crd["spec"]["group"].as_str().unwrap_or_default();
+    if !group.is_empty() && !group.contains('.') {
+        return Err(crd_invalid(
+            name,
+            "FieldValueInvalid",
+            "spec.group",
+            &format!("Invalid value: {group:?}: should be a domain with at least one dot"),
+        ));
+    }
+    let protected = ["k8s.io", "kubernetes.io"]
+        .iter()
+        .any(|p| group == *p || group.ends_with(&format!(".{p}")));
+    if !protected {
+        return Ok(());
+    }
+    let state = |crd: &Value| approval_state(crd["metadata"]["annotations"][API_APPROVED].as_str());
+    let new_state = state(crd);
+    if old.is_some_and(|o| state(o) == new_state) {
+        return Ok(());
+    }
+    let field = format!("metadata.annotations[{API_APPROVED}]");
+    match new_state {
+        Approval::Missing => Err(crd_invalid(
+            name,
+            "FieldValueRequired",
+            &field,
+            &format!(
+                "Required value: protected groups must have approval annotation {API_APPROVED:?}, see {API_APPROVAL_DOC}"
+            ),
+        )),
+        Approval::Invalid(value) => Err(crd_invalid(
+            name,
+            "FieldValueInvalid",
+            &field,
+            &format!(
+                "Invalid value: {value:?}: protected groups must have approval annotation {API_APPROVED:?} with either a URL or a reason starting with \"unapproved\", see {API_APPROVAL_DOC}"
+            ),
+        )),
+        Approval::Approved | Approval::Unapproved => Ok(()),
+    }
+}
+
+/// 422 Invalid of a CRD with one cause, as `errors.NewInvalid` words it.
+fn crd_invalid(name: &str, reason: &str, field: &str, message: &str) -> ApiError {
+    let mut e = ApiError::new(
+        422,
+        "Invalid",
+        format!(
+            "CustomResourceDefinition.apiextensions.k8s.io {name:?} is invalid: {field}: {message}"
+        ),
+    );
+    e.details = Some(serde_json::json!({
+        "name": name, "group": "apiextensions.k8s.io", "kind": "CustomResourceDefinition",
+        "causes": [{"reason": reason, "message": message, "field": field}],
+    }));
+    e
+}
+
+/// The approval states of `apihelpers.GetAPIApprovalState`.
+#[derive(Debug, PartialEq)]
+enum Approval {
+    Missing,
+    Invalid(String),
+    Approved,
+    Unapproved,
+}
+
+fn approval_state(annotation: Option<&str>) -> Approval {
+    match annotation {
+        None => Approval::Missing,
+        Some(v) if v.starts_with("unapproved") => Approval::Unapproved,
+        Some(v) if url_like(v) => Approval::Approved,
+        Some(v) => Approval::Invalid(v.to_owned()),
+    }
+}
+
+/// Whether an approval is a URL (`url.ParseRequestURI` accepts it): a scheme and a host, or
+/// an absolute path.
+fn url_like(v: &str) -> bool {
+    if v.starts_with('/') {
+        return !v.contains(char::is_whitespace);
+    }
+    v.split_once("://").is_some_and(|(scheme, rest)| {
+        !scheme.is_empty()
+            && scheme
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+            && !rest.is_empty()
+            && !rest.contains(char::is_whitespace)
+    })
 }
 
 /// The resource versions a CRD object declares as served.

@@ -12,6 +12,11 @@
 //! a cluster would trip it (a reconcile that compares the stored spec with the one it wrote
 //! and updates forever, a missing cluster IP read as an error), so the server sets them.
 //!
+//! A Secret's write-only `stringData` is merged into `data` (base64, winning a clash) as
+//! decoding does; a Job gets the strategy's generated selector (the
+//! `batch.kubernetes.io/controller-uid` selector and the template's uid and job-name labels)
+//! unless `spec.manualSelector` is true.
+//!
 //! Covered: Pods (and the pod templates of Deployments, ReplicaSets, StatefulSets,
 //! DaemonSets, Jobs, CronJobs and ReplicationControllers), the workloads' own spec defaults,
 //! Services, Secrets, PersistentVolumeClaims. The defaults of other kinds, and the admission
@@ -80,7 +85,10 @@ pub(crate) fn default(info: &ResourceInfo, value: &mut Value) {
                 service_spec(spec);
             }
         }
-        ("", "Secret") => set(obj, "type", json!("Opaque")),
+        ("", "Secret") => {
+            set(obj, "type", json!("Opaque"));
+            merge_string_data(obj);
+        }
         ("", "PersistentVolumeClaim") => {
             if let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) {
                 set(spec, "volumeMode", json!("Filesystem"));
@@ -127,7 +135,10 @@ pub(crate) fn default(info: &ResourceInfo, value: &mut Value) {
                 set(rolling, "maxSurge", json!(0));
             }
         }),
-        ("batch", "Job") => workload(obj, job_spec),
+        ("batch", "Job") => {
+            job_labels(obj);
+            workload(obj, job_spec);
+        }
         ("batch", "CronJob") => {
             if let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) {
                 set(spec, "concurrencyPolicy", json!("Allow"));
@@ -144,7 +155,8 @@ pub(crate) fn default(info: &ResourceInfo, value: &mut Value) {
 }
 
 /// What a create of a built-in sets beyond the defaults: a Pod's initial status, a
-/// Service's cluster IP, node ports and status, a PersistentVolumeClaim's phase.
+/// Service's cluster IP, node ports and status, a PersistentVolumeClaim's phase, a Job's
+/// generated selector (`metadata.uid` and `name` set).
 /// `services` are the stored Services (their addresses and node ports are taken); a
 /// requested node port that is taken or out of range is refused as the service registry
 /// refuses it (422).
@@ -172,6 +184,7 @@ pub(crate) fn prepare_create(
             value["status"] = json!({"loadBalancer": {}});
         }
         ("", "PersistentVolumeClaim") => value["status"] = json!({"phase": "Pending"}),
+        ("batch", "Job") => generate_job_selector(value),
         _ => {}
     }
     Ok(())
@@ -420,10 +433,40 @@ fn workload(obj: &mut Map<String, Value>, own: impl FnOnce(&mut Map<String, Valu
     }
 }
 
+/// A Job without labels of its own takes its pod template's (`SetDefaults_Job`).
+fn job_labels(obj: &mut Map<String, Value>) {
+    let template = obj
+        .get("spec")
+        .map(|s| &s["template"]["metadata"]["labels"])
+        .filter(|l| l.is_object())
+        .cloned();
+    let meta = object(obj, "metadata");
+    let own_empty = meta
+        .get("labels")
+        .and_then(Value::as_object)
+        .is_none_or(Map::is_empty);
+    if let Some(labels) = template
+        && own_empty
+    {
+        meta.insert("labels".into(), labels);
+    }
+}
+
 fn job_spec(spec: &mut Map<String, Value>) {
+    // Completions default to 1 only with parallelism: a work-queue Job (parallelism set,
+    // completions unset) keeps no completion count.
+    let unset = |spec: &Map<String, Value>, key: &str| spec.get(key).is_none_or(Value::is_null);
+    if unset(spec, "completions") && unset(spec, "parallelism") {
+        spec.insert("completions".into(), json!(1));
+    }
     set(spec, "parallelism", json!(1));
-    set(spec, "completions", json!(1));
-    set(spec, "backoffLimit", json!(6));
+    let per_index = !unset(spec, "backoffLimitPerIndex");
+    set(
+        spec,
+        "backoffLimit",
+        json!(if per_index { i32::MAX } else { 6 }),
+    );
+    set(spec, "manualSelector", json!(false));
     set(spec, "completionMode", json!("NonIndexed"));
     set(spec, "suspend", json!(false));
     let failed_policy = spec.contains_key("podFailurePolicy");
@@ -505,6 +548,63 @@ fn image_tag(image: &str) -> Option<&str> {
     }
     let last = image.rsplit('/').next().unwrap_or(image);
     last.split_once(':').map(|(_, t)| t)
+}
+
+/// A Secret's `stringData` merged into `data`, base64-encoded, a key of both taking the
+/// `stringData` value; `stringData` itself is write-only and goes (the v1 to internal
+/// conversion, `Convert_v1_Secret_To_core_Secret`).
+fn merge_string_data(obj: &mut Map<String, Value>) {
+    use base64::Engine as _;
+    let Some(string_data) = obj.remove("stringData") else {
+        return;
+    };
+    let Value::Object(entries) = string_data else {
+        return;
+    };
+    if entries.is_empty() {
+        return;
+    }
+    let data = object(obj, "data");
+    for (key, value) in entries {
+        let text = match value {
+            Value::String(s) => s,
+            Value::Null => String::new(),
+            other => other.to_string(),
+        };
+        let encoded = base64::engine::general_purpose::STANDARD.encode(text.as_bytes());
+        data.insert(key, json!(encoded));
+    }
+}
+
+/// The Job strategy's generated selector: unless `spec.manualSelector` is true, the pod
+/// template gets the labels `batch.kubernetes.io/controller-uid`, `controller-uid` (the
+/// Job's uid), `batch.kubernetes.io/job-name` and `job-name` (its name), each only where the
+/// client did not set it, and `spec.selector.matchLabels` selects the prefixed uid label
+/// (`generateSelector`). Needs `metadata.uid` set.
+fn generate_job_selector(value: &mut Value) {
+    let uid = value["metadata"]["uid"].clone();
+    let name = value["metadata"]["name"].clone();
+    let Some(spec) = value.get_mut("spec").and_then(Value::as_object_mut) else {
+        return;
+    };
+    if spec.get("manualSelector") == Some(&json!(true)) {
+        return;
+    }
+    let template = object(spec, "template");
+    let labels = object(object(template, "metadata"), "labels");
+    for key in ["job-name", "batch.kubernetes.io/job-name"] {
+        set(labels, key, name.clone());
+    }
+    for key in ["controller-uid", "batch.kubernetes.io/controller-uid"] {
+        set(labels, key, uid.clone());
+    }
+    let match_labels = object(object(spec, "selector"), "matchLabels");
+    set(match_labels, "batch.kubernetes.io/controller-uid", uid);
+    // A Job without labels shows its template's once read back (defaulting runs on
+    // every decode, the storage's included), the generated ones with them.
+    if let Some(obj) = value.as_object_mut() {
+        job_labels(obj);
+    }
 }
 
 /// The DefaultTolerationSeconds admission plugin's tolerations.

@@ -46,14 +46,19 @@
 //!    default since 1.30, does). Built-in kinds are checked against what the OpenAPI document
 //!    says: `required` and `enum` (empty strings excepted: Go defaulting fills them).
 //!
-//! 5. **CEL** (`cel`): `x-kubernetes-validations` rules are evaluated with the `cel` crate
+//! 5. **Hand-written rules** of built-in kinds (`builtin`): the Job restart policy and
+//!    selector, non-negative replica counts, and on update the immutable selectors of
+//!    workloads and the data of ConfigMaps and Secrets marked `immutable`.
+//!
+//! 6. **CEL** (`cel`): `x-kubernetes-validations` rules are evaluated with the `cel` crate
 //!    (cel-rust, formerly `cel-interpreter`: maintained, pure Rust), `self` and, for
 //!    transition rules on update, `oldSelf`; a rule that is false is a 422 cause with its
 //!    message. Rules that need the Kubernetes CEL libraries cel-rust lacks are not enforced
 //!    (see that module).
 //!
-//! Not reproduced: the hand-written Go validation of built-in kinds (DNS-label container
-//! names, port ranges, selector/template label matching, immutable fields, ...), the Go
+//! Not reproduced: the rest of the hand-written Go validation of built-in kinds (DNS-label
+//! container names, port ranges, selector/template label matching beyond Jobs, immutable
+//! fields beyond those of `builtin`, ...), the Go
 //! defaulting of built-ins beyond module `strategy`, the re-encoding of built-ins (zero
 //! values of `omitempty` fields are kept as sent, but for `metadata`'s empty maps and lists,
 //! and quantities are not canonicalised), the CEL
@@ -67,6 +72,7 @@
 //! subset with its Kubernetes extensions, pruning and defaulting, and word their errors
 //! differently from the causes clients parse.
 
+mod builtin;
 mod cel;
 mod decode;
 mod defaults;
@@ -87,6 +93,8 @@ use crate::registry::ResourceInfo;
 use crate::registry::spec::{Schema, builtin_schema};
 use crate::status::ApiError;
 use crate::storage::{Inner, Obj};
+
+pub(crate) use builtin::check as builtin;
 
 /// The `fieldValidation` directive of a write.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -397,6 +405,20 @@ impl Cause {
     /// `field.Required`.
     pub fn required(field: &str) -> Self {
         Self::new("FieldValueRequired", field, "Required value".into())
+    }
+
+    /// `field.Required` with a detail.
+    pub fn required_because(field: &str, detail: &str) -> Self {
+        Self::new(
+            "FieldValueRequired",
+            field,
+            format!("Required value: {detail}"),
+        )
+    }
+
+    /// `field.Forbidden`.
+    pub fn forbidden(field: &str, detail: &str) -> Self {
+        Self::new("FieldValueForbidden", field, format!("Forbidden: {detail}"))
     }
 
     /// `field.Invalid`.
