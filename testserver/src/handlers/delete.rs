@@ -14,6 +14,8 @@
 //!     with `deletionTimestamp`) while its dependents are deleted, each in the foreground
 //!     too; the finalizer is removed when the last dependent is gone (at once when none has
 //!     finalizers of its own, otherwise by the collector when the last one goes);
+//! - `default`, `kube-system` and `kube-public` cannot be deleted (403 Forbidden, the
+//!   NamespaceLifecycle admission plugin's `this namespace may not be deleted`);
 //! - deleting a namespace marks it `Terminating` (`deletionTimestamp`, `status.phase`),
 //!   deletes everything in it (finalizers honoured), and removes it once it is empty, as the
 //!   namespace controller does; creating in a terminating namespace is forbidden (`write`);
@@ -42,6 +44,9 @@ use crate::storage::{EventType, Inner, Obj, object_key};
 pub(crate) const ORPHAN: &str = "orphan";
 /// The finalizer kube-apiserver adds for `propagationPolicy: Foreground`.
 pub(crate) const FOREGROUND: &str = "foregroundDeletion";
+
+/// The namespaces no DELETE removes (NamespaceLifecycle's immortal namespaces).
+const IMMORTAL_NAMESPACES: [&str; 3] = ["default", "kube-system", "kube-public"];
 
 /// How dependents follow a deleted owner.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -213,6 +218,16 @@ pub(crate) fn delete(
     let old = inner
         .get(&storage, &object_key(namespace, name))
         .ok_or_else(|| ApiError::not_found(&info.group, &info.plural, name))?;
+    // The NamespaceLifecycle admission plugin keeps the namespaces the cluster needs.
+    if info.is_namespace() && IMMORTAL_NAMESPACES.contains(&name) {
+        let mut e = ApiError::new(
+            403,
+            "Forbidden",
+            format!("namespaces \"{name}\" is forbidden: this namespace may not be deleted"),
+        );
+        e.details = Some(crate::status::details("", "namespaces", name, None));
+        return Err(e);
+    }
     let value = old.value();
     if let Some(uid) = &options.uid {
         let have = value["metadata"]["uid"].as_str().unwrap_or_default();
@@ -260,6 +275,7 @@ pub(crate) fn delete(
             && let Some(first) = crd_resources(&value)
                 .ok()
                 .and_then(|v| v.into_iter().next())
+            && !crate::registry::is_builtin_resource(&first.group, &first.plural)
         {
             inner.drop_storage(&first.storage_key());
             if !inner.dry_run {

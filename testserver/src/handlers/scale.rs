@@ -1,13 +1,15 @@
 //! The `scale` subresource (`autoscaling/v1` `Scale`), for deployments, replicasets and CRDs
 //! that declare `subresources.scale`: GET reads the replica counts through the declared paths,
 //! PUT and PATCH write `spec.replicas` back into the object (with the Scale's
-//! resourceVersion as a precondition), as `kubectl scale` and the HPA use it.
+//! resourceVersion as a precondition), as `kubectl scale` and the HPA use it. A negative or
+//! missing `spec.replicas` is 422 Invalid on the `Scale` (`ValidateScale`).
 
 use std::sync::Arc;
 
 use serde_json::{Value, json};
 
 use crate::handlers::patch::PatchType;
+use crate::handlers::validate::{Cause, invalid_error};
 use crate::registry::{ResourceInfo, ScalePaths};
 use crate::status::ApiError;
 use crate::storage::{Inner, Obj, object_key};
@@ -85,15 +87,18 @@ pub(crate) fn write(
         None => serde_json::from_slice(body)
             .map_err(|e| ApiError::bad_request(format!("the body is not valid JSON: {e}")))?,
     };
-    let replicas = scale["spec"]["replicas"].as_i64().ok_or_else(|| {
-        ApiError::invalid(
-            "autoscaling",
-            "Scale",
-            name,
+    // `ValidateScale`, as `Scale.autoscaling "name" is invalid: ...`.
+    let scale_invalid = |cause: Cause| invalid_error("autoscaling", "Scale", name, vec![cause]);
+    let replicas = scale["spec"]["replicas"]
+        .as_i64()
+        .ok_or_else(|| scale_invalid(Cause::required("spec.replicas")))?;
+    if replicas < 0 {
+        return Err(scale_invalid(Cause::invalid(
             "spec.replicas",
-            "Required value",
-        )
-    })?;
+            &json!(replicas),
+            "must be greater than or equal to 0",
+        )));
+    }
     let old: Arc<Obj> = inner
         .get(&info.storage_key(), &object_key(ns, name))
         .ok_or_else(|| ApiError::not_found(&info.group, &info.plural, name))?;

@@ -185,6 +185,12 @@ async fn route(state: &Arc<State>, req: Request<Incoming>) -> Result<Response<Bo
     {
         body = crate::handlers::negotiation::protobuf::to_json_body(&body)?;
     }
+    if method != Method::PATCH
+        && !body.is_empty()
+        && crate::handlers::negotiation::body::is_yaml(&content_type)
+    {
+        body = crate::handlers::negotiation::body::yaml_to_json(&body)?;
+    }
     if method == Method::GET && target.name.is_none() {
         wait_for_rv(state, &query).await;
     }

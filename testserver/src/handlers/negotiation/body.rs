@@ -1,5 +1,8 @@
 //! Response bodies: whole buffers, LIST bodies streamed in large chunks straight from the
-//! stored bytes, and channel-fed chunked bodies for WATCH.
+//! stored bytes, and channel-fed chunked bodies for WATCH; and the one request-body
+//! transcoding the router does before a handler reads JSON: `application/yaml` bodies of
+//! create, update and delete become JSON, as kube-apiserver's YAML serializer converts them
+//! (a body that is not one YAML document, or not UTF-8, is 400 BadRequest).
 
 use std::convert::Infallible;
 use std::pin::Pin;
@@ -10,12 +13,35 @@ use http_body::{Body as HttpBody, Frame, SizeHint};
 use http_body_util::{BodyExt, Full, combinators::BoxBody};
 use tokio::sync::mpsc;
 
+use crate::status::ApiError;
+
 /// The body type of every response.
 pub(crate) type Body = BoxBody<Bytes, Infallible>;
 
 /// A body of one buffer.
 pub(crate) fn full(bytes: impl Into<Bytes>) -> Body {
     Full::new(bytes.into()).boxed()
+}
+
+/// Whether a request `Content-Type` is YAML (`application/yaml`, kube-apiserver's YAML
+/// media type).
+pub(crate) fn is_yaml(content_type: &str) -> bool {
+    content_type
+        .split(';')
+        .next()
+        .is_some_and(|t| t.trim().eq_ignore_ascii_case("application/yaml"))
+}
+
+/// A YAML request body as the JSON a handler decodes.
+pub(crate) fn yaml_to_json(body: &[u8]) -> Result<Bytes, ApiError> {
+    let bad = |e: &dyn std::fmt::Display| {
+        ApiError::bad_request(format!("error converting YAML to JSON: {e}"))
+    };
+    let text = std::str::from_utf8(body).map_err(|e| bad(&e))?;
+    let value: serde_json::Value = serde_saphyr::from_str(text).map_err(|e| bad(&e))?;
+    serde_json::to_vec(&value)
+        .map(Bytes::from)
+        .map_err(|e| bad(&e))
 }
 
 /// Target size of one LIST body frame.
@@ -139,6 +165,18 @@ impl HttpBody for ChannelBody {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// kube-apiserver decodes `application/yaml` create and update bodies.
+    #[test]
+    fn yaml_bodies_become_json() {
+        assert!(is_yaml("application/yaml; charset=utf-8"));
+        assert!(!is_yaml("application/json"));
+        let json = yaml_to_json(b"apiVersion: v1\nkind: ConfigMap\ndata:\n  a: '1'\n").unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&json).unwrap();
+        assert_eq!(v["data"]["a"], "1");
+        assert_eq!(yaml_to_json(b"a: [").unwrap_err().code, 400);
+        assert_eq!(yaml_to_json(b"\xff").unwrap_err().code, 400);
+    }
 
     #[tokio::test]
     async fn list_body_joins_items() {
