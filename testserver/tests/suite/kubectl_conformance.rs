@@ -1699,3 +1699,57 @@ async fn patch_strategic_on_a_custom_resource_is_refused() {
         "{err}"
     );
 }
+
+/// kubectl shows kube-apiserver's registry rules as a cluster does: NamespaceLifecycle's
+/// immortal namespaces, a Secret's `stringData` merged into `data`, the Job restart policy
+/// rule and an immutable ConfigMap.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn registry_rules_surface_through_kubectl() {
+    let Some((_server, k)) = setup("kubectl registry rules").await else {
+        return;
+    };
+    let err = fails(&k, &["delete", "namespace", "kube-system"]).await;
+    assert!(
+        err.contains(
+            "Error from server (Forbidden): namespaces \"kube-system\" is forbidden: this namespace may not be deleted"
+        ),
+        "{err}"
+    );
+    let secret = json!({"apiVersion": "v1", "kind": "Secret",
+        "metadata": {"name": "s", "namespace": "ns"}, "stringData": {"user": "admin"}});
+    let (ok, out, err) = kubectl(&k, &["create", "-f", "-"], Some(&secret.to_string())).await;
+    assert!(ok, "{out}{err}");
+    let s = get_json(&k, &["secret", "s"]).await;
+    assert_eq!(s["data"]["user"], "YWRtaW4=");
+    assert!(s.get("stringData").is_none());
+    let job = json!({"apiVersion": "batch/v1", "kind": "Job",
+        "metadata": {"name": "j", "namespace": "ns"},
+        "spec": {"template": {"spec": {"containers": [{"name": "c", "image": "busybox:1"}]}}}});
+    let (ok, _, err) = kubectl(&k, &["create", "-f", "-"], Some(&job.to_string())).await;
+    assert!(!ok);
+    assert!(
+        err.contains("spec.template.spec.restartPolicy: Required value: valid values: \"OnFailure\", \"Never\""),
+        "{err}"
+    );
+    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "immutable": true,
+        "metadata": {"name": "frozen", "namespace": "ns"}, "data": {"a": "1"}});
+    let (ok, out, err) = kubectl(&k, &["create", "-f", "-"], Some(&cm.to_string())).await;
+    assert!(ok, "{out}{err}");
+    let err = fails(
+        &k,
+        &[
+            "patch",
+            "configmap",
+            "frozen",
+            "-n",
+            "ns",
+            "-p",
+            r#"{"data":{"a":"2"}}"#,
+        ],
+    )
+    .await;
+    assert!(
+        err.contains("data: Forbidden: field is immutable when `immutable` is set"),
+        "{err}"
+    );
+}
