@@ -27,9 +27,11 @@
 //! - CRD registration (`registry`) and faults switchable at run time ([`Faults`]);
 //! - HTTPS with a CA of its own, written into its kubeconfig
 //!   ([`TestApiServerBuilder::https`], the binary's default; module `server::tls`);
-//! - the registry behaviour of the common built-ins (`registry::strategy`): defaults, a Pod's initial
-//!   status, a Service's cluster IP and node ports, `metadata.generation` only on kinds that
-//!   track it;
+//! - the registry behaviour of the common built-ins (`registry::strategy`): defaults, a Pod's
+//!   initial status, a Service's cluster IP and node ports, a Secret's `stringData` merged
+//!   into `data`, a Job's generated selector and labels, `metadata.generation` only on kinds
+//!   that track it; the namespaces `default`, `kube-system` and `kube-public` cannot be
+//!   deleted (NamespaceLifecycle admission);
 //! - decoding, pruning, defaulting and schema validation of every write (`handlers::validate`):
 //!   built-ins decoded with Go's type rules (400 on a wrong type), custom resources pruned
 //!   and defaulted from their structural schema, `fieldValidation=Strict|Warn|Ignore` on
@@ -77,11 +79,16 @@
 //!   create's entry may own a node the real typed object always carries); managedFields of
 //!   the server's own writes (its Rust API, preloading, garbage collection), left as they
 //!   were;
-//! - the hand-written Go validation of built-in kinds (DNS-label container names, port
-//!   ranges, selector/template matching, immutable fields; only the OpenAPI document's
-//!   `required` and `enum` are checked), CRD CEL rules that need Kubernetes' CEL libraries
+//! - the hand-written Go validation of built-in kinds beyond the OpenAPI document's
+//!   `required` and `enum` and the rules of module `handlers::validate::builtin` (Jobs'
+//!   restart policy and selector, non-negative replica counts, immutable workload and Job
+//!   selectors, the data of ConfigMaps and Secrets marked `immutable`, a Secret's `type`):
+//!   DNS-label container names, port ranges, selector/template matching of other workloads,
+//!   other immutable fields; CRD CEL rules that need Kubernetes' CEL libraries
 //!   (`quantity()`, `url()`, `isSorted`, ...: not enforced) or `messageExpression`, the
-//!   CRD's own validation (a non-structural schema is accepted), and the re-encoding of
+//!   CRD's own validation beyond its group rules (a group with a dot; the
+//!   `api-approved.kubernetes.io` annotation of `*.k8s.io` groups; a non-structural schema
+//!   is accepted), and the re-encoding of
 //!   built-ins (quantities not canonicalised, zero `omitempty` fields kept, except the empty
 //!   `labels`, `annotations`, `ownerReferences` and `finalizers` of `metadata`): see module
 //!   `validate`;
