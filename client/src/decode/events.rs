@@ -1,18 +1,15 @@
 //! Decoding watch events for a reflector: the list path's machinery ([`page`]) applied
 //! to each event's `object`, and the lines of a large batch decoded on both decoding threads.
 //!
-//! Why: a streaming list (a watch with `sendInitialEvents=true`, the reflector's default) is
-//! the initial LIST delivered as ADDED events, so it deserves what the paged list gets:
-//! simd-json with exact vector capacities and `metadata.managedFields` skipped when the
-//! informer drops it anyway (the `object` module), both cores, and on a relist the cached `Arc` of
-//! every object whose namespace, name and resourceVersion are unchanged (pre-scanned with
-//! `scan::item_meta`) instead of a second decoded copy. The rule is client-go's: a
-//! resourceVersion identifies one state of one object, and the informer already delivers a
-//! relisted object at its cached resourceVersion as a resync; the reflector still hands the
-//! DeltaFIFO a complete `Replace`, so deltas and notifications are unchanged. Reuse is asked
-//! for only during the initial events of a streaming list (the caller's hints); after the
-//! `k8s.io/initial-events-end` bookmark the stream stops looking up the cache, since an
-//! ordinary watch event always carries a new resourceVersion.
+//! A streaming list (a watch with `sendInitialEvents=true`, the reflector's default) is the
+//! initial LIST delivered as ADDED events, so it gets what the paged list gets: simd-json
+//! with exact vector capacities and `metadata.managedFields` skipped when the informer drops
+//! it anyway (the `object` module), both cores, and on a relist the cached `Arc` of every
+//! object whose namespace, name and resourceVersion are unchanged (pre-scanned with
+//! `scan::item_meta`) in place of a second decoded copy, by client-go's rule as in [`page`].
+//! Reuse is asked for only during the initial events of a streaming list (the caller's
+//! hints); after the `k8s.io/initial-events-end` bookmark the stream stops looking up the
+//! cache, since an ordinary watch event always carries a new resourceVersion.
 //!
 //! A line is split into its `type` and `object` by the structural scanner; a line the
 //! scanner does not take (escaped keys, repeated members, bad JSON) is decoded by

@@ -1,51 +1,39 @@
 //! Decoding a watch event's object into the memory of an object the cache has let go of,
-//! and new objects into a default one.
+//! and new objects into a default one (why: `docs/performance.md`, "Replaced objects freed
+//! and decoded into on the decoding thread").
 //!
-//! Why: a burst of watch events replaces cached objects one by one, and for each the
-//! decoding thread built a new k8s-openapi object (about 150 allocations for a realistic
-//! pod, one per `String`, `Vec` and map node, and moves of large structs such as `Container`
-//! from serde's visitors into their vectors) while the replaced object, long out of the
-//! CPU's caches, was freed with as many calls into malloc: a profile of a burst put a fifth
-//! of the decoding threads' time in malloc and free and another tenth in dropping and moving
-//! those structs. Here the event's JSON is written into an object handed back by the
-//! informer (`Reclaim`) instead: a `String` takes the new text in its own buffer, a `Vec`
-//! keeps its elements and decodes into them, a map whose keys are unchanged keeps its nodes
-//! and decodes into its values, a map whose keys changed is refilled from its own entries
-//! (each new member decoded into the old entry of its key, else into a spare one whose key
-//! buffer takes the new key), an absent optional member becomes `None`. Nothing is
-//! allocated where the new state fits the old one's memory, and nothing is freed. Measured
-//! with the comparison bench (BENCHMARKS.md, "Why each trick"): a burst's allocations per
-//! pod event fell from 151 to 8-14 and its client CPU per event by about half.
+//! The event's JSON is written into an object handed back by the informer (`Reclaim`): a
+//! `String` takes the new text in its own buffer, a `Vec` keeps its elements and decodes into
+//! them, a map whose keys are unchanged keeps its nodes and decodes into its values, a map
+//! whose keys changed is refilled from its own entries (each new member decoded into the old
+//! entry of its key, else into a spare one whose key buffer takes the new key), an absent
+//! optional member becomes `None`. Nothing is allocated where the new state fits the old
+//! one's memory, and nothing is freed. An object of a k8s-openapi root type decoded afresh (a
+//! list's item, an ADDED event, an event with no replaced object to take) is decoded by the
+//! same walk into its type's default, whose strings and vectors are empty and so take exactly
+//! their new contents. A new lean object is built by its `Deserialize`, which writes its body
+//! from simd-json's tape directly, where its `decode_new` would copy the nodes first.
 //!
-//! What it must never do is decode differently: the object it leaves is equal to the one
-//! k8s-openapi's `Deserialize` builds from the same tape. So it follows those impls' rules
-//! exactly: every member is read as an `Option` (absent or `null` gives `None`, or, for a
-//! required field, the type's default, their `unwrap_or_default`, or a missing-field error
-//! for a type without one), unknown members are ignored, a later duplicate member wins, and
-//! `apiVersion` and `kind` of a resource must be strings equal to the type's own. JSON
-//! values (`serde_json::Value`, `FieldsV1`) are decoded in place as `serde_json`'s visitor
-//! builds them; booleans and numbers are read from their tape node as simd-json's serde
-//! driver reads them, and a `Time` in the form Kubernetes writes directly (`time`, the
-//! same instant jiff reads); every other value (other `Time`s, `IntOrString`, ...) is
-//! decoded afresh from its part of the tape by that driver, the code the ordinary path
-//! runs. Anything it does not expect (a string where an object should be, a wrong `kind`)
-//! gives up: the caller then drops the target and decodes the bytes the ordinary way, whose
-//! result or error is the one returned. The tests decode real objects of twenty kinds (the
-//! test server's, the corpus's CRDs) into one another and into defaults, and mutated pods
-//! into other mutated pods, and compare with what the types' `Deserialize` builds.
+//! 1. **The same value.** The object it leaves is equal to the one k8s-openapi's
+//!    `Deserialize` builds from the same tape. So it follows those impls' rules exactly:
+//!    every member is read as an `Option` (absent or `null` gives `None`, or, for a required
+//!    field, the type's default, their `unwrap_or_default`, or a missing-field error for a
+//!    type without one), unknown members are ignored, a later duplicate member wins, and
+//!    `apiVersion` and `kind` of a resource must be strings equal to the type's own. JSON
+//!    values (`serde_json::Value`, `FieldsV1`) are decoded in place as `serde_json`'s visitor
+//!    builds them; booleans and numbers are read from their tape node as simd-json's serde
+//!    driver reads them, and a `Time` in the form Kubernetes writes directly (`time`, the
+//!    same instant jiff reads); every other value (other `Time`s, `IntOrString`, ...) is
+//!    decoded afresh from its part of the tape by that driver, the code the ordinary path
+//!    runs.
+//! 2. **Giving up, never guessing.** Anything it does not expect (a string where an object
+//!    should be, a wrong `kind`) gives up: the caller then drops the target and decodes the
+//!    bytes the ordinary way, whose result or error is the one returned.
+//! 3. **Memory, not value.** The one difference: a `String` or `Vec` keeps the capacity it
+//!    had, when that was more than the new value needs.
 //!
-//! New objects are built by the same walk: an object of a k8s-openapi root type decoded
-//! afresh (a list's item, an ADDED event, an event with no replaced object to take) is
-//! decoded into its type's default, whose strings and vectors are empty and so take exactly
-//! their new contents (the decoder of `Option<T>`, which it makes `Some`). Against
-//! simd-json's serde driver, which built them before: 2-8% less time per pod in a hot loop
-//! (the `in_place` bench's `new` and `new_serde`), 1-10% less wall and CPU time in a
-//! 10,000-pod sync (BENCHMARKS.md, "Why each trick"). A lean object is still built by its
-//! `Deserialize`, which writes its body from simd-json's tape directly, where its
-//! `decode_new` would copy the nodes first.
-//!
-//! The one difference is in memory, not in value: a `String` or `Vec` keeps the capacity it
-//! had, when that was more than the new value needs.
+//! `tests` checks rule 1 against the types' `Deserialize`, on real objects of twenty kinds
+//! and on mutated pods.
 //!
 //! Which types: the k8s-openapi types reachable from every built-in resource that can be
 //! listed and watched, for the Kubernetes version of the spec the impls were generated from
@@ -55,13 +43,7 @@
 //! `DynamicObject` (`lean`: the metadata decoded in place, the body's text kept when it is
 //! unchanged). With another version of k8s-openapi enabled, and for every other type
 //! (custom resources, `DynamicObject` itself, the lean form of a generated or derived
-//! type), no type is supported and replaced objects are freed before each decode, as
-//! before.
-//!
-//! Considered: serde's `deserialize_in_place` (a hidden serde API that k8s-openapi's
-//! hand-written impls do not implement, so it falls back to a fresh decode), and keeping
-//! pools of freed `String`s (serde's string visitors can take an owned `String`, but
-//! nothing hands a k8s-openapi object's strings back without walking its type).
+//! type), no type is supported and replaced objects are freed before each decode.
 
 use std::any::Any;
 use std::sync::Arc;

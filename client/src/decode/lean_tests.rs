@@ -3,8 +3,9 @@
 //! serializes to the same JSON, on every example of `../shared/corpus/examples` (as
 //! `DynamicObject`s, the dynamic type of custom resources) and on generated objects: pods
 //! (a built-in type, with and without `managedFields` skipped) and custom resources whose
-//! `spec` is any JSON value (any strings, any 64-bit integers, any finite floats). Through both of the pipeline's decoders: simd-json (LIST pages, watch lines)
-//! and `serde_json` (`Lean::from_object`, which the user verbs' decoding matches).
+//! `spec` is any JSON value (any strings, any 64-bit integers, any finite floats). Through
+//! both of the pipeline's decoders: simd-json (LIST pages, watch lines) and `serde_json`
+//! (`Lean::from_object`, which the user verbs' decoding matches).
 //!
 //! Briefly in the test suite; at length with
 //! `PROPTEST_CASES=20000 cargo test --release -p kinform-client --lib decode::lean_tests`.

@@ -16,12 +16,12 @@
 //!
 //! 1. **Fetch and scan, on a task of its own** (`pager`): the page's request is sent,
 //!    its body read into one buffer (at most `Config::max_body_bytes`, 256 MiB by default,
-//!    else the list fails with `Error::TooLarge`) and scanned (`scan`: where each item's bytes are and
-//!    what its `metadata` says, without decoding). As soon as a page's continue token is
-//!    known, the request for the next page is sent from [`list`], so the server serializes
-//!    page N+1 while page N decodes (client-go's pager waits; the server sees the same
-//!    requests in the same order, only earlier). At most one page is held ahead, and of it
-//!    at most `Config::read_ahead_bytes` (4 MiB by default) is read before the reflector
+//!    else the list fails with `Error::TooLarge`) and scanned (`scan`: where each item's
+//!    bytes are and what its `metadata` says, without decoding). As soon as a page's continue
+//!    token is known, the request for the next page is sent from [`list`], so the server
+//!    serializes page N+1 while page N decodes (client-go's pager waits; the server sees the
+//!    same requests in the same order, only earlier). At most one page is held ahead, and of
+//!    it at most `Config::read_ahead_bytes` (4 MiB by default) is read before the reflector
 //!    asks for it; the rest waits in the server (flow control) until then.
 //! 2. **Reuse** (`page`): an item whose namespace, name and resourceVersion are
 //!    those of the object the reflector's store holds ([`ListHints::cached`]) is that
@@ -33,8 +33,8 @@
 //!    they finish together however either is slowed; results keep the list's order. Every
 //!    object a reflector caches is made on one of these threads, and freed there (below).
 //!    Each thread first grows its heap by what its share of objects will take
-//!    (`heap`), so glibc extends the thread's arena one `mprotect` per block instead
-//!    of per page.
+//!    (`heap`), so glibc extends the thread's arena one `mprotect` per block, not one per
+//!    page.
 //! 4. **Each item** (`object`): simd-json builds a tape of the item, and `K` is built
 //!    from the tape with exact `Vec` capacities (objects live as long as the cache): by the
 //!    in-place walk from `K`'s default for a k8s-openapi built-in type (`in_place`), else by
@@ -50,12 +50,11 @@
 //!    into a queue whenever they arrive, so reading does not wait for the decoding of the
 //!    batch before (a task woken on the decoding worker would sit in its LIFO slot until the
 //!    decoding ended). Each chunk is copied into a block the watch reuses once the chunk is
-//!    decoded, so hyper reads into one buffer in place instead of into fresh pages. The
-//!    chunks read and not yet decoded hold at most
-//!    `Config::read_ahead_bytes` (4 MiB by default); at the bound the task stops reading,
-//!    so a slow consumer stops the server's writes (TCP / HTTP/2 flow control) instead of
-//!    growing the client's memory. Beyond it, the batch being split and decoded holds at
-//!    most about 256 KiB of lines (`wire::watch`).
+//!    decoded, so hyper reads into one buffer in place, not into fresh pages. The chunks
+//!    read and not yet decoded hold at most `Config::read_ahead_bytes` (4 MiB by default);
+//!    at the bound the task stops reading, so a slow consumer stops the server's writes
+//!    (TCP / HTTP/2 flow control) instead of growing the client's memory. Beyond it, the
+//!    batch being split and decoded holds at most about 256 KiB of lines (`wire::watch`).
 //! 2. **Lines** (`wire::watch`): chunks are split at newlines with `memchr`; the complete
 //!    lines of every chunk ready at once form one batch; only an unfinished tail is copied. A
 //!    line longer than `Config::max_watch_event_bytes` (16 MiB by default), finished or not,
@@ -74,11 +73,8 @@
 //!    seen) for each object it decodes. A k8s-openapi built-in type, or its lean form, is
 //!    decoded into it (`in_place`: the new state written into the old one's strings,
 //!    vectors and maps, so an event whose object fits the old one's memory allocates and
-//!    frees nothing); any other type drops it first, so the memory one event frees is what the next one's
-//!    object is made of. Freed by the handlers' thread instead, the same pod events
-//!    cost more CPU in glibc's malloc; made on threads that stop allocating (a blocking
-//!    thread, the worker a task left), a burst that replaces the cache grows the heap by the
-//!    share of objects those threads made (BENCHMARKS.md, "Where a burst's memory goes").
+//!    frees nothing); any other type drops it first, so the memory one event frees is what
+//!    the next one's object is made of (why the thread matters: `reclaim`, `threads`).
 //!
 //! # Figures
 //!

@@ -1,27 +1,22 @@
-//! Decoding objects that will be cached: simd-json, with serde_json's safeguards and errors.
+//! Decoding objects that will be cached: simd-json, with serde_json's safeguards and errors
+//! (why: `docs/performance.md`, "simd-json tape with exact capacities").
 //!
-//! Why: decoding is nearly all of an informer's sync and much of its watch path. simd-json
-//! finds the structure of a document with SIMD instructions first and then drives serde from
-//! that tape, which took an informer's sync from 1.03-1.12x the time of a one-thread
-//! serde_json decode of the same list to 0.52-0.74x (BENCHMARKS.md, "Why each trick").
-//! Its tape also knows how many elements every array has, and it gives serde that count as
-//! `size_hint`, so every `Vec` is allocated once with its final capacity: objects cached for
-//! the lifetime of an informer carry none of the slack of serde_json's doubling growth
-//! (about 5 KB per realistic pod, a fifth of its memory; kube-rs gets exact capacities by
-//! cloning every object into its store, at the price of a second deep copy).
-//!
-//! For a k8s-openapi built-in type the object is built from the tape by the in-place walk
-//! (see [`in_place`]), from the type's default, instead of through serde's visitors; what
-//! the walk gives up on goes to simd-json's serde driver over the same tape.
+//! simd-json finds the structure of a document with SIMD instructions first and then drives
+//! serde from that tape. The tape knows how many elements every array has, and gives serde
+//! that count as `size_hint`, so every `Vec` is allocated once with its final capacity:
+//! objects cached for the lifetime of an informer carry none of the slack of serde_json's
+//! doubling growth. For a k8s-openapi built-in type the object is built from the tape by the
+//! in-place walk (see [`in_place`]), from the type's default; what the walk gives up on goes
+//! to simd-json's serde driver over the same tape.
 //!
 //! What stays serde_json's:
 //! - **The recursion limit.** simd-json has none and its serde driver recurses per nesting
 //!   level, so a deeply nested `serde_json::Value` field would overflow the stack. A document
-//!   whose tape nests more containers than serde_json accepts (127: its limit of 128 is hit
-//!   on opening the 128th) goes to serde_json, which refuses it.
-//! - **Surrogate escapes** need nothing of their own since simd-json 0.19: it pairs
-//!   `\uD83D\uDE00` as serde_json does and fails on a lone `\uD800` (0.15 decoded it as
-//!   `\0`), which then goes to serde_json like any failure (tested).
+//!   whose tape nests more containers than serde_json accepts ([`MAX_NESTING`]) goes to
+//!   serde_json, which refuses it.
+//! - **Surrogate escapes** need nothing of their own: simd-json (0.19 and later) pairs
+//!   `\uD83D\uDE00` as serde_json does and fails on a lone `\uD800`, which then goes to
+//!   serde_json like any failure (tested).
 //! - **Errors and the last word.** Any failure (invalid JSON, the limit, a type mismatch, a
 //!   type simd-json cannot drive such as `RawValue`) decodes the same bytes again with
 //!   `serde_json`, whose result is returned: callers see serde_json's errors with line and
@@ -37,12 +32,10 @@
 //! One more job, for informers: when the reflector's hints say `metadata.managedFields` is
 //! dropped anyway (the informer factory's default transform, as kube-controller-manager
 //! does), that member is taken off the tape before the object is built, so its entries are
-//! never allocated. The transform still runs and would drop it anyway, so this is only a
-//! shortcut (the serde_json fallback decodes it and the transform drops it).
-//!
-//! The checks and the cut work on simd-json's tape (one node per value and key, each
-//! container with its number of nested nodes), not through a wrapping `Deserializer`, which
-//! would add a call per value to the path simd-json makes cheap.
+//! never allocated. The transform still runs, so this is only a shortcut (the serde_json
+//! fallback decodes it and the transform drops it). The checks and the cut work on
+//! simd-json's tape, not through a wrapping `Deserializer`, which would add a call per value
+//! to the path simd-json makes cheap.
 
 use serde::de::DeserializeOwned;
 use simd_json::{Node, Tape};

@@ -3,24 +3,20 @@
 //! exact capacities, `metadata.managedFields` skipped when the informer drops it anyway), and
 //! items that the cache already holds at the same resourceVersion reused instead of decoded.
 //!
-//! Why: decoding is nearly all of a sync's cost (the same JSON decoded by `serde_json` on one
-//! thread is the floor the informer benchmark compares with), and a relist after a 410
-//! decodes again objects the cache already holds, which also doubles the memory for a while.
-//! client-go's reflector does not reuse objects, but its informer already treats an
-//! unchanged resourceVersion as "the same object" (a relisted object with the cached
-//! resourceVersion is delivered as a resync, not an update); reusing the cached `Arc`
-//! follows the same rule, and the DeltaFIFO still receives every listed object in its
-//! `Replace`, so the deltas and notifications are those client-go produces.
+//! The reuse follows client-go's rule: its reflector does not reuse objects, but its informer
+//! treats an unchanged resourceVersion as "the same object" (a relisted object with the cached
+//! resourceVersion is delivered as a resync, not an update). The DeltaFIFO still receives
+//! every listed object in its `Replace`, so the deltas and notifications are those client-go
+//! produces (why: `docs/performance.md`, "Cached objects reused on a relist").
 //!
-//! Items reused from the cache are checked structurally by the scanner (nesting, strings,
-//! separators) but not decoded; every other item is validated by simd-json or, failing that,
-//! `serde_json`, and the list's other members by `serde_json`: their values as it skips an
-//! ignored value, their keys as it reads a field name (UTF-8 checked), so that the page is
-//! refused exactly when `Api::list`'s plain `serde_json` decoding refuses it (a key with
-//! invalid UTF-8 once made this path answer an empty list; `differential_tests` checks the
-//! two paths against each other over real and mutated bodies).
-//! When the scanner rejects a body, the whole body is decoded by `serde_json` as before, so
-//! the error a caller sees is serde_json's, with the request and the resource named.
+//! A page is refused exactly when `Api::list`'s plain `serde_json` decoding refuses it
+//! (`differential_tests` checks the two paths against each other over real and mutated
+//! bodies). Items reused from the cache are checked structurally by the scanner (nesting,
+//! strings, separators) but not decoded; every other item is validated by simd-json or,
+//! failing that, `serde_json`, and the list's other members by `serde_json`: their values as
+//! it skips an ignored value, their keys as it reads a field name (UTF-8 checked). When the
+//! scanner rejects a body, the whole body is decoded by `serde_json`, so the error a caller
+//! sees is serde_json's, with the request and the resource named.
 
 use std::any::Any;
 use std::ops::Range;

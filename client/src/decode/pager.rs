@@ -5,15 +5,18 @@
 //! client decodes while the server idles. A page's continue token is known as soon as its
 //! bytes are scanned, before its items are decoded, so [`list`](super::list) sends
 //! the request the reflector will make next right then, and hands its response over when the
-//! reflector asks for exactly that request (same URI). The server sees the same requests in
-//! the same order, only earlier; a response nobody asks for (the list ended in an error, the
-//! informer stopped) is dropped, and its request aborted, when the next list asks for
-//! something else or the reflector's hints are dropped. At most one page is held ahead, and of it at most
-//! `Config::read_ahead_bytes` (4 MiB by default, more than a 500-pod page) before the
-//! reflector asks for it: a larger page stops being read there (the server's writes wait
-//! on flow control) and is read on when it is asked for. The task that fetches a page also
+//! reflector asks for exactly that request (same URI). The task that fetches a page also
 //! scans it (finds its items), so that this pass over the page runs while the page before
 //! it decodes, not in between.
+//!
+//! 1. The server sees the same requests in the same order, only earlier.
+//! 2. A response nobody asks for (the list ended in an error, the informer stopped) is
+//!    dropped, and its request aborted, when the next list asks for something else or the
+//!    reflector's hints are dropped.
+//! 3. At most one page is held ahead, and of it at most `Config::read_ahead_bytes` (4 MiB by
+//!    default, more than a 500-pod page) before the reflector asks for it: a larger page
+//!    stops being read there (the server's writes wait on flow control) and is read on when
+//!    it is asked for.
 
 use std::sync::Arc;
 

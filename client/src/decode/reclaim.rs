@@ -1,35 +1,17 @@
 //! Objects that left a cache, handed back to the decoding threads to be reused or freed there.
 //!
-//! Why: a watch event that changes a cached object replaces it, and the replaced object is
-//! freed by whoever drops its last reference: in an informer, the handler's delivery task,
-//! after the handler has seen the update. That is another thread than the one that decoded
-//! the object, and glibc's malloc (like most allocators with per-thread caches and arenas)
-//! pays dearly for it: a freed block goes into the freeing thread's cache or back to the
-//! arena of the thread that allocated it, under that arena's lock, while the decoding thread
-//! finds its own cache empty and carves new objects out of its arena, often from fresh
-//! pages. Measured with the comparison bench's decode floor (simd-json into `Pod`, every pod
-//! taking the place of one decoded 2,000 pods before): 28 µs per pod when the replaced pod
-//! is dropped on the decoding thread, 58 µs when another thread drops it (BENCHMARKS.md,
-//! "kinform vs kube-rs").
+//! An informer puts the objects that may have left its cache (an update's old state, a
+//! deletion's last state, once every handler has seen them) into a [`Reclaim`]; the watch's
+//! decoding job, on one of the decoding threads (`threads`, where every cached object was
+//! made), takes one of them for each object it decodes. It decodes a k8s-openapi built-in
+//! type or its lean form into it (`in_place`) and drops any other type first, so the memory
+//! freed is reused at once by the same thread (why that matters: [`Reclaim`]).
 //!
-//! So the informer puts the objects that may have left its cache (an update's old state, a
-//! deletion's last state, once every handler has seen them) into a [`Reclaim`], and the
-//! watch's decoding job (on one of the two decoding threads, `threads`, where every
-//! cached object was made) takes one of them for each object it decodes: it decodes a
-//! k8s-openapi built-in type or its lean form into it (`in_place`), and drops any other
-//! type first, so the
-//! memory freed is reused at once by the same thread, as in a decode-and-drop loop. Only objects
-//! the putter holds the last reference to are queued (others are still in use, and
-//! dropping a reference frees nothing), and at most [`Reclaim::capacity`] of them: beyond,
-//! or when no decoder takes them, they are dropped where they are, as before. What is still
-//! queued when the watch body has been quiet for [`RECLAIM_QUIET`] is freed on a decoding
-//! thread then ([`free_when_quiet`]), so a burst that ends leaves nothing held.
-//!
-//! Considered: choosing the application's allocator (not a library's call), and keeping
-//! freed objects' parts in pools by type (the objects are trees of `String`s, `Vec`s and
-//! maps of every size: the allocator's own caches are that pool, if the free happens on the
-//! right thread). Decoding into a whole handed-back object (`in_place`) goes further where
-//! the type is known: its parts are neither freed nor allocated again.
+//! 1. Only objects the putter holds the last reference to are queued (others are still in
+//!    use, and dropping a reference frees nothing), and at most [`Reclaim::capacity`] of them;
+//!    beyond, or when no decoder takes them, they are dropped where they are.
+//! 2. What is still queued when the watch body has been quiet for [`RECLAIM_QUIET`] is freed
+//!    on a decoding thread ([`free_when_quiet`]), so a burst that ends leaves nothing held.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -45,6 +27,22 @@ use tokio::sync::Notify;
 pub const RECLAIM_QUIET: Duration = Duration::from_millis(50);
 
 /// Replaced objects waiting for a decoding thread to decode into or drop (see the module docs).
+///
+/// Why: a watch event that changes a cached object replaces it, and the replaced object is
+/// freed by whoever drops its last reference: in an informer, the handler's delivery task,
+/// after the handler has seen the update. That is another thread than the one that decoded
+/// the object, and glibc's malloc (like most allocators with per-thread caches and arenas)
+/// pays dearly for it: a freed block goes into the freeing thread's cache or back to the
+/// arena of the thread that allocated it, under that arena's lock, while the decoding thread
+/// finds its own cache empty and carves new objects out of its arena, often from fresh
+/// pages. Handed back to the decoding thread, the memory is reused as in a decode-and-drop
+/// loop (the figures: BENCHMARKS.md, "kinform vs kube-rs", the decode floor's *cached* rows).
+///
+/// Choosing the allocator is the application's call, not a library's; pools of freed parts by
+/// type would not help, since the objects are trees of `String`s, `Vec`s and maps of every
+/// size and the allocator's own caches are that pool, if the free happens on the right
+/// thread. Decoding into a whole handed-back object (`in_place`) goes further where the type
+/// is known: its parts are neither freed nor allocated again.
 pub struct Reclaim<K> {
     queue: Mutex<Vec<Arc<K>>>,
     capacity: usize,

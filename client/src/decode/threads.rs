@@ -1,39 +1,18 @@
 //! The decoding threads: the two threads of the process on which every object a reflector
-//! caches is decoded, and on which the objects it replaces are freed.
+//! caches is decoded, and on which the objects it replaces are freed (why threads of their
+//! own, and why two: [`THREADS`]).
 //!
-//! Why threads of their own: glibc's malloc gives each thread an arena of its own, and a
-//! block freed by any thread goes back to the arena that made it, where only that arena's
-//! threads allocate again. Decoded on the runtime's workers and on blocking threads, as
-//! they were, a cache's objects were spread over arenas that mostly stopped allocating
-//! after the initial list (a blocking thread, or the worker the watch task left): when a
-//! burst of watch events then replaced every object, the new ones were carved from fresh
-//! pages of the watch task's arena while the old ones' memory sat free, and unused, in the
-//! others. The comparison bench measured it (BENCHMARKS.md, "Where a burst's memory
-//! goes"): a burst over 10,000 cached pods took RSS to 1.5-1.6x the steady RSS with a live
-//! heap of 1.08x, and cost 1.8-2.2 page faults per event; the same run under one arena
-//! (`MALLOC_ARENA_MAX=1`) peaked at 1.07-1.09x with 0.3-0.4 faults per event. Here a
-//! cache's objects are made by the same two threads that keep making its new objects, and
-//! that free the replaced ones before each decode (`reclaim`), so each arena's freed
-//! memory is what it allocates next: the same bench's bursts now peak at 1.09-1.16x the
-//! steady RSS at 10,000 pods and 1.01-1.03x at 100,000, with 0.4-1.0 faults per event. A
-//! replaced object may be freed by the other decoding thread (two batches of a watch
-//! decode at once, one on each): the block still goes back to an arena that keeps
-//! allocating.
+//! 1. Every informer of the process decodes here, so a process with many informers decodes on
+//!    at most [`THREADS`] cores at once.
+//! 2. Jobs go to whichever thread is free first, in the order they were given ([`spawn`],
+//!    [`run`]).
+//! 3. Jobs run outside any tokio runtime, so the code they run (the decoders, an informer's
+//!    transform) must not block or need one.
+//! 4. A panic in a job reaches the caller of [`run`] and the thread lives on; when no thread
+//!    can be started, jobs run on the caller's thread.
 //!
-//! Jobs run outside any tokio runtime, so the code they run (the decoders, an informer's
-//! transform) must not block or need one.
-//!
-//! Why two: the list decoding shares each page between two threads (`parallel`), which
-//! is what the sync time was tuned for on the two-core machine the benches run on; more
-//! threads would spread the objects over more arenas. Every informer of the process
-//! decodes here, so a process with many informers decodes on at most two cores at once.
-//! Jobs go to whichever thread is free first, in the order they were given.
-//!
-//! Considered: tokio's blocking pool (`spawn_blocking`, the earlier design: its threads
-//! come and go, so objects outlive the arena's only allocating thread), rayon's pool (a
-//! dependency for a job queue; it steals work in an order of its own), and pinning a
-//! watch to one thread (the other thread's half of the list then sits freed and unused
-//! after a burst, as above).
+//! The pool is its own, not tokio's blocking pool (`spawn_blocking`) nor rayon's: see
+//! [`THREADS`].
 
 use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
@@ -42,6 +21,27 @@ use std::sync::OnceLock;
 use parking_lot::{Condvar, Mutex};
 
 /// Threads decoding for the whole process.
+///
+/// Threads of their own, because glibc's malloc gives each thread an arena of its own, and a
+/// block freed by any thread goes back to the arena that made it, where only that arena's
+/// threads allocate again. Decoded on threads that mostly stop allocating after the initial
+/// list (a blocking thread, or the worker a watch task left), a cache's objects would be
+/// spread over arenas that no longer allocate: when a burst of watch events then replaced
+/// every object, the new ones would be carved from fresh pages of the watch task's arena
+/// while the old ones' memory sat free, and unused, in the others (BENCHMARKS.md, "Where a
+/// burst's memory goes"). Here a cache's objects are made by the same two threads that keep
+/// making its new objects, and that free the replaced ones before each decode (`reclaim`), so
+/// each arena's freed memory is what it allocates next. A replaced object may be freed by the
+/// other decoding thread (two batches of a watch decode at once, one on each): the block
+/// still goes back to an arena that keeps allocating.
+///
+/// Two, because the list decoding shares each page between two threads (`parallel`), which
+/// is what the sync time was tuned for on the two-core machine the benches run on; more
+/// threads would spread the objects over more arenas. Neither tokio's blocking pool (its
+/// threads come and go, so objects outlive their arena's only allocating thread) nor rayon's
+/// (a dependency for a job queue, stealing work in an order of its own) keeps a cache's
+/// objects on threads that keep allocating, and pinning a watch to one thread would leave the
+/// other thread's half of the list freed and unused after a burst.
 pub(crate) const THREADS: usize = 2;
 
 type Job = Box<dyn FnOnce() + Send>;

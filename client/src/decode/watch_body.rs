@@ -1,53 +1,35 @@
-//! Reading a watch body on its own task, ahead of the decoding.
+//! Reading a watch body on its own task, ahead of the decoding ([`watch_body`]), so that the
+//! next batch is waiting when the decoding of one ends (why: `docs/performance.md`, "Read
+//! ahead").
 //!
-//! Why: a body is read by hyper's connection task only when its reader asks for more, one
-//! chunk at a time, and a task woken from a tokio worker waits in that worker's LIFO slot,
-//! which the other workers do not take from. The reflector's task asks for the next chunk
-//! and then decodes the batch it has on the same worker, so the connection task, woken
-//! there, only read the next chunk after the batch was decoded: reading and decoding took
-//! turns, and the API server waited on a full socket meanwhile. A task of its own reads
-//! the body into a queue whenever data arrives, on whichever worker is free, so the next
-//! batch is waiting when the decoding ends (and is larger, which the two decoding threads
-//! share better).
+//! A body is read by hyper's connection task only when its reader asks for more, one chunk
+//! at a time, and a task woken from a tokio worker waits in that worker's LIFO slot, which
+//! the other workers do not take from: read by the reflector's task, which decodes on the
+//! same worker, reading and decoding would take turns while the API server waits on a full
+//! socket. Every watch body is read so, not only a streaming list's initial events; for
+//! events that arrive a few at a time it costs one task wake-up per chunk, which nothing
+//! waits on.
 //!
-//! Every watch body is read so, not only a streaming list's initial events: with the decoder
-//! reusing its tape, a burst of 200k watch events goes through about 12% faster read ahead;
-//! before the tape was reused, the extra hand-off cost more CPU per event than it saved
-//! (BENCHMARKS.md, "Why each trick"). For events that arrive a few at a time it costs one
-//! task wake-up per chunk, which nothing waits on.
+//! 1. **Bounded by bytes.** What is read ahead holds at most `Config::read_ahead_bytes` (4 MiB
+//!    by default), not a number of chunks (which would hold anything from a few small events
+//!    to many MiB, as the server writes its chunks). Each chunk takes its length from a byte
+//!    budget (a semaphore) before it is queued, and gives it back only when the last slice of
+//!    it is dropped, i.e. once the decoder has decoded every line it holds (a line that is
+//!    not finished in the chunk is copied out of it, so a chunk never waits on later ones).
+//!    When the budget is spent the task stops reading the body, so hyper stops reading the
+//!    socket and the server's writes wait on TCP's (HTTP/2's) flow control: a slow consumer
+//!    holds at most the budget, one chunk in the task's hands and hyper's read buffer. A
+//!    chunk larger than the whole budget takes all of it.
+//! 2. **In order.** Errors and the end of the body come through the queue in their place;
+//!    dropping the stream stops the task.
+//! 3. **Copied into blocks.** Each chunk is copied into a block of this watch's own
+//!    ([`Blocks`]), and hyper's buffer let go at once. The budget counts the blocks' sizes,
+//!    so what is read ahead holds at most the budget in blocks in use, and at most as much
+//!    again on the shelves, freed with the watch.
 //!
-//! What is read ahead is bounded by bytes, not chunks: `Config::read_ahead_bytes` (4 MiB by
-//! default). Each chunk takes its length from a byte budget (a semaphore) before it is
-//! queued, and gives it back only when the last slice of it is dropped, i.e. once the
-//! decoder has decoded every line it holds (a line that is not finished in the chunk is
-//! copied out of it, so a chunk never waits on later ones). When the budget is spent the
-//! task stops reading the body, so hyper stops reading the socket and the server's writes
-//! wait on TCP's (HTTP/2's) flow control: a slow consumer holds at most the budget, one
-//! chunk in the task's hands and hyper's read buffer, not a growing queue. A chunk larger
-//! than the whole budget takes all of it. A bound by count (64 chunks, before) held
-//! anywhere from 64 small events to 25 MiB depending on how the server wrote its chunks.
-//! Errors and the end of the body come through the queue in their place; dropping the
-//! stream stops the task.
-//!
-//! Each chunk is copied into a block of this watch's own, and hyper's buffer let go at once
-//! (`Blocks`). Why: hyper reads the socket into one growing buffer (up to about 400 KiB
-//! after a streaming list's initial events) and hands out slices of it; while any slice is
-//! held, its next read needs a new buffer, and when the decoder drops the last slice of a
-//! buffer, glibc gives its pages back to the kernel (`munmap`, or the trim of the reading
-//! thread's heap), so every byte of a burst was received into pages faulted in afresh: the
-//! socket's copy took 98% of the reading thread's page faults in a profile of a lean burst
-//! (BENCHMARKS.md, "Why each trick"). Blocks come in power-of-two sizes (64 B to 1 MiB; a
-//! larger chunk is passed on as it is, without a copy) and go back to this watch's shelves
-//! when dropped, to carry later chunks; hyper's buffer, no longer shared, is read into again
-//! in place. The budget counts the blocks' sizes, so what is read ahead holds at most the
-//! budget in blocks in use, and at most as much again on the shelves, freed with the watch.
-//!
-//! Considered: `tokio_util`'s and `futures`' stream buffers bound by items, not bytes; the
-//! semaphore and `Bytes::from_owner` (which keeps the permit and the block with the chunk's
-//! bytes, and gives the block back when the last slice goes) are the whole of it. hyper's
-//! `max_buf_size` (a smaller buffer, 64 KiB) left the faults as they were: glibc still gave
-//! the freed buffers' pages back. glibc's tunables (`mmap_threshold`, `trim_threshold`)
-//! remove them, but are the application's to choose.
+//! The semaphore and `Bytes::from_owner` (which keeps the permit and the block with the
+//! chunk's bytes, and gives the block back when the last slice goes) are the whole of it;
+//! `tokio_util`'s and `futures`' stream buffers bound by items, not bytes.
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -99,6 +81,19 @@ const SMALLEST_BLOCK_BITS: u32 = 6;
 const BLOCK_SIZES: usize = 15;
 
 /// A watch's blocks not in use, by size (see the module docs).
+///
+/// Why: hyper reads the socket into one growing buffer and hands out slices of it; while any
+/// slice is held, its next read needs a new buffer, and when the decoder drops the last
+/// slice of a buffer, glibc gives its pages back to the kernel (`munmap`, or the trim of the
+/// reading thread's heap), so every byte of a burst would be received into pages faulted in
+/// afresh (BENCHMARKS.md, "Why each trick"). Blocks come in power-of-two sizes (64 B to
+/// 1 MiB; a larger chunk is passed on as it is, without a copy) and go back to this watch's
+/// shelves when dropped, to carry later chunks; hyper's buffer, no longer shared, is read
+/// into again in place.
+///
+/// hyper's `max_buf_size` (a smaller buffer) does not help: glibc still gives the freed
+/// buffers' pages back. glibc's tunables (`mmap_threshold`, `trim_threshold`) would, but are
+/// the application's to choose.
 struct Blocks {
     shelves: Mutex<Shelves>,
 }

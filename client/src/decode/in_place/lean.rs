@@ -8,10 +8,8 @@
 //!
 //! The body's text is written from the tape's nodes directly ([`write_json`]), with the
 //! calls the lean type's own decoding makes for what simd-json's serde driver reports
-//! (`JsonCopy` in kinform-core), not through that driver: the driver needs the member's
-//! nodes copied into a tape of its own, and a call through serde per value. In a profile of
-//! a lean burst, the driver and `JsonCopy`'s visits took 6.4% of the client's samples, and
-//! `memmove` (the copy of nodes among others) 6.8% (BENCHMARKS.md, "Why each trick").
+//! (`JsonCopy` in kinform-core), not through that driver, which needs the member's nodes
+//! copied into a tape of its own and a call through serde per value.
 //!
 //! Most events of a burst change the metadata alone (labels, annotations, the
 //! `resourceVersion`), so before writing anything the decoder compares the document's text
@@ -19,9 +17,8 @@
 //! (the reflector's `ListHints::current`; the object decoded into is another one the cache
 //! let go of, see `reclaim`), then with its own: when they are the same bytes, only
 //! `metadata` is decoded, the body is shared with that object, and the other members are
-//! neither walked nor written. In a profile of a lean burst of label changes, writing the
-//! unchanged body took a quarter of the client's samples (`write_str`, `JsonWriter::key`,
-//! [`write_json`], `memmove`).
+//! neither walked nor written (why: `docs/performance.md`, "Lean cache and shared lean
+//! bodies").
 
 use kinform_core::lean::JsonWriter;
 use kinform_core::{Lean, ObjectKey};

@@ -164,6 +164,12 @@ pub(crate) fn fresh<'i, T: DeserializeOwned>(v: Value<'_, 'i>, cx: &mut Scratch<
 }
 
 /// A type whose value can be decoded into an existing one (see the module docs).
+///
+/// A trait of its own, not serde's `deserialize_in_place`: that is a hidden serde API which
+/// k8s-openapi's hand-written impls do not implement, so it falls back to a fresh decode.
+/// Nor pools of freed `String`s: serde's string visitors can take an owned `String`, but
+/// nothing hands a k8s-openapi object's strings back without walking its type, which the
+/// impls of this trait do.
 pub(crate) trait InPlace: Sized {
     /// Makes `self` what `Self::deserialize` would build from `v`; by default, a value made
     /// afresh by [`decode_new`](Self::decode_new) (for types whose memory is not reused).
