@@ -8,11 +8,11 @@
 //!
 //! The user verbs decode their answers with `serde_json`: `list` reads the page into one
 //! buffer and decodes it with one `serde_json::from_slice`; `watch` decodes line by line as
-//! the bytes arrive (the `decode::wire::watch` module). The reflector does not use these: it
-//! lists and watches through the [`decode`](crate::decode) seam, which decodes into shared,
-//! transformed objects on the two decoding threads. Decode errors name the request and the resource.
-//! An `Api` made with `metadata_*` asks for `PartialObjectMetadata` with the `Accept` header
-//! client-go's metadata client sends.
+//! the bytes arrive (the `wire::watch` module). The reflector does not use these: it lists
+//! and watches through the [`decode`](crate::decode) seam, which decodes into shared,
+//! transformed objects on the two decoding threads. Decode errors name the request and the
+//! resource. An `Api` made with `metadata_*` asks for `PartialObjectMetadata` with the
+//! `Accept` header client-go's metadata client sends.
 
 mod params;
 mod query;
