@@ -269,15 +269,7 @@ pub fn validate_label_key(key: &str) -> Result<(), String> {
         if p.is_empty() || p.len() > 253 {
             return Err(format!("prefix of {key:?} must be 1 to 253 characters"));
         }
-        let ok = p.split('.').all(|part| {
-            !part.is_empty()
-                && part
-                    .bytes()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-                && !part.starts_with('-')
-                && !part.ends_with('-')
-        });
-        if !ok {
+        if validate_dns_subdomain(p).is_err() {
             return Err(format!(
                 "prefix of {key:?} must be a lower-case DNS subdomain"
             ));
@@ -292,6 +284,29 @@ pub fn validate_label_key(key: &str) -> Result<(), String> {
              starting and ending alphanumeric"
         )
     })
+}
+
+/// Checks a DNS subdomain (RFC 1123), the form of most object names (a Lease's, say) and of
+/// label key prefixes: at most 253 characters of lower-case `[a-z0-9-.]`, each part between
+/// dots non-empty and alphanumeric at both ends.
+pub fn validate_dns_subdomain(name: &str) -> Result<(), String> {
+    let part_ok = |part: &str| {
+        !part.is_empty()
+            && part
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+            && !part.starts_with('-')
+            && !part.ends_with('-')
+    };
+    if name.len() <= 253 && name.split('.').all(part_ok) {
+        Ok(())
+    } else {
+        Err(
+            "must be a DNS subdomain: at most 253 characters of lower-case [a-z0-9-.], \
+             each part between dots alphanumeric at both ends"
+                .to_owned(),
+        )
+    }
 }
 
 /// Checks a label value: empty, or at most 63 characters of `[A-Za-z0-9._-]` that start and

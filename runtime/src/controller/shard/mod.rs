@@ -246,7 +246,7 @@ pub fn validate_controller_name(name: &str) -> Result<(), ConfigError> {
         )));
     }
     let sharder = format!("{name}-sharder");
-    if let Err(reason) = validate_dns_subdomain(&sharder) {
+    if let Err(reason) = kinform_core::selector::validate_dns_subdomain(&sharder) {
         return Err(invalid(format!("the Lease name {sharder:?} {reason}")));
     }
     Ok(())
@@ -259,7 +259,7 @@ pub(crate) fn validate_names(name: &str, config: &ShardingConfig) -> Result<(), 
     validate_controller_name(name)?;
     if config.role.is_member() {
         let lease = membership::lease_name(name, &config.identity);
-        if let Err(reason) = validate_dns_subdomain(&lease) {
+        if let Err(reason) = kinform_core::selector::validate_dns_subdomain(&lease) {
             return Err(ConfigError::InvalidShardIdentity {
                 identity: config.identity.clone(),
                 reason: format!("its member Lease name {lease:?} {reason}"),
@@ -267,28 +267,6 @@ pub(crate) fn validate_names(name: &str, config: &ShardingConfig) -> Result<(), 
         }
     }
     Ok(())
-}
-
-/// Checks an object name that must be a DNS subdomain (RFC 1123, as kube-apiserver checks a
-/// Lease's name).
-fn validate_dns_subdomain(name: &str) -> Result<(), String> {
-    let part_ok = |part: &str| {
-        !part.is_empty()
-            && part
-                .bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-            && !part.starts_with('-')
-            && !part.ends_with('-')
-    };
-    if name.len() <= 253 && name.split('.').all(part_ok) {
-        Ok(())
-    } else {
-        Err(
-            "must be a DNS subdomain: at most 253 characters of lower-case [a-z0-9-.], \
-             each part between dots alphanumeric at both ends"
-                .to_owned(),
-        )
-    }
 }
 
 /// The longest [`ShardingConfig::identity`]: a label value has at most 63 characters, and a
