@@ -4,6 +4,13 @@
 //! repeated in `code`, a machine-readable `reason` (`NotFound`, `AlreadyExists`, `Conflict`,
 //! `Invalid`, `BadRequest`, `Expired`, `Gone`, `TooManyRequests`, `InternalError`, ...) and
 //! `details` naming the object, mirroring `k8s.io/apimachinery/pkg/api/errors`.
+//!
+//! [`encode`] writes any `Status` (failures, and the `Success` of a delete) byte for byte as
+//! kube-apiserver's JSON serializer does: the fields in the order of the Go structs
+//! `metav1.Status`, `ListMeta`, `StatusDetails` and `StatusCause`, strings escaped as Go's
+//! `encoding/json` escapes them (`<`, `>`, `&`, U+2028 and U+2029 included), and the newline
+//! that Go's `json.Encoder` ends every value with ([`ApiError::to_bytes`] for an answer;
+//! a watch `ERROR` event embeds the object without it).
 
 use serde_json::{Value, json};
 
@@ -213,6 +220,163 @@ impl ApiError {
     }
 }
 
+/// The keys of `metav1.Status` and of the structs inside it, in the Go structs' order.
+const STATUS_KEYS: &[&str] = &[
+    "kind",
+    "apiVersion",
+    "metadata",
+    "status",
+    "message",
+    "reason",
+    "details",
+    "code",
+];
+const LIST_META_KEYS: &[&str] = &[
+    "selfLink",
+    "resourceVersion",
+    "continue",
+    "remainingItemCount",
+];
+const DETAILS_KEYS: &[&str] = &[
+    "name",
+    "group",
+    "kind",
+    "uid",
+    "causes",
+    "retryAfterSeconds",
+];
+const CAUSE_KEYS: &[&str] = &["reason", "message", "field"];
+
+impl ApiError {
+    /// The `Status` answer's body, as kube-apiserver writes it (see [`encode`]).
+    pub fn to_bytes(&self) -> bytes::Bytes {
+        bytes::Bytes::from(encode(&self.to_status(), true))
+    }
+}
+
+/// A `Status` object as Go's `encoding/json` marshals `metav1.Status`; `newline` adds the
+/// `\n` that `json.Encoder.Encode` writes after a top-level value. Keys the Go structs do
+/// not have (none the server writes) follow the known ones.
+pub(crate) fn encode(status: &Value, newline: bool) -> Vec<u8> {
+    let mut out = Vec::with_capacity(256);
+    write_ordered(&mut out, status, STATUS_KEYS, &|key| match key {
+        "metadata" => Some(LIST_META_KEYS),
+        "details" => Some(DETAILS_KEYS),
+        _ => None,
+    });
+    if newline {
+        out.push(b'\n');
+    }
+    out
+}
+
+type Nested<'a> = &'a dyn Fn(&str) -> Option<&'static [&'static str]>;
+
+/// An object with `order`'s keys first; `nested` names the order of a key's own object.
+fn write_ordered(out: &mut Vec<u8>, v: &Value, order: &[&str], nested: Nested<'_>) {
+    let Value::Object(map) = v else {
+        write_go(out, v);
+        return;
+    };
+    // Every field of these structs is `omitempty` but `metadata` (a struct, never omitted):
+    // Go leaves out empty strings, zero numbers, empty slices and nil pointers.
+    let omitted = |k: &str| {
+        k != "metadata"
+            && match &map[k] {
+                Value::Null => true,
+                Value::String(s) => s.is_empty(),
+                Value::Number(n) => n.as_f64() == Some(0.0),
+                Value::Array(a) => a.is_empty(),
+                _ => false,
+            }
+    };
+    let known = order
+        .iter()
+        .filter(|k| map.contains_key(**k))
+        .copied()
+        .filter(|k| order.is_empty() || !omitted(k));
+    let rest = map
+        .keys()
+        .map(String::as_str)
+        .filter(|k| !order.contains(k))
+        .filter(|k| order.is_empty() || !omitted(k));
+    out.push(b'{');
+    for (i, key) in known.chain(rest).enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write_go_string(out, key);
+        out.push(b':');
+        let value = &map[key];
+        match (key, nested(key)) {
+            ("causes", _) if order == DETAILS_KEYS => match value {
+                Value::Array(causes) => {
+                    out.push(b'[');
+                    for (j, c) in causes.iter().enumerate() {
+                        if j > 0 {
+                            out.push(b',');
+                        }
+                        write_ordered(out, c, CAUSE_KEYS, &|_| None);
+                    }
+                    out.push(b']');
+                }
+                other => write_go(out, other),
+            },
+            (_, Some(keys)) => write_ordered(out, value, keys, &|_| None),
+            (_, None) => write_go(out, value),
+        }
+    }
+    out.push(b'}');
+}
+
+/// Any JSON value, strings escaped as Go does; object keys sorted (Go sorts map keys).
+fn write_go(out: &mut Vec<u8>, v: &Value) {
+    match v {
+        Value::String(s) => write_go_string(out, s),
+        Value::Array(items) => {
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_go(out, item);
+            }
+            out.push(b']');
+        }
+        Value::Object(_) => write_ordered(out, v, &[], &|_| None),
+        other => out.extend_from_slice(other.to_string().as_bytes()),
+    }
+}
+
+/// A string as Go's `encoding/json` writes it with HTML escaping on (its default).
+fn write_go_string(out: &mut Vec<u8>, s: &str) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.push(b'"');
+    for c in s.chars() {
+        match c {
+            '"' => out.extend_from_slice(b"\\\""),
+            '\\' => out.extend_from_slice(b"\\\\"),
+            '\n' => out.extend_from_slice(b"\\n"),
+            '\r' => out.extend_from_slice(b"\\r"),
+            '\t' => out.extend_from_slice(b"\\t"),
+            '\u{8}' => out.extend_from_slice(b"\\b"),
+            '\u{c}' => out.extend_from_slice(b"\\f"),
+            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' | '\0'..='\u{1f}' => {
+                let n = c as u32;
+                out.extend_from_slice(b"\\u");
+                for shift in [12, 8, 4, 0] {
+                    out.push(HEX[((n >> shift) & 0xf) as usize]);
+                }
+            }
+            c => {
+                let mut buf = [0u8; 4];
+                out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+            }
+        }
+    }
+    out.push(b'"');
+}
+
 /// `Status.details` naming an object: empty fields are left out, as the real server's JSON
 /// omits them (`kind` is the resource's plural, as kube-apiserver writes it there).
 pub(crate) fn details(group: &str, kind: &str, name: &str, uid: Option<&str>) -> Value {
@@ -262,5 +426,65 @@ mod tests {
         let s = ApiError::too_old(3, 9).to_status();
         assert_eq!(s["message"], "too old resource version: 3 (9)");
         assert_eq!(ApiError::too_many_requests(2).retry_after, Some(2));
+    }
+
+    /// kube-apiserver's JSON serializer writes `metav1.Status` with `encoding/json`: fields in
+    /// the Go struct order, `metadata` always (a struct is never omitted), HTML characters
+    /// escaped, and a final newline from `json.Encoder`. The expected bytes are written from
+    /// the structs' declarations (`Status`, `StatusDetails`, `StatusCause`).
+    #[test]
+    fn status_bytes_match_kube_apiserver_encoding() {
+        let e = ApiError::invalid(
+            "apps",
+            "Deployment",
+            "web",
+            "spec.replicas",
+            "must be <= 10 & \"x\"",
+        );
+        let expected = concat!(
+            r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","#,
+            r#""message":"Deployment \"web\" is invalid: spec.replicas: must be \u003c= 10 \u0026 \"x\"","#,
+            r#""reason":"Invalid","details":{"name":"web","group":"apps","kind":"Deployment","#,
+            r#""causes":[{"reason":"FieldValueInvalid","message":"must be \u003c= 10 \u0026 \"x\"","#,
+            r#""field":"spec.replicas"}]},"code":422}"#,
+            "\n"
+        );
+        assert_eq!(std::str::from_utf8(&e.to_bytes()).unwrap(), expected);
+        let e = ApiError::not_found("", "pods", "web");
+        let expected = concat!(
+            r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","#,
+            r#""message":"pods \"web\" not found","reason":"NotFound","#,
+            r#""details":{"name":"web","kind":"pods"},"code":404}"#,
+            "\n"
+        );
+        assert_eq!(std::str::from_utf8(&e.to_bytes()).unwrap(), expected);
+        let mut e = ApiError::too_old(3, 9);
+        e.continue_token = Some("tok".into());
+        let expected = concat!(
+            r#"{"kind":"Status","apiVersion":"v1","metadata":{"continue":"tok"},"#,
+            r#""status":"Failure","message":"too old resource version: 3 (9)","#,
+            r#""reason":"Expired","code":410}"#,
+            "\n"
+        );
+        assert_eq!(std::str::from_utf8(&e.to_bytes()).unwrap(), expected);
+        let e = ApiError::too_large_rv(9, 3);
+        let got = String::from_utf8(e.to_bytes().to_vec()).unwrap();
+        assert!(
+            got.contains(r#""details":{"causes":[{"reason":"ResourceVersionTooLarge","message":"Too large resource version"}],"retryAfterSeconds":1},"code":504}"#),
+            "{got}"
+        );
+        // Control characters as Go escapes them.
+        let mut out = Vec::new();
+        write_go_string(&mut out, "a\u{1}\u{8}\u{c}\u{2028}é");
+        assert_eq!(String::from_utf8(out).unwrap(), r#""a\u0001\b\f\u2028é""#);
+        // `omitempty`: the empty group of a core kind is left out.
+        let mut e = ApiError::new(422, "Invalid", "x");
+        e.details = Some(json!({"name": "c", "group": "", "kind": "ConfigMap",
+            "causes": [{"reason": "FieldValueRequired", "message": "Required value", "field": "data"}]}));
+        let got = String::from_utf8(e.to_bytes().to_vec()).unwrap();
+        assert!(
+            got.contains(r#""details":{"name":"c","kind":"ConfigMap","causes""#),
+            "{got}"
+        );
     }
 }

@@ -141,7 +141,7 @@ impl Watcher {
         let backlog = match backlog {
             Ok(b) => b,
             Err(e) => {
-                let line = event_line("ERROR", &to_bytes(&e.to_status()));
+                let line = event_line("ERROR", &crate::status::encode(&e.to_status(), false));
                 let _ = tx.send(line).await;
                 return Err(Ended);
             }

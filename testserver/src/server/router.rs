@@ -45,7 +45,7 @@ pub(crate) async fn handle(
 
 /// A `Status` answer for an error.
 pub(crate) fn error_response(e: &ApiError) -> Response<Body> {
-    let mut r = json_response(e.code, to_bytes(&e.to_status()));
+    let mut r = json_response(e.code, e.to_bytes());
     if let Some(secs) = e.retry_after
         && let Ok(v) = http::HeaderValue::from_str(&secs.to_string())
     {
@@ -394,7 +394,8 @@ fn dispatch(
                         "status": "Success",
                         "details": crate::status::details(&info.group, &info.plural, &obj.name, Some(&obj.uid())),
                     });
-                    Ok(json_response(200, to_bytes(&status)))
+                    let bytes = crate::status::encode(&status, true);
+                    Ok(json_response(200, Bytes::from(bytes)))
                 }
             }
         }
