@@ -609,3 +609,56 @@ async fn kubectl_server_side_apply() {
     );
     assert!(entry(&got, "kubectl", "Apply").is_none(), "{got}");
 }
+
+/// kube-apiserver checks the name after merging the applied configuration into the live
+/// object (`checkName` after `applyPatchToCurrentObject` in the patch handler): a Lease body
+/// without `metadata.name`, as kube-lease-manager applies, updates the Lease the URL names;
+/// applied to a Lease that does not exist, the merged object has no name and the create is
+/// refused with 400 "the name of the object () does not match the name on the URL".
+#[tokio::test]
+async fn apply_without_metadata_name_takes_the_live_objects_name() {
+    use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
+    use kinform_client::{Api, Patch, PatchParams, PostParams};
+    let server = TestApiServer::start().await.unwrap();
+    let leases: Api<Lease> = Api::namespaced(server.client().unwrap(), "default");
+    let nameless = |holder: &str| Lease {
+        spec: Some(LeaseSpec {
+            holder_identity: Some(holder.into()),
+            lease_duration_seconds: Some(15),
+            ..LeaseSpec::default()
+        }),
+        ..Lease::default()
+    };
+    // Create: nothing to merge with, so no name.
+    let pp = PatchParams::apply("lease-manager");
+    let err = leases
+        .patch("leader", &pp, &Patch::Apply(nameless("a")))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Some(400), "{err}");
+    assert!(
+        err.to_string()
+            .contains("the name of the object () does not match the name on the URL (leader)"),
+        "{err}"
+    );
+    // Update: the live Lease's name is kept.
+    let mut lease = Lease::default();
+    lease.metadata.name = Some("leader".into());
+    leases.create(&PostParams::default(), &lease).await.unwrap();
+    let updated = leases
+        .patch("leader", &pp, &Patch::Apply(nameless("b")))
+        .await
+        .unwrap();
+    assert_eq!(updated.metadata.name.as_deref(), Some("leader"));
+    let spec = updated.spec.unwrap();
+    assert_eq!(spec.holder_identity.as_deref(), Some("b"));
+    assert_eq!(spec.lease_duration_seconds, Some(15));
+    // A body naming another object is still refused.
+    let mut other = nameless("c");
+    other.metadata.name = Some("follower".into());
+    let err = leases
+        .patch("leader", &pp, &Patch::Apply(other))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Some(400), "{err}");
+}

@@ -8,7 +8,9 @@
 //!   as the real server answers); `force=true` takes fields from other managers instead of
 //!   failing with 409 and one `FieldManagerConflict` cause per field. Fields the applier
 //!   applied before and no longer applies are removed unless another manager owns them.
-//!   Applies to `/status` own and change only `status`.
+//!   Applies to `/status` own and change only `status`. A configuration without
+//!   `metadata.name` applies to the object the URL names; the merged object's name must be the
+//!   URL's (so a create needs the name in the body), as `checkName` checks after the merge.
 //! - Every other write (create, update, patch, through the main resource or a subresource)
 //!   records an `Update` entry for its manager ([`on_write`], called by `write.rs` just before
 //!   it commits): the `fieldManager` parameter, else the User-Agent up to its first `/`
@@ -366,14 +368,21 @@ pub(crate) fn apply(
     if !config["metadata"]["managedFields"].is_null() {
         return Err(ApiError::bad_request("metadata.managedFields must be nil"));
     }
-    let config_name = s(&config["metadata"]["name"]);
-    if config_name != name {
-        return Err(ApiError::bad_request(format!(
-            "the name of the object ({config_name}) does not match the name on the URL ({name})"
-        )));
-    }
     let ns = namespace.unwrap_or_default();
     let live = inner.get(&info.storage_key(), &object_key(ns, name));
+    // kube-apiserver checks the name of the merged object against the URL (`checkName`
+    // after `applyPatchToCurrentObject`): a configuration without `metadata.name` keeps the
+    // live object's, and one applied to nothing (a create) has none and is refused.
+    let config_name = s(&config["metadata"]["name"]);
+    let merged_name = match (&live, config_name.is_empty()) {
+        (Some(live), true) => live.name.clone(),
+        _ => config_name,
+    };
+    if merged_name != name {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({merged_name}) does not match the name on the URL ({name})"
+        )));
+    }
     if live.is_none() && status_only {
         return Err(ApiError::not_found(&info.group, &info.plural, name));
     }
