@@ -1752,4 +1752,47 @@ async fn registry_rules_surface_through_kubectl() {
         err.contains("data: Forbidden: field is immutable when `immutable` is set"),
         "{err}"
     );
+
+/// `kubectl apply` (client-side) of a ConfigMap whose data exceeds 256 KiB: the
+/// last-applied-configuration annotation it adds holds the whole object, and kube-apiserver's
+/// `ValidateAnnotationsSize` (`TotalAnnotationSizeLimitB`, keys and values of all
+/// annotations together) refuses it with 422 `metadata.annotations: Too long: may not be more
+/// than 262144 bytes`, as on a cluster; `kubectl apply --server-side` (no annotation) and
+/// `kubectl create` store it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn apply_of_a_large_object_exceeds_the_annotation_limit() {
+    let Some((_server, k)) = setup("kubectl apply annotation size").await else {
+        return;
+    };
+    let big = "x".repeat(300 * 1024);
+    let manifest = configmap_with("big", json!({ "blob": big }));
+    let (ok, _, err) = kubectl(&k, &["apply", "-f", "-"], Some(&manifest)).await;
+    assert!(!ok, "the client-side apply succeeded");
+    assert!(
+        err.contains(
+            r#"ConfigMap "big" is invalid: metadata.annotations: Too long: may not be more than 262144 bytes"#
+        ),
+        "{err}"
+    );
+    assert!(absent(&k, &["cm", "big"]).await);
+    let (ok, out, err) = kubectl(&k, &["apply", "--server-side", "-f", "-"], Some(&manifest)).await;
+    assert!(ok, "{out}{err}");
+    // An update that adds annotations past the limit fails the same way.
+    // (Each argument below the kernel's 128 KiB limit of one argument.)
+    let value = "y".repeat(100 * 1024);
+    let err = fails(
+        &k,
+        &[
+            "annotate",
+            "cm",
+            "big",
+            "-n",
+            "ns",
+            &format!("a={value}"),
+            &format!("b={value}"),
+            &format!("c={value}"),
+        ],
+    )
+    .await;
+    assert!(err.contains("metadata.annotations: Too long"), "{err}");
 }

@@ -44,7 +44,8 @@
 //!    `x-kubernetes-embedded-resource`), with validation ratcheting on update (an unchanged
 //!    value that was already invalid is let through, as `CRDValidationRatcheting`, on by
 //!    default since 1.30, does). Built-in kinds are checked against what the OpenAPI document
-//!    says: `required` and `enum` (empty strings excepted: Go defaulting fills them).
+//!    says: `required` and `enum` (empty strings excepted: Go defaulting fills them). Of
+//!    `ValidateObjectMeta`, every kind's annotations are held to 256 KiB in all.
 //!
 //! 5. **Hand-written rules** of built-in kinds (`builtin`): the Job restart policy and
 //!    selector, non-negative replica counts, and on update the immutable selectors of
@@ -301,7 +302,8 @@ pub(crate) fn validate(
     old: Option<&Value>,
 ) -> Result<(), ApiError> {
     omit_empty_object_meta(value);
-    let causes = match source(inner, info) {
+    let mut causes = object_meta_causes(value);
+    causes.extend(match source(inner, info) {
         Source::Builtin(s) => schema::validate(s, value, None, schema::Mode::Builtin),
         Source::Custom(node) => {
             let s = Schema::standalone(&node);
@@ -309,11 +311,37 @@ pub(crate) fn validate(
             schema::validate(s, value, old, schema::Mode::Custom)
         }
         Source::None => Vec::new(),
-    };
+    });
     if causes.is_empty() {
         return Ok(());
     }
     Err(invalid_error(&info.group, &info.kind, name, causes))
+}
+
+/// All annotations of an object together, keys and values, in bytes
+/// (apimachinery's `TotalAnnotationSizeLimitB`).
+pub(crate) const TOTAL_ANNOTATION_SIZE_LIMIT: usize = 256 * 1024;
+
+/// The checks of apimachinery's `ValidateObjectMeta` reproduced here, first in the list as
+/// every strategy validates metadata first: the total size of the annotations
+/// (`ValidateAnnotationsSize`: `metadata.annotations: Too long: may not be more than 262144
+/// bytes`).
+fn object_meta_causes(value: &Value) -> Vec<Cause> {
+    let Some(annotations) = value["metadata"]["annotations"].as_object() else {
+        return Vec::new();
+    };
+    let total: usize = annotations
+        .iter()
+        .map(|(k, v)| k.len() + v.as_str().map_or(0, str::len))
+        .sum();
+    if total > TOTAL_ANNOTATION_SIZE_LIMIT {
+        vec![Cause::too_long(
+            "metadata.annotations",
+            TOTAL_ANNOTATION_SIZE_LIMIT as i64,
+        )]
+    } else {
+        Vec::new()
+    }
 }
 
 /// Drops the `metadata` maps and lists that are empty or null (`labels`, `annotations`,
