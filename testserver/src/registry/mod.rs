@@ -180,6 +180,7 @@ impl Registry {
         let versions = self.groups.entry(info.group.clone()).or_default();
         if !versions.contains(&info.version) {
             versions.push(info.version.clone());
+            versions.sort_by(|a, b| version_preference(a, b));
         }
         if !self.group_order.contains(&info.group) {
             self.group_order.push(info.group.clone());
@@ -269,6 +270,44 @@ pub fn is_builtin_resource(group: &str, plural: &str) -> bool {
                 .collect()
         })
         .contains(&(group.to_owned(), plural.to_owned()))
+}
+
+/// The order of a group's versions in discovery, most preferred first, as apimachinery's
+/// `version.CompareKubeAwareVersionStrings` ranks them: Kubernetes-like versions
+/// (`v<major>[alpha|beta<minor>]`) before others, GA before beta before alpha, then the
+/// higher major, then the higher minor; other versions in lexical order.
+pub fn version_preference(a: &str, b: &str) -> std::cmp::Ordering {
+    match (kube_version(a), kube_version(b)) {
+        (Some(x), Some(y)) => y.cmp(&x),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => a.cmp(b),
+    }
+}
+
+/// `(stability, major, minor)` of a Kubernetes-like version: stability 2 for GA, 1 beta, 0
+/// alpha. Numbers too large for a u64 make the version not Kubernetes-like, as Go's `Atoi`
+/// failing does.
+fn kube_version(v: &str) -> Option<(u8, u64, u64)> {
+    let rest = v.strip_prefix('v')?;
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 {
+        return None;
+    }
+    let major: u64 = rest[..digits].parse().ok()?;
+    let tail = &rest[digits..];
+    if tail.is_empty() {
+        return Some((2, major, 0));
+    }
+    let (stability, minor) = if let Some(m) = tail.strip_prefix("beta") {
+        (1, m)
+    } else {
+        (0, tail.strip_prefix("alpha")?)
+    };
+    if minor.is_empty() || !minor.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some((stability, major, minor.parse().ok()?))
 }
 
 /// Splits `apps/v1` into `("apps", "v1")` and `v1` into `("", "v1")`.
@@ -542,5 +581,45 @@ mod tests {
         assert!(!r.groups().iter().any(|(g, _)| g == "example.com"));
         let bad = json!({"metadata": {"name": "x"}, "spec": {"group": "example.com"}});
         assert_eq!(crd_resources(&bad).unwrap_err().code, 422);
+    }
+
+    /// apimachinery's `CompareKubeAwareVersionStrings`: GA, then beta, then alpha, higher
+    /// numbers first, versions that are not Kubernetes-like last and lexically.
+    #[test]
+    fn versions_ordered_by_kube_aware_priority() {
+        let mut vs = vec![
+            "foo1",
+            "v1alpha1",
+            "v10",
+            "v2beta1",
+            "v1",
+            "v11alpha2",
+            "v12alpha1",
+            "v1beta2",
+            "v3beta1",
+            "v2",
+            "foo10",
+            "v1beta",
+            "v01",
+        ];
+        vs.sort_by(|a, b| version_preference(a, b));
+        assert_eq!(
+            vs,
+            [
+                "v10",
+                "v2",
+                "v1",
+                "v01",
+                "v3beta1",
+                "v2beta1",
+                "v1beta2",
+                "v12alpha1",
+                "v11alpha2",
+                "v1alpha1",
+                "foo1",
+                "foo10",
+                "v1beta",
+            ]
+        );
     }
 }

@@ -1752,6 +1752,7 @@ async fn registry_rules_surface_through_kubectl() {
         err.contains("data: Forbidden: field is immutable when `immutable` is set"),
         "{err}"
     );
+}
 
 /// `kubectl apply` (client-side) of a ConfigMap whose data exceeds 256 KiB: the
 /// last-applied-configuration annotation it adds holds the whole object, and kube-apiserver's
@@ -1795,4 +1796,60 @@ async fn apply_of_a_large_object_exceeds_the_annotation_limit() {
     )
     .await;
     assert!(err.contains("metadata.annotations: Too long"), "{err}");
+}
+
+/// A CRD that lists `v1alpha1` before `v1`: kube-apiserver's discovery orders the group's
+/// versions by `version.CompareKubeAwareVersionStrings` (GA before beta before alpha), so
+/// `preferredVersion` and the first version of aggregated discovery are `v1`, and `kubectl
+/// get` and `kubectl explain` use it, not the first-listed version.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn crd_versions_are_preferred_by_kube_aware_priority() {
+    let Some((_server, k)) = setup("kubectl CRD version priority").await else {
+        return;
+    };
+    let schema = |field: &str| {
+        json!({"openAPIV3Schema": {"type": "object", "properties": {
+            "spec": {"type": "object", "description": "the spec",
+                     "properties": {field: {"type": "string", "description": format!("the {field}")}}}}}})
+    };
+    let crd = json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {"group": "example.com", "scope": "Namespaced",
+                 "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+                 "versions": [
+                     {"name": "v1alpha1", "served": true, "storage": false, "schema": schema("alphaField")},
+                     {"name": "v1beta1", "served": true, "storage": false, "schema": schema("betaField")},
+                     {"name": "v1", "served": true, "storage": true, "schema": schema("gaField")},
+                 ]}
+    });
+    let (ok, out, err) = kubectl(&k, &["apply", "-f", "-"], Some(&crd.to_string())).await;
+    assert!(ok, "{out}{err}");
+    let widget = json!({"apiVersion": "example.com/v1", "kind": "Widget",
+                        "metadata": {"name": "w", "namespace": "ns"}, "spec": {"gaField": "x"}});
+    let (ok, out, err) = kubectl(&k, &["apply", "-f", "-"], Some(&widget.to_string())).await;
+    assert!(ok, "{out}{err}");
+    let got = get_json(&k, &["widgets", "w"]).await;
+    assert_eq!(got["apiVersion"], "example.com/v1", "{got}");
+    let out = k.run(&["explain", "widgets.spec"]).await;
+    assert!(
+        out.contains("VERSION:    v1\n") && out.contains("gaField"),
+        "{out}"
+    );
+    let out = k.run(&["api-versions"]).await;
+    let ours: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("example.com/"))
+        .collect();
+    assert_eq!(ours.len(), 3, "{out}");
+    let group = k.run(&["get", "--raw", "/apis/example.com"]).await;
+    let group: Value = serde_json::from_str(&group).unwrap();
+    assert_eq!(group["preferredVersion"]["version"], "v1", "{group}");
+    let order: Vec<&str> = group["versions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["version"].as_str().unwrap())
+        .collect();
+    assert_eq!(order, ["v1", "v1beta1", "v1alpha1"]);
 }
