@@ -13,8 +13,12 @@
 //! - With selectors, a MODIFIED that moves an object into (out of) the selection is sent as
 //!   ADDED (DELETED), as the watch cache does.
 //! - `timeoutSeconds` ends the stream; so do the faults (event limit, dropped watches) and a
-//!   watcher that falls too far behind (the broadcast lagged), as the real server closes slow
-//!   watchers; the client resumes from its last resourceVersion.
+//!   slow watcher, as the watch cache's `cacheWatcher` is terminated when its buffer is full:
+//!   each watch queues at most [`WATCH_BUFFER`] writes for its client, and a change that
+//!   still finds the queue full after [`SLOW_WATCHER_WAIT`] closes the stream (no `ERROR`
+//!   event; the client re-watches from its last resourceVersion). A watch that falls behind
+//!   the store's broadcast is closed too. The initial state and backlog are written without
+//!   that limit, as a `cacheWatcher` writes its initial events.
 //! - Deleting the CRD that serves the watched resource ends the watch after the DELETED
 //!   events of its objects, as the real server tears down a removed CRD's storage and closes
 //!   its watches.
@@ -88,7 +92,7 @@ pub(crate) fn watch(
     let rx = state.storage.subscribe();
     drop(inner);
 
-    let (tx, body_rx) = mpsc::channel::<Bytes>(64);
+    let (tx, body_rx) = mpsc::channel::<Bytes>(WATCH_BUFFER);
     let initial_end = w.opts.send_initial_events == Some(true);
     tokio::spawn(async move {
         let cancel = w.state.cancel.clone();
@@ -104,6 +108,12 @@ pub(crate) fn watch(
         http_body_util::BodyExt::boxed(ChannelBody::new(body_rx)),
     ))
 }
+
+/// Writes a watch queues for its client (events, chunks of the initial state, bookmarks).
+pub(crate) const WATCH_BUFFER: usize = 256;
+
+/// How long a change waits for room in a full queue before the watch is closed as slow.
+pub(crate) const SLOW_WATCHER_WAIT: Duration = Duration::from_secs(1);
 
 /// Size from which a chunk of initial or backlog lines is sent.
 const WRITE_CHUNK: usize = 64 * 1024;
@@ -214,8 +224,25 @@ impl Watcher {
         tx.send(chunk.split().freeze()).await.map_err(|_| Ended)
     }
 
+    /// Queues one live line; a queue still full after [`SLOW_WATCHER_WAIT`] ends the watch.
     async fn send(&mut self, tx: &mpsc::Sender<Bytes>, line: Bytes) -> Result<(), Ended> {
-        tx.send(line).await.map_err(|_| Ended)?;
+        match tx.try_send(line) {
+            Ok(()) => {}
+            Err(mpsc::error::TrySendError::Closed(_)) => return Err(Ended),
+            Err(mpsc::error::TrySendError::Full(line)) => {
+                match tokio::time::timeout(SLOW_WATCHER_WAIT, tx.send(line)).await {
+                    Ok(Ok(())) => {}
+                    Ok(Err(_)) => return Err(Ended),
+                    Err(_) => {
+                        tracing::debug!(
+                            resource = %self.storage,
+                            "closing a slow watcher: its buffer is full"
+                        );
+                        return Err(Ended);
+                    }
+                }
+            }
+        }
         self.sent += 1;
         match self.state.faults.watch_event_limit() {
             Some(limit) if self.sent >= limit => Err(Ended),

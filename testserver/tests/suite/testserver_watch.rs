@@ -312,3 +312,68 @@ async fn watch_from_a_future_version_waits_for_it() {
     );
     server.shutdown().await;
 }
+
+/// kube-apiserver's watch cache terminates a `cacheWatcher` whose buffer is full (the client
+/// does not read) instead of holding every change for it, and the other watchers are not
+/// held up: a watch whose client never reads ends (its stream closes after what was already
+/// queued) while a watch that reads receives every change, promptly.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_watcher_that_never_reads_is_closed_and_fast_ones_keep_up() {
+    const WRITES: usize = 2500;
+    let server = TestApiServer::start().await.unwrap();
+    let raw = Raw::new(&server.url());
+    let mut slow = raw.watch(&format!("{CMS}?watch=true")).await;
+    let mut fast = raw.watch(&format!("{CMS}?watch=true")).await;
+    let reader = tokio::spawn(async move {
+        let mut seen = 0;
+        while seen < WRITES {
+            match tokio::time::timeout(Duration::from_secs(30), fast.next()).await {
+                Ok(Some(e)) if e["type"] == "ADDED" => seen += 1,
+                Ok(Some(_)) => {}
+                Ok(None) | Err(_) => break,
+            }
+        }
+        seen
+    });
+    // Far more than the socket buffers and the watch's queue hold.
+    let blob = "x".repeat(16 * 1024);
+    let started = tokio::time::Instant::now();
+    for i in 0..WRITES {
+        server
+            .create_object(json!({"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": format!("cm-{i}"), "namespace": "default"},
+                "data": {"blob": blob}}))
+            .unwrap();
+        if i % 100 == 0 {
+            tokio::task::yield_now().await;
+        }
+    }
+    let seen = tokio::time::timeout(Duration::from_secs(60), reader)
+        .await
+        .expect("the fast watcher fell behind")
+        .unwrap();
+    assert_eq!(seen, WRITES, "the fast watcher missed changes");
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "the fast watcher was held up: {:?}",
+        started.elapsed()
+    );
+    // The slow watcher's stream ends: what was queued, then the end (no ERROR event).
+    let mut got = 0;
+    let drained = tokio::time::timeout(Duration::from_secs(30), async {
+        while let Some(e) = slow.next().await {
+            assert_ne!(e["type"], "ERROR", "{e}");
+            got += 1;
+        }
+    })
+    .await;
+    assert!(drained.is_ok(), "the slow watcher was never closed");
+    assert!(got < WRITES, "the slow watcher got every change ({got})");
+    // The client re-watches and goes on.
+    let mut again = raw
+        .watch(&format!("{CMS}?watch=true&resourceVersion=0"))
+        .await;
+    let first = again.next().await.unwrap();
+    assert_eq!(first["type"], "ADDED");
+    server.shutdown().await;
+}
