@@ -23,7 +23,7 @@ use parking_lot::Mutex;
 use serde_json::Value;
 use tokio::sync::broadcast;
 
-use crate::registry::{Registry, ResourceInfo};
+use crate::registry::{Registry, ResourceInfo, events};
 use crate::status::ApiError;
 
 /// One stored object: its serialized form and the parsed fields selectors need.
@@ -50,6 +50,14 @@ pub(crate) struct Obj {
 impl Obj {
     /// Serializes `value` (whose metadata is already complete) for `info`.
     pub fn new(value: &Value, info: &ResourceInfo) -> Self {
+        // Events are stored in the core form, whichever API wrote them.
+        let core;
+        let value = if events::is_event(info) && value["apiVersion"] == events::EVENTS_V1 {
+            core = events::to_core(value);
+            &core
+        } else {
+            value
+        };
         let meta = &value["metadata"];
         let s = |v: &Value| v.as_str().unwrap_or_default().to_owned();
         let name = s(&meta["name"]);
@@ -62,19 +70,11 @@ impl Obj {
                     .collect()
             })
             .unwrap_or_default();
-        let fields = info
-            .selectable_fields
-            .iter()
-            .map(|path| {
-                let v = path.split('.').fold(value, |v, seg| &v[seg]);
-                let text = match v {
-                    Value::String(s) => s.clone(),
-                    Value::Null => String::new(),
-                    other => other.to_string(),
-                };
-                (path.clone(), text)
-            })
-            .collect();
+        let fields = if events::is_event(info) {
+            events::selectable_fields(value)
+        } else {
+            Self::fields(value, info)
+        };
         Self {
             bytes: Bytes::from(serde_json::to_vec(value).unwrap_or_default()),
             key: object_key(&namespace, &name),
@@ -88,6 +88,38 @@ impl Obj {
             fields,
             api_version: s(&value["apiVersion"]),
         }
+    }
+
+    /// The values of `info`'s selectable fields in `value`.
+    fn fields(value: &Value, info: &ResourceInfo) -> Vec<(String, String)> {
+        info.selectable_fields
+            .iter()
+            .map(|path| {
+                let v = path.split('.').fold(value, |v, seg| &v[seg]);
+                let text = match v {
+                    Value::String(s) => s.clone(),
+                    Value::Null => String::new(),
+                    other => other.to_string(),
+                };
+                (path.clone(), text)
+            })
+            .collect()
+    }
+
+    /// The object as read through `info`'s version: an Event converted to the
+    /// `events.k8s.io` form, any other object with that version's `apiVersion` (the versions
+    /// of a resource differ in nothing else here).
+    pub fn value_for(&self, info: &ResourceInfo) -> Value {
+        let api_version = info.api_version();
+        let mut v = self.value();
+        if self.api_version == api_version {
+            return v;
+        }
+        if events::is_event(info) && api_version == events::EVENTS_V1 {
+            return events::from_core(&v);
+        }
+        v["apiVersion"] = Value::String(api_version);
+        v
     }
 
     /// `metadata.uid`.

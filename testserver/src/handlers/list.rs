@@ -98,7 +98,7 @@ pub(crate) fn list(
             Ok(json_response(200, to_bytes(&list)))
         }
         Form::Table => {
-            let values: Vec<Value> = page.items.iter().map(|o| o.value()).collect();
+            let values: Vec<Value> = page.items.iter().map(|o| o.value_for(info)).collect();
             let include = IncludeObject::parse(q.get("includeObject"));
             let t = crate::handlers::negotiation::table::table(info, &values, include, Some(meta));
             Ok(json_response(200, to_bytes(&t)))

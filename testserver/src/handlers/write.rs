@@ -363,7 +363,7 @@ pub(crate) fn patch(
     let old = inner
         .get(&info.storage_key(), &object_key(namespace, name))
         .ok_or_else(|| ApiError::not_found(&info.group, &info.plural, name))?;
-    let mut current = old.value();
+    let mut current = old.value_for(info);
     current["apiVersion"] = json!(info.api_version());
     let mut patched = patch_type.apply(current, patch, schema)?;
     // The patch handler's `checkName`: the patched object keeps the URL's name and namespace.
@@ -421,7 +421,7 @@ fn replace(
         ));
     }
     let old_v = {
-        let mut v = old.value();
+        let mut v = old.value_for(info);
         v["apiVersion"] = json!(info.api_version());
         v
     };

@@ -6,12 +6,14 @@
 //! kind, short names, categories, printer columns and `status`/`scale` subresources; deleting
 //! the CRD removes them (and its objects). All versions of a resource share one storage
 //! (`group/plural`); CRDs are served with conversion strategy `None` semantics: reading through
-//! another version only rewrites `apiVersion`. A CRD's group must be a domain with a dot and,
-//! in the protected `*.k8s.io` and `*.kubernetes.io` groups, carry the
-//! `api-approved.kubernetes.io` annotation ([`validate_crd`]); a CRD naming a built-in
+//! another version only rewrites `apiVersion`. The core and `events.k8s.io` Events are two
+//! versions of one resource, converted field by field (`events`). A CRD's group must be a
+//! domain with a dot and, in the protected `*.k8s.io` and `*.kubernetes.io` groups, carry
+//! the `api-approved.kubernetes.io` annotation ([`validate_crd`]); a CRD naming a built-in
 //! resource is stored but never replaces it ([`is_builtin_resource`]).
 
 pub(crate) mod builtin;
+pub(crate) mod events;
 pub(crate) mod spec;
 pub(crate) mod strategy;
 
@@ -85,6 +87,10 @@ impl ResourceInfo {
 
     /// The storage shared by all versions: `group/plural`.
     pub fn storage_key(&self) -> String {
+        if events::is_event(self) {
+            // Both Event APIs read and write one store (module `events`).
+            return events::STORAGE_KEY.to_owned();
+        }
         format!("{}/{}", self.group, self.plural)
     }
 

@@ -1853,3 +1853,73 @@ async fn crd_versions_are_preferred_by_kube_aware_priority() {
         .collect();
     assert_eq!(order, ["v1", "v1beta1", "v1alpha1"]);
 }
+
+/// kube-apiserver serves core `v1` Events and `events.k8s.io/v1` Events from one store (two
+/// versions of one resource, converted by `pkg/apis/events/v1/conversion.go`): an Event a
+/// recorder writes through `events.k8s.io/v1` is listed by `kubectl get events` and `kubectl
+/// events` with its `note` as the message and `regarding` as the object, and a core Event is
+/// read through `events.k8s.io/v1` with `note`, `regarding` and `deprecatedCount`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn events_written_through_either_api_are_seen_through_both() {
+    let Some((server, k)) = setup("kubectl events across APIs").await else {
+        return;
+    };
+    let recorded = json!({
+        "apiVersion": "events.k8s.io/v1", "kind": "Event",
+        "metadata": {"name": "web.1", "namespace": "ns"},
+        "eventTime": "2026-01-01T00:00:00.000000Z",
+        "reportingController": "kinform.dev/widget-controller", "reportingInstance": "ctl-0",
+        "action": "Reconcile", "reason": "Synced", "type": "Normal",
+        "regarding": {"kind": "Pod", "name": "web", "namespace": "ns", "apiVersion": "v1"},
+        "note": "synced web from the recorder",
+    });
+    let (ok, out, err) = kubectl(&k, &["create", "-f", "-"], Some(&recorded.to_string())).await;
+    assert!(ok, "{out}{err}");
+    let out = k.run(&["get", "events", "-n", "ns"]).await;
+    assert!(
+        out.contains("Synced")
+            && out.contains("pod/web")
+            && out.contains("synced web from the recorder"),
+        "{out}"
+    );
+    let core = get_json(&k, &["events.v1.", "web.1"]).await;
+    assert_eq!(core["apiVersion"], "v1", "{core}");
+    assert_eq!(core["message"], "synced web from the recorder");
+    assert_eq!(core["involvedObject"]["name"], "web");
+    assert_eq!(core["reportingComponent"], "kinform.dev/widget-controller");
+    let out = k.run(&["events", "-n", "ns", "--for", "pod/web"]).await;
+    assert!(out.contains("synced web from the recorder"), "{out}");
+    let out = k
+        .run(&[
+            "get",
+            "events",
+            "-n",
+            "ns",
+            "--field-selector",
+            "involvedObject.name=web",
+            "-o",
+            "name",
+        ])
+        .await;
+    assert_eq!(out.trim(), "event/web.1", "{out}");
+
+    server
+        .create_object(json!({
+            "apiVersion": "v1", "kind": "Event",
+            "metadata": {"name": "db.1", "namespace": "ns"},
+            "involvedObject": {"kind": "Pod", "name": "db", "namespace": "ns"},
+            "reason": "Pulled", "message": "pulled db", "type": "Normal", "count": 4,
+            "firstTimestamp": "2026-01-01T00:00:00Z", "lastTimestamp": "2026-01-01T00:00:00Z",
+            "source": {"component": "kubelet", "host": "node-1"},
+        }))
+        .unwrap();
+    let new = get_json(&k, &["events.v1.events.k8s.io", "db.1"]).await;
+    assert_eq!(new["apiVersion"], "events.k8s.io/v1", "{new}");
+    assert_eq!(new["note"], "pulled db");
+    assert_eq!(new["regarding"]["name"], "db");
+    assert_eq!(new["deprecatedCount"], 4);
+    assert_eq!(new["deprecatedSource"]["host"], "node-1");
+    assert!(new.get("message").is_none(), "{new}");
+    let list = get_json(&k, &["events.v1.events.k8s.io"]).await;
+    assert_eq!(list["items"].as_array().map(Vec::len), Some(2), "{list}");
+}

@@ -377,3 +377,80 @@ async fn a_watcher_that_never_reads_is_closed_and_fast_ones_keep_up() {
     assert_eq!(first["type"], "ADDED");
     server.shutdown().await;
 }
+
+/// One store behind both Event APIs, as kube-apiserver's: a watch of core Events sees an
+/// Event created through `events.k8s.io/v1` in the core form, and a watch through
+/// `events.k8s.io/v1` sees a core Event in its form (`note`, `regarding`).
+#[tokio::test]
+async fn event_watches_see_writes_through_the_other_api() {
+    let server = TestApiServer::start().await.unwrap();
+    let raw = Raw::new(&server.url());
+    let core_path = "/api/v1/namespaces/default/events";
+    let new_path = "/apis/events.k8s.io/v1/namespaces/default/events";
+    let mut core_watch = raw.watch(&format!("{core_path}?watch=true")).await;
+    let mut new_watch = raw.watch(&format!("{new_path}?watch=true")).await;
+    let r = raw
+        .post(
+            new_path,
+            &json!({"apiVersion": "events.k8s.io/v1", "kind": "Event",
+                    "metadata": {"name": "a"}, "eventTime": "2026-01-01T00:00:00.000000Z",
+                    "reportingController": "ctl", "reportingInstance": "ctl-0",
+                    "action": "Sync", "reason": "Synced", "type": "Normal",
+                    "regarding": {"kind": "Pod", "name": "web"}, "note": "hello"}),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    assert_eq!(r.body["note"], "hello", "{}", r.body);
+    let e = core_watch.next().await.unwrap();
+    assert_eq!(
+        (e["type"].as_str(), e["object"]["apiVersion"].as_str()),
+        (Some("ADDED"), Some("v1"))
+    );
+    assert_eq!(e["object"]["message"], "hello");
+    assert_eq!(e["object"]["involvedObject"]["name"], "web");
+    let e = new_watch.next().await.unwrap();
+    assert_eq!(e["object"]["apiVersion"], "events.k8s.io/v1");
+    assert_eq!(e["object"]["note"], "hello");
+
+    let r = raw
+        .post(
+            core_path,
+            &json!({"apiVersion": "v1", "kind": "Event", "metadata": {"name": "b"},
+                    "involvedObject": {"kind": "Pod", "name": "db"}, "message": "world",
+                    "reason": "Pulled", "type": "Normal", "count": 2}),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    let e = new_watch.next().await.unwrap();
+    assert_eq!(e["object"]["note"], "world", "{e}");
+    assert_eq!(e["object"]["regarding"]["name"], "db");
+    assert_eq!(e["object"]["deprecatedCount"], 2);
+    assert_eq!(
+        core_watch.next().await.unwrap()["object"]["message"],
+        "world"
+    );
+    // A patch through `events.k8s.io` (a recorder's series update) reaches the core watch.
+    let r = raw
+        .patch(
+            &format!("{new_path}/a"),
+            "application/merge-patch+json",
+            &json!({"series": {"count": 2, "lastObservedTime": "2026-01-01T00:00:05.000000Z"}}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["note"], "hello", "{}", r.body);
+    let e = core_watch.next().await.unwrap();
+    assert_eq!(
+        (e["type"].as_str(), e["object"]["series"]["count"].as_i64()),
+        (Some("MODIFIED"), Some(2))
+    );
+    assert_eq!(e["object"]["message"], "hello");
+    // Get and list through both.
+    assert_eq!(
+        raw.get(&format!("{core_path}/a")).await.body["message"],
+        "hello"
+    );
+    let list = raw.get(new_path).await.body;
+    assert_eq!(list["items"].as_array().map(Vec::len), Some(2), "{list}");
+    server.shutdown().await;
+}

@@ -409,7 +409,7 @@ pub(crate) fn apply(
         })?;
         return Ok((obj, true));
     };
-    let mut live_v = live.value();
+    let mut live_v = live.value_for(info);
     live_v["apiVersion"] = json!(info.api_version());
     let old_mf = take_managed_fields(&mut live_v);
     let mut entries = old_mf

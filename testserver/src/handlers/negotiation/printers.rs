@@ -5,7 +5,7 @@
 //! Deployments, `DATA AGE` for ConfigMaps, ...) and priority-1 columns that only `-o wide`
 //! shows (`CONTAINERS IMAGES SELECTOR`). This module reproduces those columns and cells for
 //! the resources users list most (workloads, pods, services, config, RBAC, nodes, leases,
-//! CRDs), computed from the stored object as the real printers compute them; other
+//! events, CRDs), computed from the stored object as the real printers compute them; other
 //! resources get `NAME` and `AGE` (module `table`). Cells that depend on controllers the test
 //! server does not run (ready counts, job durations) show what the stored status says.
 //! Written by hand: the printers are a list of small functions over JSON, no crate does this.
@@ -53,6 +53,8 @@ pub(crate) fn builtin(group: &str, plural: &str) -> Option<(&'static [Column], C
             (ROLEBINDING, rolebinding)
         }
         ("coordination.k8s.io", "leases") => (LEASE, lease),
+        // One printer for both Event APIs, as they share one storage.
+        ("" | "events.k8s.io", "events") => (EVENT, event),
         ("apiextensions.k8s.io", "customresourcedefinitions") => (CREATED_AT, created_at),
         _ => return None,
     })
@@ -472,6 +474,85 @@ fn rolebinding(o: &Value) -> Vec<Value> {
         json!(of("User")),
         json!(of("Group")),
         json!(of("ServiceAccount")),
+    ]
+}
+
+/// Whether the Table starts with a `Name` column: the Event printer has none (its `Name` is
+/// a `-o wide` column at the end).
+pub(crate) fn leads_with_name(group: &str, plural: &str) -> bool {
+    !matches!((group, plural), ("" | "events.k8s.io", "events"))
+}
+
+const EVENT: &[Column] = &[
+    col("Last Seen", "string", 0),
+    col("Type", "string", 0),
+    col("Reason", "string", 0),
+    col("Object", "string", 0),
+    col("Subobject", "string", 1),
+    col("Source", "string", 1),
+    col("Message", "string", 0),
+    col("First Seen", "string", 1),
+    col("Count", "string", 1),
+    col("Name", "string", 1),
+];
+
+/// `printEvent`, over either Event form (core names first, then `events.k8s.io`'s): the
+/// first and last seen times fall back on `eventTime`, a series gives the last time and the
+/// count, a singleton without a count counts 1.
+fn event(o: &Value) -> Vec<Value> {
+    let field = |core: &str, new: &str| {
+        let v = &o[core];
+        if v.is_null() { &o[new] } else { v }
+    };
+    let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
+    let first_ts = field("firstTimestamp", "deprecatedFirstTimestamp");
+    let first = if first_ts.is_null() {
+        age(&o["eventTime"])
+    } else {
+        age(first_ts)
+    };
+    let last_ts = field("lastTimestamp", "deprecatedLastTimestamp");
+    let mut last = if last_ts.is_null() {
+        first.clone()
+    } else {
+        age(last_ts)
+    };
+    let mut count = field("count", "deprecatedCount").as_i64().unwrap_or(0);
+    if o["series"].is_object() {
+        last = age(&o["series"]["lastObservedTime"]);
+        count = o["series"]["count"].as_i64().unwrap_or(0);
+    } else if count == 0 {
+        count = 1;
+    }
+    let regarding = field("involvedObject", "regarding");
+    let kind = text(&regarding["kind"]).to_lowercase();
+    let target = match regarding["name"].as_str() {
+        Some(name) if !name.is_empty() => format!("{kind}/{name}"),
+        _ => kind,
+    };
+    let source = field("source", "deprecatedSource");
+    let non_empty = |a: String, b: String| if a.is_empty() { b } else { a };
+    let component = non_empty(
+        text(&source["component"]),
+        text(field("reportingComponent", "reportingController")),
+    );
+    let instance = non_empty(text(&source["host"]), text(&o["reportingInstance"]));
+    let source = if instance.is_empty() {
+        component
+    } else {
+        format!("{component}, {instance}")
+    };
+    vec![
+        json!(last),
+        json!(text(&o["type"])),
+        json!(text(&o["reason"])),
+        json!(target),
+        json!(text(&regarding["fieldPath"])),
+        json!(source),
+        json!(text(field("message", "note")).trim()),
+        json!(first),
+        json!(count),
+        o["metadata"]["name"].clone(),
     ]
 }
 

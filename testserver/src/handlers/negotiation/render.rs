@@ -76,16 +76,14 @@ impl IncludeObject {
     }
 }
 
-/// The object bytes as seen through `info`'s version (only `apiVersion` differs between the
-/// versions of a resource, as with conversion strategy `None`).
+/// The object bytes as seen through `info`'s version (`Obj::value_for`: only `apiVersion`
+/// differs between the versions of a resource, as with conversion strategy `None`, but for
+/// the two Event versions).
 pub(crate) fn object_bytes(info: &ResourceInfo, obj: &Obj) -> Bytes {
-    let api_version = info.api_version();
-    if obj.api_version == api_version {
+    if obj.api_version == info.api_version() {
         return obj.bytes.clone();
     }
-    let mut v = obj.value();
-    v["apiVersion"] = Value::String(api_version);
-    Bytes::from(serde_json::to_vec(&v).unwrap_or_default())
+    Bytes::from(serde_json::to_vec(&obj.value_for(info)).unwrap_or_default())
 }
 
 /// The object's `PartialObjectMetadata`.
@@ -109,7 +107,7 @@ pub(crate) fn render_object(
         Form::Metadata => to_bytes(&metadata_object(&obj.value())),
         Form::Table => to_bytes(&crate::handlers::negotiation::table::table(
             info,
-            &[obj.value()],
+            &[obj.value_for(info)],
             include,
             None,
         )),

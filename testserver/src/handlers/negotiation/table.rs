@@ -1,7 +1,8 @@
 //! `meta.k8s.io/v1` Tables for `kubectl get`.
 //!
 //! The real server prints with per-type printers (`pkg/printers/internalversion`) and, for
-//! custom resources, with the CRD's `additionalPrinterColumns`. Built-ins with a printer in
+//! custom resources, with the CRD's `additionalPrinterColumns`. Every Table but the Events'
+//! starts with `NAME`. Built-ins with a printer in
 //! module `printers` get its columns (priority 1 for `-o wide`); other resources get `NAME`,
 //! a CRD's printer columns whose `jsonPath` is a plain field path (`.spec.replicas`; other
 //! paths print empty cells) and `AGE`.
@@ -18,8 +19,13 @@ pub(crate) fn table(
     include: IncludeObject,
     list_meta: Option<Value>,
 ) -> Value {
-    let mut defs = vec![column("Name", "string", "name", 0)];
-    let printer = crate::handlers::negotiation::printers::builtin(&info.group, &info.plural);
+    use crate::handlers::negotiation::printers;
+    let named = printers::leads_with_name(&info.group, &info.plural);
+    let mut defs = Vec::new();
+    if named {
+        defs.push(column("Name", "string", "name", 0));
+    }
+    let printer = printers::builtin(&info.group, &info.plural);
     let has_age = info.printer_columns.iter().any(|(n, _, _)| n == "Age");
     match printer {
         Some((columns, _)) => {
@@ -37,7 +43,10 @@ pub(crate) fn table(
     let rows: Vec<Value> = objects
         .iter()
         .map(|o| {
-            let mut cells = vec![o["metadata"]["name"].clone()];
+            let mut cells = Vec::new();
+            if named {
+                cells.push(o["metadata"]["name"].clone());
+            }
             match printer {
                 Some((_, print)) => cells.extend(print(o)),
                 None => {
