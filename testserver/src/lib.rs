@@ -61,7 +61,8 @@
 //! - `status`: the `metav1.Status` errors every layer answers with;
 //! - `controllers`: what kube-controller-manager does (`gc`); `preload`: objects at start.
 //!
-//! The namespaces `default`, `kube-system` and `kube-public` exist at start. Tests register
+//! The namespaces `default`, `kube-system` and `kube-public` exist at start, and the
+//! `default/kubernetes` Service with its Endpoints (`preload::kubernetes_service`). Tests register
 //! resources no GA version serves (a beta version, an aggregated API) with
 //! [`TestApiServer::register_resource`].
 //!
@@ -379,6 +380,7 @@ impl TestApiServerBuilder {
                     &mut handlers::validate::Check::default(),
                 )?;
             }
+            preload::kubernetes_service(&mut inner, addr.port())?;
             if self.pods > 0 {
                 preload::preload(&mut inner, self.pods, self.namespaces)?;
             }

@@ -1,4 +1,6 @@
-//! Realistic preloaded pods for benchmarks and the standalone binary.
+//! Objects at start: the `default/kubernetes` Service every cluster has
+//! ([`kubernetes_service`]), and realistic preloaded pods for benchmarks and the standalone
+//! binary ([`preload`]).
 //!
 //! Each pod looks like one a Deployment creates on a real cluster: owner reference, labels,
 //! annotations, two `managedFields` entries, two containers with probes, resources, env and
@@ -11,6 +13,48 @@ use serde_json::{Value, json};
 use crate::handlers::write::{create, now_rfc3339};
 use crate::status::ApiError;
 use crate::storage::{Inner, Obj};
+
+/// The `default/kubernetes` Service, its Endpoints and EndpointSlice, as kube-apiserver's
+/// bootstrap controller and endpoint reconciler keep them: the first address of the service
+/// range, port 443 `https` to the server's own port.
+pub(crate) fn kubernetes_service(inner: &mut Inner, port: u16) -> Result<(), ApiError> {
+    let labels = json!({"component": "apiserver", "provider": "kubernetes"});
+    let objects = [
+        json!({"apiVersion": "v1", "kind": "Service",
+               "metadata": {"name": "kubernetes", "namespace": "default", "labels": labels},
+               "spec": {"type": "ClusterIP", "clusterIP": "10.96.0.1",
+                        "ports": [{"name": "https", "port": 443, "protocol": "TCP",
+                                   "targetPort": port}],
+                        "sessionAffinity": "None"}}),
+        json!({"apiVersion": "v1", "kind": "Endpoints",
+               "metadata": {"name": "kubernetes", "namespace": "default",
+                            "labels": {"endpointslice.kubernetes.io/skip-mirror": "true"}},
+               "subsets": [{"addresses": [{"ip": "127.0.0.1"}],
+                            "ports": [{"name": "https", "port": port, "protocol": "TCP"}]}]}),
+        json!({"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+               "metadata": {"name": "kubernetes", "namespace": "default",
+                            "labels": {"kubernetes.io/service-name": "kubernetes"}},
+               "addressType": "IPv4",
+               "endpoints": [{"addresses": ["127.0.0.1"], "conditions": {"ready": true}}],
+               "ports": [{"name": "https", "port": port, "protocol": "TCP"}]}),
+    ];
+    for object in objects {
+        let api_version = object["apiVersion"].as_str().unwrap_or_default();
+        let kind = object["kind"].as_str().unwrap_or_default();
+        // A registry without the kind (none today) starts without the object.
+        let Some(info) = inner.registry.by_kind(api_version, kind) else {
+            continue;
+        };
+        create(
+            inner,
+            &info,
+            Some("default"),
+            object,
+            &mut crate::handlers::validate::Check::default(),
+        )?;
+    }
+    Ok(())
+}
 
 /// Creates `namespaces` namespaces `ns-{i}` and `pods` pods spread over them.
 pub(crate) fn preload(inner: &mut Inner, pods: usize, namespaces: usize) -> Result<(), ApiError> {

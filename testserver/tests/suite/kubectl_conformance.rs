@@ -1923,3 +1923,59 @@ async fn events_written_through_either_api_are_seen_through_both() {
     let list = get_json(&k, &["events.v1.events.k8s.io"]).await;
     assert_eq!(list["items"].as_array().map(Vec::len), Some(2), "{list}");
 }
+
+/// Every cluster has the `default/kubernetes` Service from the start (kube-apiserver's
+/// bootstrap controller): `kubectl get svc -n default` lists it as a ClusterIP Service at the
+/// first address of the service range, port 443, and its Endpoints point at the server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_kubernetes_service_exists_at_start() {
+    let Some((server, k)) = setup("kubectl get svc kubernetes").await else {
+        return;
+    };
+    let out = k.run(&["get", "svc", "-n", "default"]).await;
+    let row: Vec<&str> = out
+        .lines()
+        .nth(1)
+        .unwrap_or_default()
+        .split_whitespace()
+        .take(5)
+        .collect();
+    assert_eq!(
+        row,
+        ["kubernetes", "ClusterIP", "10.96.0.1", "<none>", "443/TCP"],
+        "{out}"
+    );
+    let ep = k
+        .run(&[
+            "get",
+            "endpoints",
+            "kubernetes",
+            "-n",
+            "default",
+            "-o",
+            "json",
+        ])
+        .await;
+    let ep: Value = serde_json::from_str(&ep).unwrap();
+    let port = server
+        .url()
+        .rsplit(':')
+        .next()
+        .unwrap()
+        .parse::<u64>()
+        .unwrap();
+    assert_eq!(ep["subsets"][0]["ports"][0]["port"], port, "{ep}");
+    // A new Service takes the next address.
+    k.run(&[
+        "create",
+        "service",
+        "clusterip",
+        "web",
+        "-n",
+        "ns",
+        "--tcp=80:8080",
+    ])
+    .await;
+    let web = get_json(&k, &["svc", "web"]).await;
+    assert_eq!(web["spec"]["clusterIP"], "10.96.0.2", "{web}");
+}
