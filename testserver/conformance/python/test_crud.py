@@ -242,3 +242,31 @@ def test_nodeport_service_gets_node_ports_and_keeps_them_on_replace(core, ns):
          "spec": {"type": "ExternalName", "externalName": "example.com"}},
     )
     assert ext.spec.cluster_ip is None
+
+
+def test_new_workloads_show_zero_status_counters(apps, ns):
+    """kube-apiserver's PrepareForCreate resets a StatefulSet's, ReplicaSet's and DaemonSet's
+    status to the zero struct, whose counters Go encodes even at 0 (no omitempty): the typed
+    client reads replicas == 0 (a required field of V1StatefulSetStatus) and a DaemonSet's
+    desiredNumberScheduled == 0 before any controller ran."""
+    template = deployment("x")["spec"]["template"]
+    selector = {"matchLabels": template["metadata"]["labels"]}
+    apps.create_namespaced_stateful_set(
+        ns,
+        {"metadata": {"name": "db"},
+         "spec": {"selector": selector, "serviceName": "db", "template": template}},
+    )
+    sts = apps.read_namespaced_stateful_set("db", ns)
+    assert sts.status is not None
+    assert sts.status.replicas == 0 and sts.status.available_replicas == 0
+    apps.create_namespaced_daemon_set(
+        ns, {"metadata": {"name": "agent"}, "spec": {"selector": selector, "template": template}}
+    )
+    ds = apps.read_namespaced_daemon_set("agent", ns)
+    assert ds.status is not None
+    assert ds.status.desired_number_scheduled == 0
+    assert ds.status.current_number_scheduled == 0 and ds.status.number_ready == 0
+    apps.create_namespaced_replica_set(
+        ns, {"metadata": {"name": "rs"}, "spec": {"selector": selector, "template": template}}
+    )
+    assert apps.read_namespaced_replica_set("rs", ns).status.replicas == 0

@@ -156,7 +156,8 @@ pub(crate) fn default(info: &ResourceInfo, value: &mut Value) {
 
 /// What a create of a built-in sets beyond the defaults: a Pod's initial status, a
 /// Service's cluster IP, node ports and status, a PersistentVolumeClaim's phase, a Job's
-/// generated selector (`metadata.uid` and `name` set).
+/// generated selector (`metadata.uid` and `name` set), the zero status counters of
+/// StatefulSets, ReplicaSets and DaemonSets.
 /// `services` are the stored Services (their addresses and node ports are taken); a
 /// requested node port that is taken or out of range is refused as the service registry
 /// refuses it (422).
@@ -185,9 +186,34 @@ pub(crate) fn prepare_create(
         }
         ("", "PersistentVolumeClaim") => value["status"] = json!({"phase": "Pending"}),
         ("batch", "Job") => generate_job_selector(value),
+        ("apps", "StatefulSet") => zero_counters(value, &["replicas", "availableReplicas"]),
+        ("apps", "ReplicaSet") => zero_counters(value, &["replicas"]),
+        ("apps", "DaemonSet") => zero_counters(
+            value,
+            &[
+                "currentNumberScheduled",
+                "numberMisscheduled",
+                "desiredNumberScheduled",
+                "numberReady",
+            ],
+        ),
         _ => {}
     }
     Ok(())
+}
+
+/// The status counters Go writes even at zero (no `omitempty`): a new StatefulSet,
+/// ReplicaSet or DaemonSet, whose `PrepareForCreate` resets the status to the zero struct,
+/// shows them as 0. Counters the body already has are kept.
+fn zero_counters(value: &mut Value, counters: &[&str]) {
+    if !value["status"].is_object() {
+        value["status"] = json!({});
+    }
+    if let Some(status) = value["status"].as_object_mut() {
+        for counter in counters {
+            status.entry(*counter).or_insert(json!(0));
+        }
+    }
 }
 
 /// What an update of a built-in keeps or allocates: a Service keeps the cluster IPs, node
