@@ -1864,13 +1864,19 @@ async fn events_written_through_either_api_are_seen_through_both() {
     let Some((server, k)) = setup("kubectl events across APIs").await else {
         return;
     };
+    let pod = server
+        .create_object(json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "web", "namespace": "ns"},
+            "spec": {"containers": [{"name": "app", "image": "nginx"}]}}))
+        .unwrap();
+    let uid = pod["metadata"]["uid"].as_str().unwrap().to_owned();
     let recorded = json!({
         "apiVersion": "events.k8s.io/v1", "kind": "Event",
         "metadata": {"name": "web.1", "namespace": "ns"},
         "eventTime": "2026-01-01T00:00:00.000000Z",
         "reportingController": "kinform.dev/widget-controller", "reportingInstance": "ctl-0",
         "action": "Reconcile", "reason": "Synced", "type": "Normal",
-        "regarding": {"kind": "Pod", "name": "web", "namespace": "ns", "apiVersion": "v1"},
+        "regarding": {"kind": "Pod", "name": "web", "namespace": "ns", "apiVersion": "v1", "uid": uid},
         "note": "synced web from the recorder",
     });
     let (ok, out, err) = kubectl(&k, &["create", "-f", "-"], Some(&recorded.to_string())).await;
@@ -1889,6 +1895,13 @@ async fn events_written_through_either_api_are_seen_through_both() {
     assert_eq!(core["reportingComponent"], "kinform.dev/widget-controller");
     let out = k.run(&["events", "-n", "ns", "--for", "pod/web"]).await;
     assert!(out.contains("synced web from the recorder"), "{out}");
+    // `kubectl describe` lists the object's core Events by `involvedObject` fields.
+    let out = k.run(&["describe", "pod", "web", "-n", "ns"]).await;
+    let events = out.split("Events:").nth(1).unwrap_or_default();
+    assert!(
+        events.contains("Synced") && events.contains("synced web from the recorder"),
+        "{out}"
+    );
     let out = k
         .run(&[
             "get",
