@@ -111,8 +111,9 @@
 //!   them is not reproduced);
 //! - graceful pod deletion (immediate: there is no kubelet), the CRD
 //!   `customresourcecleanup` finalizer (a CRD's objects go at once with it);
-//! - core and `events.k8s.io` Events are separate stores here; the deprecated `/watch/`
-//!   path prefix is not served (use `?watch=true`);
+//! - the deprecated `/watch/` path prefix is not served (use `?watch=true`); `events.k8s.io`
+//!   writes get no validation of their own (its required `eventTime` and
+//!   `reportingController`), and Event fields a client leaves out get no Go zero values;
 //! - a path under a group no one serves answers the generic NotFound `Status`, where
 //!   kube-apiserver answers a plain-text 404;
 //! - of the connect subresources (module `connect`): exec and attach over SPDY (400: kubectl
