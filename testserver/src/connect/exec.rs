@@ -19,6 +19,7 @@ use crate::State;
 use crate::connect::ConnectTarget;
 use crate::connect::upgrade;
 use crate::handlers::negotiation::body::Body;
+use crate::handlers::params::Query;
 use crate::status::ApiError;
 use kinform_client::TerminalSize;
 use kinform_client::connect::ws::{self, Incoming as Frame, V4_PROTOCOL, V5_PROTOCOL, channel};
@@ -70,62 +71,59 @@ struct Options {
     tty: bool,
 }
 
+/// `PodExecOptions` / `PodAttachOptions` as kube-apiserver decodes them from the query:
+/// `command` repeated, the rest by their first value, and the booleans by the same
+/// conversion as every query boolean (`Query::flag`: `0` and `false` in any case are false,
+/// anything else true; the Python client sends `stdout=True`).
 fn parse_query(q: Option<&str>) -> Options {
     let mut o = Options::default();
     for pair in q.unwrap_or_default().split('&').filter(|p| !p.is_empty()) {
         let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-        let v = v.replace('+', " ");
-        let v = percent_encoding::percent_decode_str(&v)
-            .decode_utf8_lossy()
-            .into_owned();
-        let flag = matches!(v.as_str(), "true" | "1");
-        match k {
-            "command" => o.command.push(v),
-            "container" => o.container = Some(v),
-            "stdin" => o.stdin = flag,
-            "stdout" => o.stdout = flag,
-            "stderr" => o.stderr = flag,
-            "tty" => o.tty = flag,
-            _ => {}
+        if k == "command" {
+            let v = v.replace('+', " ");
+            let v = percent_encoding::percent_decode_str(&v)
+                .decode_utf8_lossy()
+                .into_owned();
+            o.command.push(v);
         }
     }
+    let query = Query::parse(q);
+    let flag = |k: &str| query.flag(k).unwrap_or(false);
+    o.container = query.get("container").map(str::to_owned);
+    o.stdin = flag("stdin");
+    o.stdout = flag("stdout");
+    o.stderr = flag("stderr");
+    o.tty = flag("tty");
     o
 }
 
-/// The container named by `wanted` in the pod, with its literal environment; 400 as the
-/// real server when it is not there or must be named.
-fn container(
-    pod: &Value,
+/// The container a connect or log request names, resolved as kube-apiserver's
+/// `validateContainer` and `FindContainerByName` do: without a name the pod's only entry of
+/// `spec.containers`, otherwise 400 listing every container (init, regular, ephemeral); a
+/// name must be one of them (400 `container x is not valid for pod y`).
+pub(crate) fn resolve_container<'a>(
+    pod: &'a Value,
     name: &str,
     wanted: Option<&str>,
-) -> Result<(String, Vec<(String, String)>), ApiError> {
+) -> Result<&'a Value, ApiError> {
     let spec = &pod["spec"];
-    let all: Vec<&Value> = ["containers", "initContainers", "ephemeralContainers"]
+    let all: Vec<&Value> = ["initContainers", "containers", "ephemeralContainers"]
         .iter()
         .filter_map(|k| spec[*k].as_array())
         .flatten()
         .collect();
-    let names: Vec<&str> = spec["containers"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|c| c["name"].as_str())
-        .collect();
-    let found = match wanted.filter(|w| !w.is_empty()) {
-        Some(w) => all
-            .iter()
-            .find(|c| c["name"].as_str() == Some(w))
-            .ok_or_else(|| {
-                ApiError::bad_request(format!("container {w} is not valid for pod {name}"))
-            })?,
-        None => match all.as_slice() {
+    let regular: Vec<&Value> = spec["containers"].as_array().into_iter().flatten().collect();
+    let wanted = match wanted.filter(|w| !w.is_empty()) {
+        Some(w) => w.to_owned(),
+        None => match regular.as_slice() {
+            [only] => only["name"].as_str().unwrap_or_default().to_owned(),
             [] => {
                 return Err(ApiError::bad_request(format!(
-                    "pod {name} does not have a host assigned (it has no containers)"
+                    "a container name must be specified for pod {name}"
                 )));
             }
-            [only] => only,
             _ => {
+                let names: Vec<&str> = all.iter().filter_map(|c| c["name"].as_str()).collect();
                 return Err(ApiError::bad_request(format!(
                     "a container name must be specified for pod {name}, choose one of: [{}]",
                     names.join(" ")
@@ -133,6 +131,20 @@ fn container(
             }
         },
     };
+    all.into_iter()
+        .find(|c| c["name"].as_str() == Some(wanted.as_str()))
+        .ok_or_else(|| {
+            ApiError::bad_request(format!("container {wanted} is not valid for pod {name}"))
+        })
+}
+
+/// The container named by `wanted` in the pod, with its literal environment.
+fn container(
+    pod: &Value,
+    name: &str,
+    wanted: Option<&str>,
+) -> Result<(String, Vec<(String, String)>), ApiError> {
+    let found = resolve_container(pod, name, wanted)?;
     let mut env = vec![("HOSTNAME".to_owned(), name.to_owned())];
     for e in found["env"].as_array().into_iter().flatten() {
         if let (Some(k), Some(v)) = (e["name"].as_str(), e["value"].as_str()) {
@@ -440,6 +452,25 @@ mod tests {
         assert_eq!(shell_words("echo 'a b' \"c\" d"), ["echo", "a b", "c", "d"]);
     }
 
+    /// kube-apiserver decodes PodExecOptions' booleans as every query boolean
+    /// (`Convert_Slice_string_To_bool`): `0` and `false` in any case are false, any other
+    /// value true, so the Python client's `True` is true (and, unlike `strconv.ParseBool`,
+    /// so are `f` and `yes`).
+    #[test]
+    fn exec_booleans_follow_the_query_conversion() {
+        for yes in ["1", "t", "T", "TRUE", "true", "True", "f", "yes"] {
+            let o = parse_query(Some(&format!(
+                "command=ls&stdout={yes}&stderr={yes}&stdin={yes}&tty={yes}"
+            )));
+            assert!(o.stdout && o.stderr && o.stdin && o.tty, "{yes}");
+        }
+        for no in ["0", "FALSE", "false", "False"] {
+            let o = parse_query(Some(&format!("command=ls&stdout={no}&tty={no}")));
+            assert!(!o.stdout && !o.tty, "{no}");
+        }
+        assert!(!parse_query(Some("command=ls")).stdout);
+    }
+
     #[test]
     fn container_rules() {
         let pod = json!({"spec": {"containers": [{"name": "a", "env": [{"name": "X", "value": "1"}]}, {"name": "b"}]}});
@@ -448,6 +479,13 @@ mod tests {
             ("X".into(), "1".into())
         );
         assert_eq!(container(&pod, "p", Some("c")).unwrap_err().code, 400);
-        assert_eq!(container(&pod, "p", None).unwrap_err().code, 400);
+        let e = container(&pod, "p", None).unwrap_err();
+        assert_eq!(
+            e.message,
+            "a container name must be specified for pod p, choose one of: [a b]"
+        );
+        // Without a name, the only regular container is taken even beside init containers.
+        let pod = json!({"spec": {"initContainers": [{"name": "i"}], "containers": [{"name": "a"}]}});
+        assert_eq!(container(&pod, "p", None).unwrap().0, "a");
     }
 }
