@@ -6,9 +6,11 @@
 No container runs here: without a handler a test registers, exec runs the server's built-in
 commands (`echo`, `sh -c` over `;`-separated commands, `exit N`, `>&2`)."""
 
+import pytest
+from kubernetes.client.rest import ApiException
 from kubernetes.stream import stream
 
-from support import pod
+from support import pod, status_of
 
 
 def test_exec_through_stream_reads_python_booleans(core, ns):
@@ -48,3 +50,32 @@ def test_exec_reports_stderr_and_the_exit_code(core, ns):
     assert resp.read_stderr() == "err\n"
     assert resp.returncode == 3
     resp.close()
+
+
+def test_log_of_an_unscheduled_pod_is_empty(core, ns):
+    """LogLocation gives no kubelet location for a pod without spec.nodeName: the answer
+    is an empty stream (204)."""
+    core.create_namespaced_pod(ns, pod("waiting"))
+    assert core.read_namespaced_pod_log("waiting", ns) == ""
+
+
+def test_log_of_a_container_not_started_is_the_kubelets_400(core, ns):
+    """The kubelet refuses logs of a container still waiting (validateContainerLogStatus);
+    kube-apiserver passes its text on as a 400 BadRequest Status."""
+    manifest = pod("bound")
+    manifest["spec"]["nodeName"] = "node-1"
+    core.create_namespaced_pod(ns, manifest)
+    with pytest.raises(ApiException) as e:
+        core.read_namespaced_pod_log("bound", ns)
+    assert e.value.status == 400
+    s = status_of(e.value)
+    assert s["reason"] == "BadRequest"
+    assert s["message"] == 'container "app" in pod "bound" is waiting to start: ContainerCreating'
+
+
+def test_log_of_a_missing_pod_is_404(core, ns):
+    """getPod's NotFound: `pods "absent" not found`."""
+    with pytest.raises(ApiException) as e:
+        core.read_namespaced_pod_log("absent", ns)
+    assert e.value.status == 404
+    assert status_of(e.value)["message"] == 'pods "absent" not found'

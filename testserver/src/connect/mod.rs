@@ -49,6 +49,7 @@ use parking_lot::RwLock;
 use serde_json::Value;
 
 pub use exec::{ExecContext, ExecResult};
+pub(crate) use exec::resolve_container;
 
 use crate::handlers::negotiation::body::Body;
 use crate::status::ApiError;
@@ -175,6 +176,18 @@ pub(crate) struct Connect {
     exec: RwLock<HashMap<(String, String), exec::Handler>>,
     port_backends: RwLock<HashMap<(String, String, u16), SocketAddr>>,
     proxy_backends: RwLock<HashMap<(String, String, String), String>>,
+    /// Container logs by (namespace, pod, container), served by `handlers::pod_log`.
+    logs: RwLock<HashMap<(String, String, String), String>>,
+}
+
+impl Connect {
+    /// The log a test registered for a container.
+    pub(crate) fn pod_log(&self, namespace: &str, pod: &str, container: &str) -> Option<String> {
+        self.logs
+            .read()
+            .get(&(namespace.to_owned(), pod.to_owned(), container.to_owned()))
+            .cloned()
+    }
 }
 
 /// Serves one connect request.
@@ -240,6 +253,16 @@ impl TestApiServer {
             .port_backends
             .write()
             .insert((namespace.to_owned(), pod.to_owned(), port), backend);
+    }
+
+    /// Makes `text` the log of `container` in the pod `namespace/pod`, as the kubelet would
+    /// serve it: `pods/log` answers it once the pod is bound to a node (`spec.nodeName`),
+    /// whatever the container's status (see module `handlers::pod_log`).
+    pub fn set_pod_log(&self, namespace: &str, pod: &str, container: &str, text: &str) {
+        self.state.connect.logs.write().insert(
+            (namespace.to_owned(), pod.to_owned(), container.to_owned()),
+            text.to_owned(),
+        );
     }
 
     /// Sends `proxy` requests for the object `name` of `plural` (`pods`, `services` or

@@ -10,6 +10,7 @@ pub(crate) mod list;
 pub(crate) mod negotiation;
 pub(crate) mod params;
 pub(crate) mod patch;
+pub(crate) mod pod_log;
 pub(crate) mod review;
 pub(crate) mod scale;
 pub(crate) mod token;

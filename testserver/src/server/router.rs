@@ -247,6 +247,16 @@ fn dispatch(
         };
         crate::authorization::authorize(&state.storage.lock(), user, &attrs)?;
     }
+    let pods = info.group.is_empty() && info.plural == "pods";
+    match (sub, ns, t.name.as_deref()) {
+        (Some("log"), Some(ns), Some(name)) if pods => {
+            if method != Method::GET {
+                return Err(ApiError::method_not_allowed(method.as_str(), path));
+            }
+            return crate::handlers::pod_log::serve(state, ns, name, q);
+        }
+        _ => {}
+    }
     match sub {
         None => {}
         Some("status") if info.status_subresource => {}

@@ -10,6 +10,7 @@ mod kubectl;
 mod kubectl_conformance;
 mod kubectl_connect;
 mod kubectl_patch;
+mod kubectl_pods;
 mod kubectl_protobuf;
 mod server_side_apply;
 mod testserver_delete;
