@@ -5,6 +5,7 @@
 //! answers of failures (`status`).
 
 pub(crate) mod delete;
+pub(crate) mod eviction;
 pub(crate) mod fieldmanager;
 pub(crate) mod list;
 pub(crate) mod negotiation;

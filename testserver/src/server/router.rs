@@ -255,6 +255,12 @@ fn dispatch(
             }
             return crate::handlers::pod_log::serve(state, ns, name, q);
         }
+        (Some("eviction"), Some(ns), Some(name)) if pods => {
+            if method != Method::POST {
+                return Err(ApiError::method_not_allowed(method.as_str(), path));
+            }
+            return crate::handlers::eviction::evict(state, ns, name, q, body);
+        }
         _ => {}
     }
     match sub {

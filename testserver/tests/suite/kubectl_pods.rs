@@ -95,3 +95,179 @@ async fn kubectl_logs_follows_kube_apiserver_and_the_kubelet() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout), "two\nthree\n");
 }
+
+/// Whether the pod `default/name` exists.
+async fn exists(raw: &Raw, name: &str) -> bool {
+    raw.get(&format!("/api/v1/namespaces/default/pods/{name}"))
+        .await
+        .status
+        == 200
+}
+
+/// Marks a pod Running and Ready, as a kubelet would (no kubelet runs here).
+async fn run_pod(raw: &Raw, name: &str) {
+    let r = raw
+        .patch(
+            &format!("/api/v1/namespaces/default/pods/{name}/status"),
+            "application/merge-patch+json",
+            &json!({"status": {"phase": "Running",
+                               "conditions": [{"type": "Ready", "status": "True"}]}}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+}
+
+fn eviction(name: &str) -> Value {
+    json!({"apiVersion": "policy/v1", "kind": "Eviction",
+           "metadata": {"name": name, "namespace": "default"}})
+}
+
+fn pdb(name: &str, spec: Value) -> Value {
+    let mut spec = spec;
+    spec["selector"] = json!({"matchLabels": {"app": "web"}});
+    json!({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+           "metadata": {"name": name, "namespace": "default"}, "spec": spec})
+}
+
+/// kube-apiserver's EvictionREST: a Running pod a PodDisruptionBudget protects is not
+/// deleted while the budget allows no disruption (429 TooManyRequests with a
+/// DisruptionBudget cause); `kubectl drain` keeps retrying until its timeout, and drains the
+/// node once the budget is gone. The budget's status is computed as the disruption
+/// controller would (no status was written).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn eviction_honours_disruption_budgets_and_kubectl_drain_waits_for_them() {
+    let server = TestApiServer::start().await.unwrap();
+    let raw = Raw::new(&server.url());
+    server
+        .create_object(json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}}))
+        .unwrap();
+    for name in ["web-1", "web-2"] {
+        server
+            .create_object(pod(name, &["app"], json!({"nodeName": "n1"})))
+            .unwrap();
+        run_pod(&raw, name).await;
+    }
+    server
+        .create_object(pdb("web-pdb", json!({"minAvailable": 2})))
+        .unwrap();
+
+    let evict = |name: &str| format!("/api/v1/namespaces/default/pods/{name}/eviction");
+    let r = raw.post(&evict("web-1"), &eviction("web-1")).await;
+    assert_eq!((r.status, r.body["reason"].as_str()), (429, Some("TooManyRequests")));
+    assert_eq!(
+        r.body["message"],
+        "Cannot evict pod as it would violate the pod's disruption budget."
+    );
+    assert_eq!(
+        r.body["details"]["causes"],
+        json!([{"reason": "DisruptionBudget",
+                "message": "The disruption budget web-pdb needs 2 healthy pods and has 2 currently"}])
+    );
+    assert!(exists(&raw, "web-1").await);
+
+    // A pod no budget selects, on another node.
+    let mut lone = pod("lone", &["app"], json!({"nodeName": "n2"}));
+    lone["metadata"]["labels"] = json!({"app": "other"});
+    server.create_object(lone).unwrap();
+    run_pod(&raw, "lone").await;
+    let r = raw.post(&evict("absent"), &eviction("absent")).await;
+    assert_eq!((r.status, r.body["message"].as_str()), (404, Some("pods \"absent\" not found")));
+
+    let Some(k) = Kubectl::for_server(&server, "the kubectl drain acceptance test") else {
+        return;
+    };
+    let args = [
+        "drain", "n1", "--ignore-daemonsets", "--delete-emptydir-data", "--force",
+    ];
+    let blocked: Vec<&str> = args.iter().copied().chain(["--timeout=3s"]).collect();
+    let out = k.output(&blocked, None).await;
+    assert!(!out.status.success(), "drain must not pass the budget");
+    assert!(
+        text(&out.stderr).contains("Cannot evict pod as it would violate the pod's disruption budget."),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(
+        exists(&raw, "web-1").await && exists(&raw, "web-2").await,
+        "{}\n{}\n{:#?}",
+        text(&out.stdout),
+        text(&out.stderr),
+        server.requests()
+    );
+
+    k.run(&["delete", "pdb", "web-pdb"]).await;
+    let free: Vec<&str> = args.iter().copied().chain(["--timeout=30s"]).collect();
+    let out = k.output(&free, None).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("node/n1 drained"), "{}", text(&out.stdout));
+    assert!(!exists(&raw, "web-1").await);
+    assert!(!exists(&raw, "web-2").await);
+    assert!(exists(&raw, "lone").await);
+}
+
+/// The eviction handler's other answers: a status written for the budget's generation is
+/// taken as it is and decremented, with the pod recorded in `disruptedPods`; a Pending pod
+/// ignores budgets (`canIgnorePDB`); two budgets are a 500; the body must be an Eviction of
+/// the URL's pod.
+#[tokio::test]
+async fn eviction_uses_a_written_budget_status_and_refuses_what_kube_apiserver_refuses() {
+    let server = TestApiServer::start().await.unwrap();
+    let raw = Raw::new(&server.url());
+    for name in ["a", "b"] {
+        server.create_object(pod(name, &["app"], json!({}))).unwrap();
+        run_pod(&raw, name).await;
+    }
+    server.create_object(pod("pending", &["app"], json!({}))).unwrap();
+    let created = raw
+        .post(
+            "/apis/policy/v1/namespaces/default/poddisruptionbudgets",
+            &pdb("budget", json!({"maxUnavailable": 0})),
+        )
+        .await;
+    assert_eq!(created.status, 201);
+    let generation = created.body["metadata"]["generation"].as_i64().unwrap_or(0);
+    let r = raw
+        .patch(
+            "/apis/policy/v1/namespaces/default/poddisruptionbudgets/budget/status",
+            "application/merge-patch+json",
+            &json!({"status": {"observedGeneration": generation, "disruptionsAllowed": 1,
+                               "desiredHealthy": 1, "currentHealthy": 2, "expectedPods": 2}}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let evict = |name: &str| format!("/api/v1/namespaces/default/pods/{name}/eviction");
+
+    let r = raw.post(&evict("pending"), &eviction("pending")).await;
+    assert_eq!((r.status, r.body["status"].as_str()), (201, Some("Success")));
+    let r = raw.post(&evict("a"), &eviction("a")).await;
+    assert_eq!((r.status, r.body["code"].as_i64()), (201, Some(201)));
+    let budget = raw
+        .get("/apis/policy/v1/namespaces/default/poddisruptionbudgets/budget")
+        .await;
+    assert_eq!(budget.body["status"]["disruptionsAllowed"], 0);
+    assert!(budget.body["status"]["disruptedPods"]["a"].is_string());
+    let r = raw.post(&evict("b"), &eviction("b")).await;
+    assert_eq!(r.status, 429);
+    assert_eq!(
+        r.body["details"]["causes"][0]["message"],
+        "The disruption budget budget needs 1 healthy pods and has 2 currently"
+    );
+
+    server
+        .create_object(pdb("second", json!({"minAvailable": 0})))
+        .unwrap();
+    let r = raw.post(&evict("b"), &eviction("b")).await;
+    assert_eq!(r.status, 500);
+    assert_eq!(
+        r.body["message"],
+        "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support."
+    );
+
+    let r = raw.post(&evict("b"), &eviction("other")).await;
+    assert_eq!(
+        (r.status, r.body["message"].as_str()),
+        (400, Some("name in URL does not match name in Eviction object"))
+    );
+    let r = raw.get(&evict("b")).await;
+    assert_eq!(r.status, 405);
+}
