@@ -4,6 +4,7 @@
 //! (`negotiation/`), server-side apply's field management (`fieldmanager/`) and the `Status`
 //! answers of failures (`status`).
 
+pub(crate) mod binding;
 pub(crate) mod delete;
 pub(crate) mod eviction;
 pub(crate) mod fieldmanager;

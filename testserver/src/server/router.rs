@@ -261,6 +261,17 @@ fn dispatch(
             }
             return crate::handlers::eviction::evict(state, ns, name, q, body);
         }
+        (Some("binding"), Some(ns), Some(name)) if pods => {
+            if method != Method::POST {
+                return Err(ApiError::method_not_allowed(method.as_str(), path));
+            }
+            return crate::handlers::binding::bind(state, ns, Some(name), q, body);
+        }
+        (None, Some(ns), None)
+            if info.group.is_empty() && info.plural == "bindings" && method == Method::POST =>
+        {
+            return crate::handlers::binding::bind(state, ns, None, q, body);
+        }
         _ => {}
     }
     match sub {

@@ -271,3 +271,96 @@ async fn eviction_uses_a_written_budget_status_and_refuses_what_kube_apiserver_r
     let r = raw.get(&evict("b")).await;
     assert_eq!(r.status, 405);
 }
+
+/// kube-apiserver's BindingREST, as a custom scheduler uses it: a Binding sets
+/// `spec.nodeName` and the `PodScheduled` condition of an unbound pod (201 Success), through
+/// `pods/{name}/binding` or the `bindings` collection; a bound pod is 409 Conflict on
+/// `pods/binding`; `kubectl create --raw` posts one as a user would.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bindings_assign_pods_to_nodes_once() {
+    let server = TestApiServer::start().await.unwrap();
+    let raw = Raw::new(&server.url());
+    for name in ["a", "b", "c"] {
+        server.create_object(pod(name, &["app"], json!({}))).unwrap();
+    }
+    let binding = |pod: &str, node: &str| {
+        json!({"apiVersion": "v1", "kind": "Binding",
+               "metadata": {"name": pod, "annotations": {"scheduler": "mine"}},
+               "target": {"apiVersion": "v1", "kind": "Node", "name": node}})
+    };
+    let r = raw
+        .post("/api/v1/namespaces/default/pods/a/binding", &binding("a", "n1"))
+        .await;
+    assert_eq!((r.status, r.body["status"].as_str()), (201, Some("Success")), "{}", r.body);
+    let a = raw.get("/api/v1/namespaces/default/pods/a").await.body;
+    assert_eq!(a["spec"]["nodeName"], "n1");
+    assert_eq!(a["metadata"]["annotations"]["scheduler"], "mine");
+    let scheduled = a["status"]["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["type"] == "PodScheduled")
+        .cloned()
+        .unwrap();
+    assert_eq!(scheduled["status"], "True");
+
+    let r = raw
+        .post("/api/v1/namespaces/default/pods/a/binding", &binding("a", "n2"))
+        .await;
+    assert_eq!((r.status, r.body["reason"].as_str()), (409, Some("Conflict")));
+    assert_eq!(
+        r.body["message"],
+        "Operation cannot be fulfilled on pods/binding \"a\": pod a is already assigned to node \"n1\""
+    );
+    let r = raw
+        .post("/api/v1/namespaces/default/bindings", &binding("b", "n2"))
+        .await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    let b = raw.get("/api/v1/namespaces/default/pods/b").await.body;
+    assert_eq!(b["spec"]["nodeName"], "n2");
+    let r = raw
+        .post("/api/v1/namespaces/default/pods/c/binding", &binding("b", "n2"))
+        .await;
+    assert_eq!(
+        (r.status, r.body["message"].as_str()),
+        (400, Some("name in URL does not match name in Binding object"))
+    );
+    let r = raw
+        .post("/api/v1/namespaces/default/pods/absent/binding", &binding("absent", "n2"))
+        .await;
+    assert_eq!(r.status, 404);
+    let r = raw
+        .post("/api/v1/namespaces/default/pods/c/binding", &json!({"metadata": {"name": "c"}}))
+        .await;
+    assert_eq!((r.status, r.body["message"].as_str()), (500, Some("target.name: Required value")));
+    let r = raw
+        .post("/api/v1/namespaces/default/pods/c/binding?dryRun=All", &binding("c", "n3"))
+        .await;
+    assert_eq!(r.status, 201);
+    let c = raw.get("/api/v1/namespaces/default/pods/c").await.body;
+    assert!(c["spec"]["nodeName"].is_null(), "a dry run binds nothing");
+
+    let Some(k) = Kubectl::for_server(&server, "the kubectl binding acceptance test") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("binding.json");
+    std::fs::write(&file, binding("c", "n3").to_string()).unwrap();
+    let out = k
+        .output(
+            &[
+                "create",
+                "--raw",
+                "/api/v1/namespaces/default/pods/c/binding",
+                "-f",
+                file.to_str().unwrap(),
+            ],
+            None,
+        )
+        .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let node = k
+        .run(&["get", "pod", "c", "-o", "jsonpath={.spec.nodeName}"])
+        .await;
+    assert_eq!(node, "n3");
+}
