@@ -6,6 +6,7 @@
 
 pub(crate) mod binding;
 pub(crate) mod delete;
+pub(crate) mod ephemeral;
 pub(crate) mod eviction;
 pub(crate) mod fieldmanager;
 pub(crate) mod list;

@@ -267,6 +267,20 @@ fn dispatch(
             }
             return crate::handlers::binding::bind(state, ns, Some(name), q, body);
         }
+        (Some("ephemeralcontainers"), Some(ns), Some(name)) if pods => {
+            return crate::handlers::ephemeral::serve(
+                state,
+                info,
+                method,
+                path,
+                ns,
+                name,
+                form.min_json(),
+                q,
+                content_type,
+                body,
+            );
+        }
         (None, Some(ns), None)
             if info.group.is_empty() && info.plural == "bindings" && method == Method::POST =>
         {

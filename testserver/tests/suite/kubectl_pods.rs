@@ -364,3 +364,81 @@ async fn bindings_assign_pods_to_nodes_once() {
         .await;
     assert_eq!(node, "n3");
 }
+
+/// kube-apiserver's EphemeralContainersREST: `kubectl debug` adds an ephemeral container by
+/// a strategic merge patch on `pods/ephemeralcontainers`; only `spec.ephemeralContainers`
+/// changes there, and an existing ephemeral container may not be removed or changed (422
+/// Invalid, Forbidden).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_debug_adds_an_ephemeral_container() {
+    let server = TestApiServer::start().await.unwrap();
+    let raw = Raw::new(&server.url());
+    server
+        .create_object(pod("web", &["app"], json!({"nodeName": "n1"})))
+        .unwrap();
+    let sub = "/api/v1/namespaces/default/pods/web/ephemeralcontainers";
+
+    // Other changes written through the subresource are dropped.
+    let r = raw
+        .patch(
+            sub,
+            "application/strategic-merge-patch+json",
+            &json!({"metadata": {"labels": {"changed": "yes"}},
+                    "spec": {"ephemeralContainers": [{"name": "dbg", "image": "busybox"}]}}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["spec"]["ephemeralContainers"][0]["name"], "dbg");
+    assert!(r.body["metadata"]["labels"]["changed"].is_null());
+
+    let mut pod_now = raw.get(sub).await.body;
+    assert_eq!(pod_now["kind"], "Pod");
+    pod_now["spec"]["ephemeralContainers"] = json!([]);
+    let r = raw.put(sub, &pod_now).await;
+    assert_eq!((r.status, r.body["reason"].as_str()), (422, Some("Invalid")));
+    assert_eq!(
+        r.body["message"],
+        "Pod \"web\" is invalid: spec.ephemeralContainers: Forbidden: existing ephemeral containers \"dbg\" may not be removed\n"
+    );
+    let r = raw
+        .patch(
+            sub,
+            "application/json-patch+json",
+            &json!([{"op": "replace", "path": "/spec/ephemeralContainers/0/image", "value": "alpine"}]),
+        )
+        .await;
+    assert_eq!(r.status, 422);
+    assert_eq!(
+        r.body["details"]["causes"][0]["field"],
+        "spec.ephemeralContainers[dbg]"
+    );
+
+    let Some(k) = Kubectl::for_server(&server, "the kubectl debug acceptance test") else {
+        return;
+    };
+    let out = k
+        .output(
+            // `-it=false` would be `-i -t=false` to pflag, and `-i` attaches, waiting for a
+            // container no kubelet starts here: no attach, stdin or TTY.
+            &[
+                "debug",
+                "--attach=false",
+                "--stdin=false",
+                "--tty=false",
+                "--image=busybox",
+                "--container=debugger",
+                "pod/web",
+            ],
+            None,
+        )
+        .await;
+    assert!(out.status.success(), "{}\n{}", text(&out.stdout), text(&out.stderr));
+    let names = k
+        .run(&["get", "pod", "web", "-o", "jsonpath={.spec.ephemeralContainers[*].name}"])
+        .await;
+    assert_eq!(names, "dbg debugger");
+    let image = k
+        .run(&["get", "pod", "web", "-o", "jsonpath={.spec.ephemeralContainers[1].image}"])
+        .await;
+    assert_eq!(image, "busybox");
+}
