@@ -112,7 +112,11 @@ pub(crate) fn resolve_container<'a>(
         .filter_map(|k| spec[*k].as_array())
         .flatten()
         .collect();
-    let regular: Vec<&Value> = spec["containers"].as_array().into_iter().flatten().collect();
+    let regular: Vec<&Value> = spec["containers"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .collect();
     let wanted = match wanted.filter(|w| !w.is_empty()) {
         Some(w) => w.to_owned(),
         None => match regular.as_slice() {
@@ -485,7 +489,8 @@ mod tests {
             "a container name must be specified for pod p, choose one of: [a b]"
         );
         // Without a name, the only regular container is taken even beside init containers.
-        let pod = json!({"spec": {"initContainers": [{"name": "i"}], "containers": [{"name": "a"}]}});
+        let pod =
+            json!({"spec": {"initContainers": [{"name": "i"}], "containers": [{"name": "a"}]}});
         assert_eq!(container(&pod, "p", None).unwrap().0, "a");
     }
 }

@@ -48,8 +48,8 @@ use hyper::body::Incoming;
 use parking_lot::RwLock;
 use serde_json::Value;
 
-pub use exec::{ExecContext, ExecResult};
 pub(crate) use exec::resolve_container;
+pub use exec::{ExecContext, ExecResult};
 
 use crate::handlers::negotiation::body::Body;
 use crate::status::ApiError;

@@ -2,8 +2,9 @@
 //! JSON and strategic merge patches, as `kubectl debug` sends) through the subresource that
 //! adds ephemeral containers, kube-apiserver's `EphemeralContainersREST`.
 //!
-//! As the real server's `podEphemeralContainersStrategy`: only `spec.ephemeralContainers`
-//! of the written Pod is kept, every other change is dropped (the stored pod is the base),
+//! As the real server's `podEphemeralContainersStrategy`: the written Pod is decoded as any
+//! (400 on a value its Go types cannot hold, `fieldValidation` applies), then only
+//! `spec.ephemeralContainers` of it is kept, every other change is dropped (the stored pod is the base),
 //! with the written `resourceVersion` as a precondition (409). Validation
 //! (`ValidatePodEphemeralContainersUpdate`, 422 Invalid of kind Pod) refuses removing or
 //! changing an existing ephemeral container, and, of each ephemeral container, a missing
@@ -56,7 +57,9 @@ pub(crate) fn serve(
         http::Method::GET => {
             return crate::handlers::list::get(state, info, namespace, name, form, q);
         }
-        http::Method::PUT => Written::Replace(parse_object(body)?),
+        http::Method::PUT => Written::Replace(Value::Object(
+            crate::handlers::eviction::body_object(body, "Pod", &["v1"])?,
+        )),
         http::Method::PATCH => Written::Patch(PatchType::from_content_type(content_type)?),
         _ => return Err(ApiError::method_not_allowed(method.as_str(), path)),
     };
@@ -70,7 +73,7 @@ pub(crate) fn serve(
         .get(&info.storage_key(), &object_key(namespace, name))
         .ok_or_else(|| ApiError::not_found("", "pods", name))?;
     let stored = old.value();
-    let new = match written {
+    let mut new = match written {
         Written::Replace(v) => v,
         Written::Patch(pt) => {
             let schema = pt.schema_for(info)?;
@@ -82,6 +85,15 @@ pub(crate) fn serve(
     if !new.is_object() {
         return Err(ApiError::bad_request("the body is not a Pod object"));
     }
+    if new.get("apiVersion").is_none() {
+        new["apiVersion"] = json!("v1");
+    }
+    if new.get("kind").is_none() {
+        new["kind"] = json!("Pod");
+    }
+    // The written Pod is decoded whole before the strategy keeps its ephemeral containers:
+    // a value its Go type cannot hold is a 400 even outside them.
+    crate::handlers::validate::decode(&inner, info, &mut new, &mut check)?;
     let body_name = new["metadata"]["name"].as_str().unwrap_or_default();
     if !body_name.is_empty() && body_name != name {
         return Err(ApiError::bad_request(format!(
@@ -105,9 +117,8 @@ pub(crate) fn serve(
     if !causes.is_empty() {
         return Err(invalid_error("", "Pod", name, causes));
     }
-    let obj = crate::handlers::write::update(
-        &mut inner, info, namespace, name, false, pod, &mut check,
-    )?;
+    let obj =
+        crate::handlers::write::update(&mut inner, info, namespace, name, false, pod, &mut check)?;
     drop(inner);
     let include = IncludeObject::parse(q.get("includeObject"));
     Ok(check.with_warnings(crate::json_response(
@@ -120,17 +131,6 @@ pub(crate) fn serve(
 enum Written {
     Replace(Value),
     Patch(PatchType),
-}
-
-fn parse_object(body: &[u8]) -> Result<Value, ApiError> {
-    let v: Value = serde_json::from_slice(body)
-        .map_err(|e| ApiError::bad_request(format!("the body is not valid JSON: {e}")))?;
-    if !v.is_object() {
-        return Err(ApiError::bad_request(
-            "the body is not a Pod object: expected a JSON object",
-        ));
-    }
-    Ok(v)
 }
 
 fn forbidden(field: &str, message: String) -> Cause {
@@ -219,7 +219,8 @@ mod tests {
     #[test]
     fn only_additions_pass() {
         let old = pod(json!([{"name": "dbg", "image": "busybox"}]));
-        let added = pod(json!([{"name": "dbg", "image": "busybox"}, {"name": "dbg2", "image": "busybox"}]));
+        let added =
+            pod(json!([{"name": "dbg", "image": "busybox"}, {"name": "dbg2", "image": "busybox"}]));
         assert!(validate(&old, &added).is_empty());
         let removed = pod(json!([]));
         let c = validate(&old, &removed);
@@ -229,9 +230,14 @@ mod tests {
             "Forbidden: existing ephemeral containers \"dbg\" may not be removed\n"
         );
         let changed = pod(json!([{"name": "dbg", "image": "alpine"}]));
-        assert_eq!(validate(&old, &changed)[0].field, "spec.ephemeralContainers[dbg]");
-        let bad = pod(json!([{"name": "app", "ports": [{"containerPort": 80}], "resources": {}},
-                             {"image": "x"}]));
+        assert_eq!(
+            validate(&old, &changed)[0].field,
+            "spec.ephemeralContainers[dbg]"
+        );
+        let bad = pod(
+            json!([{"name": "app", "ports": [{"containerPort": 80}], "resources": {}},
+                             {"image": "x"}]),
+        );
         let fields: Vec<String> = validate(&pod(json!([])), &bad)
             .into_iter()
             .map(|c| c.field)

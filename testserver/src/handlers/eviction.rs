@@ -240,13 +240,7 @@ pub(crate) fn evict(
         }
         let mut check = Check::from_request(&Query::default(), b"{}", "UpdateOptions")?;
         crate::handlers::write::update(
-            &mut inner,
-            &pdb_info,
-            namespace,
-            pdb_name,
-            true,
-            updated,
-            &mut check,
+            &mut inner, &pdb_info, namespace, pdb_name, true, updated, &mut check,
         )?;
     }
     delete::delete(&mut inner, &pods, namespace, name, &options)?;
@@ -424,14 +418,15 @@ mod tests {
         assert!(!selects(&json!({"matchLabels": {"app": "db"}}), &labels));
         assert!(!selects(&json!({}), &labels), "empty matches nothing");
         assert!(!selects(&Value::Null, &labels), "null matches nothing");
-        let e = |op: &str, values: Value| {
-            json!({"matchExpressions": [{"key": "tier", "operator": op, "values": values}]})
-        };
+        let e = |op: &str, values: Value| json!({"matchExpressions": [{"key": "tier", "operator": op, "values": values}]});
         assert!(selects(&e("In", json!(["fe", "be"])), &labels));
         assert!(!selects(&e("NotIn", json!(["fe"])), &labels));
         assert!(selects(&e("Exists", json!([])), &labels));
         assert!(!selects(&e("DoesNotExist", json!([])), &labels));
-        assert!(!selects(&e("Bogus", json!([])), &labels), "invalid matches nothing");
+        assert!(
+            !selects(&e("Bogus", json!([])), &labels),
+            "invalid matches nothing"
+        );
     }
 
     /// The disruption controller's arithmetic, computed when no status was written.
@@ -444,13 +439,19 @@ mod tests {
             .as_object()
             .cloned()
             .map(|mut b| {
-                b["spec"].as_object_mut().unwrap().extend(spec.as_object().unwrap().clone());
+                b["spec"]
+                    .as_object_mut()
+                    .unwrap()
+                    .extend(spec.as_object().unwrap().clone());
                 Value::Object(b)
             })
             .unwrap()
         };
         let s = BudgetStatus::of(&budget(json!({"minAvailable": 2})), &pods);
-        assert_eq!((s.desired_healthy, s.current_healthy, s.disruptions_allowed), (2, 2, 0));
+        assert_eq!(
+            (s.desired_healthy, s.current_healthy, s.disruptions_allowed),
+            (2, 2, 0)
+        );
         let s = BudgetStatus::of(&budget(json!({"minAvailable": 1})), &pods);
         assert_eq!(s.disruptions_allowed, 1);
         // 50% of 3 rounds up to 2.

@@ -2,7 +2,9 @@
 //! verb (`list`, `watch`, `write` for create and update, `delete`, `patch/`, `scale`), the
 //! request options they read (`params`), content negotiation and the answer's forms
 //! (`negotiation/`), server-side apply's field management (`fieldmanager/`) and the `Status`
-//! answers of failures (`status`).
+//! answers of failures (`status`); the pod subresources that are not connections:
+//! `pod_log` (with the kubelet's side), `eviction`, `binding` and `ephemeral`
+//! (`pods/ephemeralcontainers`).
 
 pub(crate) mod binding;
 pub(crate) mod delete;

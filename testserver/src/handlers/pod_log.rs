@@ -124,7 +124,11 @@ pub(crate) fn serve(
     };
     let container = crate::connect::resolve_container(&pod, name, opts.container.as_deref())?;
     let container = container["name"].as_str().unwrap_or_default().to_owned();
-    if pod["spec"]["nodeName"].as_str().unwrap_or_default().is_empty() {
+    if pod["spec"]["nodeName"]
+        .as_str()
+        .unwrap_or_default()
+        .is_empty()
+    {
         return Ok(crate::response(204, "text/plain", full("")));
     }
     let text = match state.connect.pod_log(namespace, name, &container) {
@@ -146,11 +150,15 @@ fn kubelet_status_check(
     container: &str,
     previous: bool,
 ) -> Result<(), ApiError> {
-    let status = ["containerStatuses", "initContainerStatuses", "ephemeralContainerStatuses"]
-        .iter()
-        .filter_map(|k| pod["status"][*k].as_array())
-        .flatten()
-        .find(|s| s["name"].as_str() == Some(container));
+    let status = [
+        "containerStatuses",
+        "initContainerStatuses",
+        "ephemeralContainerStatuses",
+    ]
+    .iter()
+    .filter_map(|k| pod["status"][*k].as_array())
+    .flatten()
+    .find(|s| s["name"].as_str() == Some(container));
     let refuse = |why: &str| {
         Err(ApiError::bad_request(format!(
             "container {container:?} in pod {pod_name:?} {why}"
@@ -243,9 +251,15 @@ mod tests {
         assert_eq!(options(&q("limitBytes=0"), "web").unwrap_err().code, 422);
         assert_eq!(options(&q("sinceSeconds=0"), "web").unwrap_err().code, 422);
         let e = options(&q("sinceSeconds=5&sinceTime=2024-01-01T00:00:00Z"), "w").unwrap_err();
-        assert!(e.message.ends_with("at most one of `sinceTime` or `sinceSeconds` may be specified"));
+        assert!(
+            e.message
+                .ends_with("at most one of `sinceTime` or `sinceSeconds` may be specified")
+        );
         assert_eq!(options(&q("tailLines=x"), "web").unwrap_err().code, 400);
-        assert_eq!(options(&q("sinceTime=yesterday"), "web").unwrap_err().code, 400);
+        assert_eq!(
+            options(&q("sinceTime=yesterday"), "web").unwrap_err().code,
+            400
+        );
         let o = options(&q("container=app&previous=True&tailLines=2"), "web").unwrap();
         assert_eq!(o.container.as_deref(), Some("app"));
         assert!(o.previous);
@@ -275,7 +289,8 @@ mod tests {
             msg(&json!({}), false),
             "container \"app\" in pod \"web\" is waiting to start: ContainerCreating"
         );
-        let waiting = pod(json!({"name": "app", "state": {"waiting": {"reason": "ImagePullBackOff"}}}));
+        let waiting =
+            pod(json!({"name": "app", "state": {"waiting": {"reason": "ImagePullBackOff"}}}));
         assert_eq!(
             msg(&waiting, false),
             "container \"app\" in pod \"web\" is waiting to start: trying and failing to pull image"
@@ -287,6 +302,9 @@ mod tests {
         let running = pod(json!({"name": "app", "state": {"running": {}}}));
         assert!(kubelet_status_check(&running, "web", "app", false).is_ok());
         let gone = pod(json!({"name": "app", "state": {"terminated": {"exitCode": 1}}}));
-        assert_eq!(msg(&gone, false), "container \"app\" in pod \"web\" is terminated");
+        assert_eq!(
+            msg(&gone, false),
+            "container \"app\" in pod \"web\" is terminated"
+        );
     }
 }

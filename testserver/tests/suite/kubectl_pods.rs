@@ -37,7 +37,9 @@ fn pod(name: &str, containers: &[&str], extra: Value) -> Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_logs_follows_kube_apiserver_and_the_kubelet() {
     let server = TestApiServer::start().await.unwrap();
-    server.create_object(pod("pending", &["app"], json!({}))).unwrap();
+    server
+        .create_object(pod("pending", &["app"], json!({})))
+        .unwrap();
     server
         .create_object(pod("bound", &["app"], json!({"nodeName": "n1"})))
         .unwrap();
@@ -50,23 +52,38 @@ async fn kubectl_logs_follows_kube_apiserver_and_the_kubelet() {
     let r = raw.get("/api/v1/namespaces/default/pods/pending/log").await;
     assert_eq!(r.status, 204);
     let r = raw.get("/api/v1/namespaces/default/pods/bound/log").await;
-    assert_eq!((r.status, r.body["reason"].as_str()), (400, Some("BadRequest")));
+    assert_eq!(
+        (r.status, r.body["reason"].as_str()),
+        (400, Some("BadRequest"))
+    );
     assert_eq!(
         r.body["message"],
         "container \"app\" in pod \"bound\" is waiting to start: ContainerCreating"
     );
     let r = raw.get("/api/v1/namespaces/default/pods/absent/log").await;
-    assert_eq!((r.status, r.body["message"].as_str()), (404, Some("pods \"absent\" not found")));
+    assert_eq!(
+        (r.status, r.body["message"].as_str()),
+        (404, Some("pods \"absent\" not found"))
+    );
     let r = raw.get("/api/v1/namespaces/default/pods/two/log").await;
     assert_eq!(
         r.body["message"],
         "a container name must be specified for pod two, choose one of: [a b]"
     );
-    let r = raw.get("/api/v1/namespaces/default/pods/two/log?container=zz").await;
+    let r = raw
+        .get("/api/v1/namespaces/default/pods/two/log?container=zz")
+        .await;
     assert_eq!(r.body["message"], "container zz is not valid for pod two");
-    let r = raw.get("/api/v1/namespaces/default/pods/two/log?container=b&tailLines=-2").await;
-    assert_eq!((r.status, r.body["details"]["kind"].as_str()), (422, Some("PodLogOptions")));
-    let r = raw.request("POST", "/api/v1/namespaces/default/pods/two/log", None).await;
+    let r = raw
+        .get("/api/v1/namespaces/default/pods/two/log?container=b&tailLines=-2")
+        .await;
+    assert_eq!(
+        (r.status, r.body["details"]["kind"].as_str()),
+        (422, Some("PodLogOptions"))
+    );
+    let r = raw
+        .request("POST", "/api/v1/namespaces/default/pods/two/log", None)
+        .await;
     assert_eq!(r.status, 405);
 
     let Some(k) = Kubectl::for_server(&server, "the kubectl logs acceptance test") else {
@@ -91,7 +108,9 @@ async fn kubectl_logs_follows_kube_apiserver_and_the_kubelet() {
         "{}",
         text(&out.stderr)
     );
-    let out = k.output(&["logs", "two", "-c", "b", "--tail=2"], None).await;
+    let out = k
+        .output(&["logs", "two", "-c", "b", "--tail=2"], None)
+        .await;
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout), "two\nthree\n");
 }
@@ -153,7 +172,10 @@ async fn eviction_honours_disruption_budgets_and_kubectl_drain_waits_for_them() 
 
     let evict = |name: &str| format!("/api/v1/namespaces/default/pods/{name}/eviction");
     let r = raw.post(&evict("web-1"), &eviction("web-1")).await;
-    assert_eq!((r.status, r.body["reason"].as_str()), (429, Some("TooManyRequests")));
+    assert_eq!(
+        (r.status, r.body["reason"].as_str()),
+        (429, Some("TooManyRequests"))
+    );
     assert_eq!(
         r.body["message"],
         "Cannot evict pod as it would violate the pod's disruption budget."
@@ -171,19 +193,27 @@ async fn eviction_honours_disruption_budgets_and_kubectl_drain_waits_for_them() 
     server.create_object(lone).unwrap();
     run_pod(&raw, "lone").await;
     let r = raw.post(&evict("absent"), &eviction("absent")).await;
-    assert_eq!((r.status, r.body["message"].as_str()), (404, Some("pods \"absent\" not found")));
+    assert_eq!(
+        (r.status, r.body["message"].as_str()),
+        (404, Some("pods \"absent\" not found"))
+    );
 
     let Some(k) = Kubectl::for_server(&server, "the kubectl drain acceptance test") else {
         return;
     };
     let args = [
-        "drain", "n1", "--ignore-daemonsets", "--delete-emptydir-data", "--force",
+        "drain",
+        "n1",
+        "--ignore-daemonsets",
+        "--delete-emptydir-data",
+        "--force",
     ];
     let blocked: Vec<&str> = args.iter().copied().chain(["--timeout=3s"]).collect();
     let out = k.output(&blocked, None).await;
     assert!(!out.status.success(), "drain must not pass the budget");
     assert!(
-        text(&out.stderr).contains("Cannot evict pod as it would violate the pod's disruption budget."),
+        text(&out.stderr)
+            .contains("Cannot evict pod as it would violate the pod's disruption budget."),
         "{}",
         text(&out.stderr)
     );
@@ -199,7 +229,11 @@ async fn eviction_honours_disruption_budgets_and_kubectl_drain_waits_for_them() 
     let free: Vec<&str> = args.iter().copied().chain(["--timeout=30s"]).collect();
     let out = k.output(&free, None).await;
     assert!(out.status.success(), "{}", text(&out.stderr));
-    assert!(text(&out.stdout).contains("node/n1 drained"), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stdout).contains("node/n1 drained"),
+        "{}",
+        text(&out.stdout)
+    );
     assert!(!exists(&raw, "web-1").await);
     assert!(!exists(&raw, "web-2").await);
     assert!(exists(&raw, "lone").await);
@@ -214,10 +248,14 @@ async fn eviction_uses_a_written_budget_status_and_refuses_what_kube_apiserver_r
     let server = TestApiServer::start().await.unwrap();
     let raw = Raw::new(&server.url());
     for name in ["a", "b"] {
-        server.create_object(pod(name, &["app"], json!({}))).unwrap();
+        server
+            .create_object(pod(name, &["app"], json!({})))
+            .unwrap();
         run_pod(&raw, name).await;
     }
-    server.create_object(pod("pending", &["app"], json!({}))).unwrap();
+    server
+        .create_object(pod("pending", &["app"], json!({})))
+        .unwrap();
     let created = raw
         .post(
             "/apis/policy/v1/namespaces/default/poddisruptionbudgets",
@@ -238,7 +276,10 @@ async fn eviction_uses_a_written_budget_status_and_refuses_what_kube_apiserver_r
     let evict = |name: &str| format!("/api/v1/namespaces/default/pods/{name}/eviction");
 
     let r = raw.post(&evict("pending"), &eviction("pending")).await;
-    assert_eq!((r.status, r.body["status"].as_str()), (201, Some("Success")));
+    assert_eq!(
+        (r.status, r.body["status"].as_str()),
+        (201, Some("Success"))
+    );
     let r = raw.post(&evict("a"), &eviction("a")).await;
     assert_eq!((r.status, r.body["code"].as_i64()), (201, Some(201)));
     let budget = raw
@@ -266,7 +307,10 @@ async fn eviction_uses_a_written_budget_status_and_refuses_what_kube_apiserver_r
     let r = raw.post(&evict("b"), &eviction("other")).await;
     assert_eq!(
         (r.status, r.body["message"].as_str()),
-        (400, Some("name in URL does not match name in Eviction object"))
+        (
+            400,
+            Some("name in URL does not match name in Eviction object")
+        )
     );
     let r = raw.get(&evict("b")).await;
     assert_eq!(r.status, 405);
@@ -281,7 +325,9 @@ async fn bindings_assign_pods_to_nodes_once() {
     let server = TestApiServer::start().await.unwrap();
     let raw = Raw::new(&server.url());
     for name in ["a", "b", "c"] {
-        server.create_object(pod(name, &["app"], json!({}))).unwrap();
+        server
+            .create_object(pod(name, &["app"], json!({})))
+            .unwrap();
     }
     let binding = |pod: &str, node: &str| {
         json!({"apiVersion": "v1", "kind": "Binding",
@@ -289,9 +335,17 @@ async fn bindings_assign_pods_to_nodes_once() {
                "target": {"apiVersion": "v1", "kind": "Node", "name": node}})
     };
     let r = raw
-        .post("/api/v1/namespaces/default/pods/a/binding", &binding("a", "n1"))
+        .post(
+            "/api/v1/namespaces/default/pods/a/binding",
+            &binding("a", "n1"),
+        )
         .await;
-    assert_eq!((r.status, r.body["status"].as_str()), (201, Some("Success")), "{}", r.body);
+    assert_eq!(
+        (r.status, r.body["status"].as_str()),
+        (201, Some("Success")),
+        "{}",
+        r.body
+    );
     let a = raw.get("/api/v1/namespaces/default/pods/a").await.body;
     assert_eq!(a["spec"]["nodeName"], "n1");
     assert_eq!(a["metadata"]["annotations"]["scheduler"], "mine");
@@ -305,9 +359,15 @@ async fn bindings_assign_pods_to_nodes_once() {
     assert_eq!(scheduled["status"], "True");
 
     let r = raw
-        .post("/api/v1/namespaces/default/pods/a/binding", &binding("a", "n2"))
+        .post(
+            "/api/v1/namespaces/default/pods/a/binding",
+            &binding("a", "n2"),
+        )
         .await;
-    assert_eq!((r.status, r.body["reason"].as_str()), (409, Some("Conflict")));
+    assert_eq!(
+        (r.status, r.body["reason"].as_str()),
+        (409, Some("Conflict"))
+    );
     assert_eq!(
         r.body["message"],
         "Operation cannot be fulfilled on pods/binding \"a\": pod a is already assigned to node \"n1\""
@@ -319,22 +379,40 @@ async fn bindings_assign_pods_to_nodes_once() {
     let b = raw.get("/api/v1/namespaces/default/pods/b").await.body;
     assert_eq!(b["spec"]["nodeName"], "n2");
     let r = raw
-        .post("/api/v1/namespaces/default/pods/c/binding", &binding("b", "n2"))
+        .post(
+            "/api/v1/namespaces/default/pods/c/binding",
+            &binding("b", "n2"),
+        )
         .await;
     assert_eq!(
         (r.status, r.body["message"].as_str()),
-        (400, Some("name in URL does not match name in Binding object"))
+        (
+            400,
+            Some("name in URL does not match name in Binding object")
+        )
     );
     let r = raw
-        .post("/api/v1/namespaces/default/pods/absent/binding", &binding("absent", "n2"))
+        .post(
+            "/api/v1/namespaces/default/pods/absent/binding",
+            &binding("absent", "n2"),
+        )
         .await;
     assert_eq!(r.status, 404);
     let r = raw
-        .post("/api/v1/namespaces/default/pods/c/binding", &json!({"metadata": {"name": "c"}}))
+        .post(
+            "/api/v1/namespaces/default/pods/c/binding",
+            &json!({"metadata": {"name": "c"}}),
+        )
         .await;
-    assert_eq!((r.status, r.body["message"].as_str()), (500, Some("target.name: Required value")));
+    assert_eq!(
+        (r.status, r.body["message"].as_str()),
+        (500, Some("target.name: Required value"))
+    );
     let r = raw
-        .post("/api/v1/namespaces/default/pods/c/binding?dryRun=All", &binding("c", "n3"))
+        .post(
+            "/api/v1/namespaces/default/pods/c/binding?dryRun=All",
+            &binding("c", "n3"),
+        )
         .await;
     assert_eq!(r.status, 201);
     let c = raw.get("/api/v1/namespaces/default/pods/c").await.body;
@@ -395,7 +473,10 @@ async fn kubectl_debug_adds_an_ephemeral_container() {
     assert_eq!(pod_now["kind"], "Pod");
     pod_now["spec"]["ephemeralContainers"] = json!([]);
     let r = raw.put(sub, &pod_now).await;
-    assert_eq!((r.status, r.body["reason"].as_str()), (422, Some("Invalid")));
+    assert_eq!(
+        (r.status, r.body["reason"].as_str()),
+        (422, Some("Invalid"))
+    );
     assert_eq!(
         r.body["message"],
         "Pod \"web\" is invalid: spec.ephemeralContainers: Forbidden: existing ephemeral containers \"dbg\" may not be removed\n"
@@ -432,13 +513,135 @@ async fn kubectl_debug_adds_an_ephemeral_container() {
             None,
         )
         .await;
-    assert!(out.status.success(), "{}\n{}", text(&out.stdout), text(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
     let names = k
-        .run(&["get", "pod", "web", "-o", "jsonpath={.spec.ephemeralContainers[*].name}"])
+        .run(&[
+            "get",
+            "pod",
+            "web",
+            "-o",
+            "jsonpath={.spec.ephemeralContainers[*].name}",
+        ])
         .await;
     assert_eq!(names, "dbg debugger");
     let image = k
-        .run(&["get", "pod", "web", "-o", "jsonpath={.spec.ephemeralContainers[1].image}"])
+        .run(&[
+            "get",
+            "pod",
+            "web",
+            "-o",
+            "jsonpath={.spec.ephemeralContainers[1].image}",
+        ])
         .await;
     assert_eq!(image, "busybox");
+}
+
+/// Hostile bodies and queries on every pod subresource served here get a `Status`
+/// failure (never a panic, a hang or a success), and the server keeps answering. (Each body
+/// is broken for every path: the ones an eviction would read carry a malformed
+/// `deleteOptions`.)
+#[tokio::test]
+async fn garbage_on_the_pod_subresources_is_a_clear_status() {
+    let server = TestApiServer::start().await.unwrap();
+    let raw = Raw::new(&server.url());
+    server
+        .create_object(pod("web", &["app"], json!({"nodeName": "n1"})))
+        .unwrap();
+    let base = "/api/v1/namespaces/default/pods/web";
+    let deep = format!("{}{}", "[".repeat(5000), "]".repeat(5000));
+    let bodies: Vec<Vec<u8>> = vec![
+        b"".to_vec(),
+        b"not json".to_vec(),
+        b"\xff\xfe\x00garbage".to_vec(),
+        b"[1,2,3]".to_vec(),
+        b"\"a string\"".to_vec(),
+        b"null".to_vec(),
+        deep.into_bytes(),
+        br#"{"kind": "ConfigMap", "apiVersion": "v1", "metadata": {"name": "web"}}"#.to_vec(),
+        br#"{"kind": 7, "metadata": "web"}"#.to_vec(),
+        br#"{"metadata": {"name": "web"}, "deleteOptions": "now", "target": 5, "spec": 5}"#.to_vec(),
+        br#"{"metadata": {"name": "web"}, "deleteOptions": 1, "target": {"name": ["n1"], "kind": {}}, "spec": []}"#.to_vec(),
+        br#"{"metadata": {"name": "web"}, "deleteOptions": [], "spec": {"ephemeralContainers": "x"}}"#.to_vec(),
+        br#"{"metadata": {"name": "web"}, "deleteOptions": "x", "spec": {"ephemeralContainers": [1, null, "y"]}}"#.to_vec(),
+        br#"{"metadata": {"name": "web", "resourceVersion": "not-a-number"}, "deleteOptions": true, "spec": {"containers": 3}}"#.to_vec(),
+    ];
+    let targets = [
+        ("POST", format!("{base}/eviction"), "application/json"),
+        ("POST", format!("{base}/binding"), "application/json"),
+        (
+            "POST",
+            "/api/v1/namespaces/default/bindings".to_owned(),
+            "application/json",
+        ),
+        (
+            "PUT",
+            format!("{base}/ephemeralcontainers"),
+            "application/json",
+        ),
+        (
+            "PATCH",
+            format!("{base}/ephemeralcontainers"),
+            "application/strategic-merge-patch+json",
+        ),
+        (
+            "PATCH",
+            format!("{base}/ephemeralcontainers"),
+            "application/json-patch+json",
+        ),
+        (
+            "PATCH",
+            format!("{base}/ephemeralcontainers"),
+            "application/merge-patch+json",
+        ),
+        (
+            "PATCH",
+            format!("{base}/ephemeralcontainers"),
+            "application/apply-patch+yaml",
+        ),
+    ];
+    for (method, path, ct) in &targets {
+        for body in &bodies {
+            let r = raw.request_bytes(method, path, body.clone(), ct).await;
+            let shown = String::from_utf8_lossy(&body[..body.len().min(80)]).into_owned();
+            // A patch that decodes to nothing (`null` as a strategic merge patch, as Go
+            // reads it into a nil map) is a no-op, answered with the unchanged Pod.
+            let no_op = *method == "PATCH"
+                && r.status == 200
+                && r.body["kind"] == "Pod"
+                && r.body["spec"]["ephemeralContainers"].is_null();
+            assert!(
+                no_op || ((400..=500).contains(&r.status) && r.body["kind"] == "Status"),
+                "{method} {path} ({ct}) with {shown:?}: {} {}",
+                r.status,
+                r.body
+            );
+        }
+    }
+    for query in [
+        "tailLines=abc",
+        "limitBytes=-5",
+        "sinceSeconds=99999999999999999999",
+        "sinceTime=%00",
+        "container=%ff%fe",
+        "previous=maybe&container=app&tailLines=1",
+    ] {
+        let r = raw.get(&format!("{base}/log?{query}")).await;
+        assert!(
+            (r.status >= 400 || r.status == 200) && r.status != 500,
+            "log?{query}: {} {}",
+            r.status,
+            r.body
+        );
+        if r.status >= 400 {
+            assert_eq!(r.body["kind"], "Status", "log?{query}");
+        }
+    }
+    let pod_now = raw.get(base).await;
+    assert_eq!(pod_now.status, 200);
+    assert!(pod_now.body["spec"]["ephemeralContainers"].is_null());
 }
