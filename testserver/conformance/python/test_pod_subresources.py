@@ -7,10 +7,11 @@ No container runs here: without a handler a test registers, exec runs the server
 commands (`echo`, `sh -c` over `;`-separated commands, `exit N`, `>&2`)."""
 
 import pytest
+from kubernetes import client
 from kubernetes.client.rest import ApiException
 from kubernetes.stream import stream
 
-from support import pod, status_of
+from support import gone, pod, status_of
 
 
 def test_exec_through_stream_reads_python_booleans(core, ns):
@@ -79,3 +80,57 @@ def test_log_of_a_missing_pod_is_404(core, ns):
         core.read_namespaced_pod_log("absent", ns)
     assert e.value.status == 404
     assert status_of(e.value)["message"] == 'pods "absent" not found'
+
+
+def _running(core, ns, name):
+    core.patch_namespaced_pod_status(
+        name,
+        ns,
+        {"status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}},
+    )
+
+
+def test_eviction_is_refused_while_the_budget_allows_no_disruption(core, api, ns):
+    """EvictionREST's checkAndDecrement: 429 TooManyRequests with a DisruptionBudget cause
+    while the PodDisruptionBudget selecting a Running pod allows no disruption; once the
+    budget is gone the pod is deleted."""
+    policy = client.PolicyV1Api(api)
+    core.create_namespaced_pod(ns, pod("guarded", labels={"app": "guarded"}))
+    _running(core, ns, "guarded")
+    policy.create_namespaced_pod_disruption_budget(
+        ns,
+        {
+            "metadata": {"name": "guard"},
+            "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "guarded"}}},
+        },
+    )
+    eviction = client.V1Eviction(metadata=client.V1ObjectMeta(name="guarded", namespace=ns))
+    with pytest.raises(ApiException) as e:
+        core.create_namespaced_pod_eviction("guarded", ns, eviction)
+    assert e.value.status == 429
+    s = status_of(e.value)
+    assert s["message"] == "Cannot evict pod as it would violate the pod's disruption budget."
+    assert s["details"]["causes"][0]["reason"] == "DisruptionBudget"
+    policy.delete_namespaced_pod_disruption_budget("guard", ns)
+    core.create_namespaced_pod_eviction("guarded", ns, eviction)
+    assert gone(lambda: core.read_namespaced_pod("guarded", ns))
+
+
+def test_binding_sets_the_node_of_an_unbound_pod_once(core, ns):
+    """BindingREST: the pod gets spec.nodeName; binding it again is 409 Conflict on
+    pods/binding. (The answer is a Status, so the client is told not to decode it.)"""
+    core.create_namespaced_pod(ns, pod("unbound"))
+    body = client.V1Binding(
+        metadata=client.V1ObjectMeta(name="unbound"),
+        target=client.V1ObjectReference(kind="Node", name="node-1"),
+    )
+    resp = core.create_namespaced_pod_binding("unbound", ns, body, _preload_content=False)
+    assert resp.status == 201
+    assert core.read_namespaced_pod("unbound", ns).spec.node_name == "node-1"
+    with pytest.raises(ApiException) as e:
+        core.create_namespaced_pod_binding("unbound", ns, body, _preload_content=False)
+    assert e.value.status == 409
+    assert status_of(e.value)["message"] == (
+        'Operation cannot be fulfilled on pods/binding "unbound": '
+        'pod unbound is already assigned to node "node-1"'
+    )
