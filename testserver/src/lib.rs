@@ -24,6 +24,10 @@
 //!   `SelfSubjectReview`, ...) answered, not stored (`handlers::review`); `TokenRequest`s of the
 //!   `serviceaccounts/token` subresource answered with a token that authenticates as the
 //!   ServiceAccount (`handlers::token`);
+//! - the pod subresources controllers and kubectl use without a kubelet: `pods/log` (the
+//!   kubelet's answers for a pod not yet running, or the text a test sets), `pods/eviction`
+//!   honouring PodDisruptionBudgets (`kubectl drain`), `pods/binding` and the `bindings`
+//!   collection (custom schedulers), `pods/ephemeralcontainers` (`kubectl debug`);
 //! - CRD registration (`registry`) and faults switchable at run time ([`Faults`]);
 //! - HTTPS with a CA of its own, written into its kubeconfig
 //!   ([`TestApiServerBuilder::https`], the binary's default; module `server::tls`);
@@ -51,7 +55,8 @@
 //! - `authorization`: bearer tokens and RBAC;
 //! - `discovery`: discovery documents and `/openapi/v2`, `/openapi/v3` (`openapi`);
 //! - `handlers`: one module a verb (`list`, `watch`, `write`, `delete`, `patch`, `scale`),
-//!   the computed kinds (`review`, `token`), request options (`params`), content negotiation
+//!   the pod subresources (`pod_log`, `eviction`, `binding`, `ephemeral`), the computed
+//!   kinds (`review`, `token`), request options (`params`), content negotiation
 //!   (`negotiation`), decoding and validation of writes (`validate`) and server-side apply's
 //!   field management (`fieldmanager`);
 //! - `connect`: exec, attach, port-forward and proxy, the kubelet's side included;
@@ -111,6 +116,12 @@
 //!   them is not reproduced);
 //! - graceful pod deletion (immediate: there is no kubelet), the CRD
 //!   `customresourcecleanup` finalizer (a CRD's objects go at once with it);
+//! - of the pod subresources (`handlers::pod_log`, `eviction`, `ephemeral`): `pods/log`'s
+//!   `follow`, `timestamps` and time filters (validated only; logs come from
+//!   [`TestApiServer::set_pod_log`]), the disruption controller (a PodDisruptionBudget's
+//!   status, unless written, is computed at eviction time from the matching pods, not the
+//!   owners' scale), the diff in the message for a changed ephemeral container, and
+//!   server-side apply to `pods/ephemeralcontainers` (415);
 //! - the deprecated `/watch/` path prefix is not served (use `?watch=true`); `events.k8s.io`
 //!   writes get no validation of their own (its required `eventTime` and
 //!   `reportingController`), and Event fields a client leaves out get no Go zero values;
