@@ -20,7 +20,9 @@
 //!   (`handlers::fieldmanager`);
 //! - every built-in resource of Kubernetes v1.35's GA versions, derived from the embedded
 //!   v1.35 OpenAPI documents (`registry::spec`), which are also served at `/openapi/v2` and
-//!   `/openapi/v3` (`discovery::openapi`); the review kinds (`SelfSubjectAccessReview`,
+//!   `/openapi/v3` (`discovery::openapi`); every answer about a deprecated one
+//!   (ComponentStatus, Endpoints) or a deprecated CRD version carries its `Warning` header
+//!   (`server::router`); the review kinds (`SelfSubjectAccessReview`,
 //!   `SelfSubjectReview`, ...) answered, not stored (`handlers::review`); `TokenRequest`s of the
 //!   `serviceaccounts/token` subresource answered with a token that authenticates as the
 //!   ServiceAccount (`handlers::token`);

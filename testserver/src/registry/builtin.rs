@@ -48,7 +48,17 @@ impl ResourceInfo {
             selectable_fields: Vec::new(),
             verbs: Self::ALL_VERBS.iter().map(|v| v.to_string()).collect(),
             subresources: Vec::new(),
+            deprecation_warning: None,
         }
+    }
+
+    /// Deprecated: every answer about the resource carries `Warning: 299 - "{text}"`, as
+    /// kube-apiserver answers about a deprecated version (e.g. `policy/v1beta1
+    /// PodDisruptionBudget is deprecated in v1.21+, unavailable in v1.25+; use policy/v1
+    /// PodDisruptionBudget`).
+    pub fn with_deprecation_warning(mut self, text: &str) -> Self {
+        self.deprecation_warning = Some(text.to_owned());
+        self
     }
 
     /// With a `status` subresource: status writes go through `/status`, spec writes leave

@@ -56,6 +56,10 @@ pub struct ResourceInfo {
     pub verbs: Vec<String>,
     /// Subresources beyond `status` and `scale` that discovery lists (`exec`, `log`, ...).
     pub subresources: Vec<String>,
+    /// The `Warning` every answer about the resource carries when its version is deprecated
+    /// (`v1 ComponentStatus is deprecated in v1.19+`): a built-in's from the OpenAPI
+    /// document, a deprecated CRD version's `deprecationWarning` or the default text.
+    pub deprecation_warning: Option<String>,
 }
 
 impl ResourceInfo {
@@ -181,7 +185,10 @@ impl Registry {
         r
     }
 
-    /// Registers (or replaces) one resource version.
+    /// Registers (or replaces) one resource version. A group's versions are kept in
+    /// Kubernetes' priority order ([`version_priority`], highest first), as discovery lists
+    /// them: the first is the group's preferred version, the one kubectl uses for a resource
+    /// named without a version.
     pub fn add(&mut self, info: ResourceInfo) {
         let versions = self.groups.entry(info.group.clone()).or_default();
         if !versions.contains(&info.version) {
@@ -551,9 +558,33 @@ pub fn crd_resources(crd: &Value) -> Result<Vec<ResourceInfo>, ApiError> {
                 .map(|v| v.to_string())
                 .collect(),
             subresources: Vec::new(),
+            deprecation_warning: v["deprecated"].as_bool().unwrap_or(false).then(|| {
+                match v["deprecationWarning"].as_str() {
+                    Some(text) => text.to_owned(),
+                    None => crd_deprecation_warning(group, version, kind, versions),
+                }
+            }),
         });
     }
     Ok(out)
+}
+
+/// The apiextensions-apiserver's warning of a deprecated CRD version without a
+/// `deprecationWarning`: `{group}/{version} {Kind} is deprecated`, then `; use
+/// {group}/{version} {Kind}` naming the served, not deprecated version of the highest
+/// priority above it (Kubernetes' version order: GA, then beta, then alpha, by number).
+fn crd_deprecation_warning(group: &str, version: &str, kind: &str, versions: &[Value]) -> String {
+    let mut text = format!("{group}/{version} {kind} is deprecated");
+    let newer = versions
+        .iter()
+        .filter(|v| v["served"].as_bool() == Some(true) && v["deprecated"].as_bool() != Some(true))
+        .filter_map(|v| v["name"].as_str())
+        .filter(|v| version_preference(v, version).is_lt())
+        .min_by(|a, b| version_preference(a, b));
+    if let Some(newer) = newer {
+        text.push_str(&format!("; use {group}/{newer} {kind}"));
+    }
+    text
 }
 
 #[cfg(test)]
@@ -627,5 +658,54 @@ mod tests {
                 "v1beta",
             ]
         );
+    }
+
+    #[test]
+    fn deprecated_crd_versions_name_the_version_to_use() {
+        let crd = json!({
+            "metadata": {"name": "widgets.example.com"},
+            "spec": {"group": "example.com", "scope": "Namespaced",
+                     "names": {"plural": "widgets", "kind": "Widget"},
+                     "versions": [
+                        {"name": "v1alpha1", "served": true, "storage": false, "deprecated": true},
+                        {"name": "v1beta1", "served": true, "storage": false, "deprecated": true,
+                         "deprecationWarning": "widgets v1beta1 go away"},
+                        {"name": "v1", "served": true, "storage": true},
+                        {"name": "v2alpha1", "served": true, "storage": false}]}
+        });
+        let warnings: Vec<_> = crd_resources(&crd)
+            .unwrap()
+            .into_iter()
+            .map(|i| (i.version, i.deprecation_warning))
+            .collect();
+        assert_eq!(
+            warnings,
+            [
+                (
+                    "v1alpha1".to_owned(),
+                    Some(
+                        "example.com/v1alpha1 Widget is deprecated; use example.com/v1 Widget"
+                            .to_owned()
+                    )
+                ),
+                (
+                    "v1beta1".to_owned(),
+                    Some("widgets v1beta1 go away".to_owned())
+                ),
+                ("v1".to_owned(), None),
+                ("v2alpha1".to_owned(), None),
+            ]
+        );
+        let mut r = Registry::with_builtins();
+        for i in crd_resources(&crd).unwrap() {
+            r.add(i);
+        }
+        let versions = r
+            .groups()
+            .into_iter()
+            .find(|(g, _)| g == "example.com")
+            .unwrap()
+            .1;
+        assert_eq!(versions, ["v1", "v1beta1", "v2alpha1", "v1alpha1"]);
     }
 }

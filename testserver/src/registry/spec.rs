@@ -213,6 +213,78 @@ pub(crate) fn builtin_schema(group: &str, version: &str, kind: &str) -> Option<S
     )
 }
 
+/// The deprecation warning kube-apiserver sends with every answer about a deprecated built-in
+/// kind (`Warning: 299 - "v1 ComponentStatus is deprecated in v1.19+"`), or `None`.
+///
+/// kube-apiserver takes the releases from the types' `prerelease-lifecycle-gen` tags and words
+/// the warning in `k8s.io/apiserver/pkg/endpoints/deprecation` (`WarningMessage`):
+/// `{group/version} {Kind} is deprecated in v{major}.{minor}+`, then `; use {group/version}
+/// {Kind}` when the type names its replacement. The same tags write the sentence
+/// `Deprecated: This API is deprecated in v1.33+. Use discoveryv1.EndpointSlice.` into the
+/// type's description in the OpenAPI document, which is where this server reads them; the
+/// replacement's Go package (`discoveryv1`) is resolved to the served group whose first
+/// label and version it names.
+fn deprecation_warning(group: &str, version: &str, kind: &str) -> Option<&'static str> {
+    static WARNINGS: OnceLock<BTreeMap<(String, String, String), String>> = OnceLock::new();
+    let warnings = WARNINGS.get_or_init(|| {
+        let defs = v2()["definitions"].as_object();
+        let gvks = || {
+            defs.into_iter().flatten().filter_map(|(name, def)| {
+                let gvk = def["x-kubernetes-group-version-kind"].as_array()?.first()?;
+                let s = |k: &str| gvk[k].as_str().unwrap_or_default().to_owned();
+                // The kind's own definition, not the options kinds that name every group.
+                (name.rsplit('.').next() == gvk["kind"].as_str())
+                    .then(|| (def, (s("group"), s("version"), s("kind"))))
+            })
+        };
+        let mut m = BTreeMap::new();
+        for (def, (g, v, k)) in gvks() {
+            let Some(text) = def["description"].as_str() else {
+                continue;
+            };
+            let Some((release, rest)) = text
+                .split_once("This API is deprecated in v")
+                .and_then(|(_, rest)| rest.split_once('+'))
+            else {
+                continue;
+            };
+            let api_version = |g: &str, v: &str| {
+                if g.is_empty() {
+                    v.to_owned()
+                } else {
+                    format!("{g}/{v}")
+                }
+            };
+            let mut warning = format!("{} {k} is deprecated in v{release}+", api_version(&g, &v));
+            // ". Use discoveryv1.EndpointSlice."
+            let replacement = rest
+                .trim_start_matches('.')
+                .trim_start()
+                .strip_prefix("Use ")
+                .and_then(|r| r.split_whitespace().next())
+                .map(|r| r.trim_end_matches('.'))
+                .and_then(|r| r.split_once('.'));
+            if let Some((package, new_kind)) = replacement {
+                let found = gvks().find(|(_, (rg, rv, rk))| {
+                    rk == new_kind
+                        && package.strip_suffix(rv.as_str()).is_some_and(|p| {
+                            p == rg.split('.').next().unwrap_or_default()
+                                || (p == "core" && rg.is_empty())
+                        })
+                });
+                if let Some((_, (rg, rv, rk))) = found {
+                    warning.push_str(&format!("; use {} {rk}", api_version(&rg, &rv)));
+                }
+            }
+            m.insert((g, v, k), warning);
+        }
+        m
+    });
+    warnings
+        .get(&(group.to_owned(), version.to_owned(), kind.to_owned()))
+        .map(String::as_str)
+}
+
 /// Short names and categories kube-apiserver's registries declare (they are not in the
 /// OpenAPI document). `(group, plural, short names, in category "all")`.
 const SHORT_NAMES: &[(&str, &str, &[&str], bool)] = &[
@@ -454,6 +526,7 @@ pub(crate) fn builtin_resources() -> Vec<ResourceInfo> {
                 .map(|(_, _, f)| f.iter().map(|s| s.to_string()).collect())
                 .unwrap_or_default();
             let has = |s: &str| f.subresources.iter().any(|x| x == s);
+            let deprecation = deprecation_warning(&group, &f.version, &f.kind).map(str::to_owned);
             ResourceInfo {
                 singular: f.kind.to_ascii_lowercase(),
                 short_names: short
@@ -476,6 +549,7 @@ pub(crate) fn builtin_resources() -> Vec<ResourceInfo> {
                 selectable_fields: selectable,
                 verbs,
                 subresources: f.subresources,
+                deprecation_warning: deprecation,
                 group,
                 version: f.version,
                 kind: f.kind,
@@ -523,6 +597,20 @@ mod tests {
             n += 1;
         }
         assert_eq!(n, v3_paths().count());
+    }
+
+    #[test]
+    fn deprecated_kinds_are_read_from_the_descriptions() {
+        assert_eq!(
+            deprecation_warning("", "v1", "ComponentStatus"),
+            Some("v1 ComponentStatus is deprecated in v1.19+")
+        );
+        assert_eq!(
+            deprecation_warning("", "v1", "Endpoints"),
+            Some("v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice")
+        );
+        assert_eq!(deprecation_warning("", "v1", "Pod"), None);
+        assert_eq!(deprecation_warning("apps", "v1", "Deployment"), None);
     }
 
     #[test]

@@ -3,7 +3,9 @@
 //! Paths follow the API server's layout: `/api/v1/...` for the core group,
 //! `/apis/{group}/{version}/...` for named groups, then `[namespaces/{ns}/]{plural}[/{name}[/{sub}]]`
 //! (`/api/v1/namespaces/{name}[/status]` being the namespace object itself). `/openapi/v2`
-//! and `/openapi/v3` serve the documents of [`super::openapi`].
+//! and `/openapi/v3` serve the documents of [`super::openapi`]. Every answer about a
+//! deprecated resource version, errors included but not 401 and 403, carries its
+//! `Warning: 299` header ([`ResourceInfo::deprecation_warning`]).
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -37,10 +39,39 @@ pub(crate) async fn handle(
     req: Request<Incoming>,
 ) -> Result<Response<Body>, Infallible> {
     state.requests.record(req.method(), req.uri());
-    Ok(match route(&state, req).await {
+    let deprecation = deprecation_warning(&state, req.uri().path());
+    let mut response = match route(&state, req).await {
         Ok(r) => r,
         Err(e) => error_response(&e),
-    })
+    };
+    // kube-apiserver's handler of a deprecated resource adds its warning before it runs, so
+    // every answer of the handler carries it; the authentication and authorization filters
+    // in front of the handler answer 401 and 403 without it.
+    if let Some(text) = deprecation
+        && !matches!(response.status().as_u16(), 401 | 403)
+        && let Ok(v) = http::HeaderValue::from_str(&format!(
+            "299 - {}",
+            crate::handlers::validate::go_quote(&text)
+        ))
+    {
+        response.headers_mut().append(http::header::WARNING, v);
+    }
+    Ok(response)
+}
+
+/// The deprecation warning of the resource a path names
+/// ([`ResourceInfo::deprecation_warning`]), or `None`.
+fn deprecation_warning(state: &State, path: &str) -> Option<String> {
+    let segs: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    let (group, version, rest) = match segs.as_slice() {
+        ["api", "v1", rest @ ..] => ("", "v1", rest),
+        ["apis", g, v, rest @ ..] => (*g, *v, rest),
+        _ => return None,
+    };
+    resolve(state, group, version, rest)?
+        .info
+        .deprecation_warning
+        .clone()
 }
 
 /// A `Status` answer for an error.

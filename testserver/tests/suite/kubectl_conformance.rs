@@ -1992,3 +1992,74 @@ async fn the_kubernetes_service_exists_at_start() {
     let web = get_json(&k, &["svc", "web"]).await;
     assert_eq!(web["spec"]["clusterIP"], "10.96.0.2", "{web}");
 }
+
+/// kube-apiserver answers every request for a deprecated built-in resource with its
+/// deprecation warning (`Warning: 299 - "v1 ComponentStatus is deprecated in v1.19+"`, the
+/// text of k8s.io/apiserver's `deprecation.WarningMessage` from the type's lifecycle tags;
+/// Endpoints since v1.33 with its replacement; a CRD version marked `deprecated`, the
+/// apiextensions-apiserver's text), and kubectl prints it on stderr as `Warning: ...`. A
+/// resource that is not deprecated answers without one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deprecated_resources_answer_with_a_deprecation_warning() {
+    let Some((server, k)) = setup("kubectl deprecation warnings").await else {
+        return;
+    };
+    let (ok, _, err) = kubectl(&k, &["get", "componentstatuses"], None).await;
+    assert!(ok, "{err}");
+    assert!(
+        err.lines()
+            .any(|l| l == "Warning: v1 ComponentStatus is deprecated in v1.19+"),
+        "{err}"
+    );
+    // By the short name too, and on every verb's answer, a 404 included.
+    let (_, _, err) = kubectl(&k, &["get", "cs", "etcd-0"], None).await;
+    assert!(
+        err.contains("Warning: v1 ComponentStatus is deprecated in v1.19+"),
+        "{err}"
+    );
+    server
+        .create_object(json!({
+            "apiVersion": "v1", "kind": "Endpoints", "metadata": {"name": "svc", "namespace": "ns"},
+        }))
+        .unwrap();
+    let (ok, out, err) = kubectl(&k, &["get", "endpoints", "-n", "ns"], None).await;
+    assert!(ok && out.contains("svc"), "{out}{err}");
+    assert!(
+        err.lines().any(|l| l
+            == "Warning: v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice"),
+        "{err}"
+    );
+    let (ok, _, err) = kubectl(&k, &["get", "configmaps", "-n", "ns"], None).await;
+    assert!(ok && !err.contains("Warning"), "{err}");
+
+    // A deprecated CRD version without a `deprecationWarning`: the apiextensions-apiserver's
+    // default text, naming the served version to use instead.
+    server
+        .create_object(json!({
+            "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "gadgets.example.com"},
+            "spec": {"group": "example.com", "scope": "Namespaced",
+                     "names": {"plural": "gadgets", "singular": "gadget", "kind": "Gadget"},
+                     "versions": [
+                        {"name": "v1beta1", "served": true, "storage": false, "deprecated": true,
+                         "schema": {"openAPIV3Schema": {"type": "object"}}},
+                        {"name": "v1", "served": true, "storage": true,
+                         "schema": {"openAPIV3Schema": {"type": "object"}}}]},
+        }))
+        .unwrap();
+    let (ok, _, err) = kubectl(
+        &k,
+        &["get", "gadgets.v1beta1.example.com", "-n", "ns"],
+        None,
+    )
+    .await;
+    assert!(ok, "{err}");
+    assert!(
+        err.lines()
+            .any(|l| l
+                == "Warning: example.com/v1beta1 Gadget is deprecated; use example.com/v1 Gadget"),
+        "{err}"
+    );
+    let (ok, _, err) = kubectl(&k, &["get", "gadgets", "-n", "ns"], None).await;
+    assert!(ok && !err.contains("Warning"), "{err}");
+}
