@@ -323,7 +323,17 @@ fn dispatch(
         None => {}
         Some("status") if info.status_subresource => {}
         Some("scale") if info.scale.is_some() => {
-            return scale_request(state, method, path, &t, q, content_type, body);
+            return scale_request(
+                state,
+                method,
+                path,
+                &t,
+                q,
+                content_type,
+                body,
+                form,
+                include,
+            );
         }
         Some("token") if info.group.is_empty() && info.plural == "serviceaccounts" => {
             let (Some(ns), Some(name)) = (ns, t.name.as_deref()) else {
@@ -509,6 +519,8 @@ async fn wait_for_rv(state: &State, query: &Query) {
     }
 }
 
+/// A request of the `scale` subresource; a GET asking for a Table gets the scale printer's.
+#[allow(clippy::too_many_arguments)]
 fn scale_request(
     state: &Arc<State>,
     method: &Method,
@@ -517,6 +529,8 @@ fn scale_request(
     q: &Query,
     content_type: &str,
     body: &Bytes,
+    form: Form,
+    include: IncludeObject,
 ) -> Result<Response<Body>, ApiError> {
     let ns = t.namespace.as_deref().unwrap_or_default();
     let name = t.name.as_deref().unwrap_or_default();
@@ -530,6 +544,10 @@ fn scale_request(
         }
         _ => return Err(ApiError::method_not_allowed(method.as_str(), path)),
     };
+    if *method == Method::GET && form == Form::Table {
+        let table = crate::handlers::negotiation::table::scale_table(&scale, include);
+        return Ok(json_response(200, to_bytes(&table)));
+    }
     Ok(json_response(200, to_bytes(&scale)))
 }
 

@@ -2063,3 +2063,116 @@ async fn deprecated_resources_answer_with_a_deprecation_warning() {
     let (ok, _, err) = kubectl(&k, &["get", "gadgets", "-n", "ns"], None).await;
     assert!(ok && !err.contains("Warning"), "{err}");
 }
+
+/// `kubectl get events` prints kube-apiserver's Event printer (pkg/printers/internalversion
+/// `printEvent`): `LAST SEEN TYPE REASON OBJECT MESSAGE` with no NAME column, the object as
+/// `kind/name` in lower case; `-o wide` adds `SUBOBJECT SOURCE FIRST SEEN COUNT NAME`.
+/// `events.k8s.io` Events print the same (the server converts them to the internal Event),
+/// and `--subresource=scale` prints the Scale printer's `NAME DESIRED AVAILABLE AGE`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn get_events_and_scale_print_the_server_printers() {
+    let Some((server, k)) = setup("kubectl get events").await else {
+        return;
+    };
+    let event = json!({
+        "apiVersion": "v1", "kind": "Event",
+        "metadata": {"name": "web.1", "namespace": "ns"},
+        "involvedObject": {"kind": "Pod", "name": "web", "namespace": "ns", "apiVersion": "v1",
+                           "fieldPath": "spec.containers{app}"},
+        "reason": "BackOff", "message": "Back-off restarting failed container", "type": "Warning",
+        "firstTimestamp": "2026-01-01T00:00:00Z", "lastTimestamp": "2026-01-01T00:00:00Z",
+        "count": 3, "source": {"component": "kubelet", "host": "node-1"},
+    });
+    let (ok, out, err) = kubectl(&k, &["create", "-f", "-"], Some(&event.to_string())).await;
+    assert!(ok, "{out}{err}");
+    // Columns are separated by at least two spaces; the table's cells, line by line.
+    let table = |out: String| -> Vec<Vec<String>> {
+        out.lines()
+            .map(|l| {
+                l.split("  ")
+                    .map(str::trim)
+                    .filter(|c| !c.is_empty())
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .collect()
+    };
+    let t = table(k.run(&["get", "events", "-n", "ns"]).await);
+    assert_eq!(t[0], ["LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"]);
+    assert!(t[1][0].ends_with('d'), "{:?}", t[1]);
+    assert_eq!(
+        t[1][1..],
+        [
+            "Warning",
+            "BackOff",
+            "pod/web",
+            "Back-off restarting failed container"
+        ]
+    );
+    let t = table(k.run(&["get", "events", "-n", "ns", "-o", "wide"]).await);
+    assert_eq!(
+        t[0],
+        [
+            "LAST SEEN",
+            "TYPE",
+            "REASON",
+            "OBJECT",
+            "SUBOBJECT",
+            "SOURCE",
+            "MESSAGE",
+            "FIRST SEEN",
+            "COUNT",
+            "NAME"
+        ]
+    );
+    assert_eq!(
+        t[1][1..7],
+        [
+            "Warning",
+            "BackOff",
+            "pod/web",
+            "spec.containers{app}",
+            "kubelet, node-1",
+            "Back-off restarting failed container"
+        ]
+    );
+    assert_eq!(t[1][8..], ["3", "web.1"]);
+
+    let event = json!({
+        "apiVersion": "events.k8s.io/v1", "kind": "Event",
+        "metadata": {"name": "dep.1", "namespace": "ns"},
+        "eventTime": "2026-01-01T00:00:00.000000Z",
+        "reportingController": "example.com/ctl", "reportingInstance": "ctl-0",
+        "action": "Sync", "reason": "Synced", "type": "Normal", "note": "synced",
+        "regarding": {"kind": "Deployment", "name": "web", "namespace": "ns", "apiVersion": "apps/v1"},
+    });
+    let (ok, out, err) = kubectl(&k, &["create", "-f", "-"], Some(&event.to_string())).await;
+    assert!(ok, "{out}{err}");
+    let t = table(
+        k.run(&["get", "events.events.k8s.io", "-n", "ns", "-o", "wide"])
+            .await,
+    );
+    assert_eq!(t[0][..4], ["LAST SEEN", "TYPE", "REASON", "OBJECT"]);
+    assert_eq!(
+        t[1][1..7],
+        [
+            "Normal",
+            "Synced",
+            "deployment/web",
+            "example.com/ctl, ctl-0",
+            "synced",
+            // FIRST SEEN falls back on eventTime, LAST SEEN on FIRST SEEN: the same age.
+            t[1][0].as_str()
+        ],
+        "{t:?}"
+    );
+    assert_eq!(t[1][7..], ["1", "dep.1"]);
+
+    server.create_object(deployment("web", 2)).unwrap();
+    let t = table(
+        k.run(&["get", "deploy", "web", "-n", "ns", "--subresource", "scale"])
+            .await,
+    );
+    assert_eq!(t[0], ["NAME", "DESIRED", "AVAILABLE", "AGE"]);
+    assert_eq!(t[1][..3], ["web", "2", "0"]);
+}

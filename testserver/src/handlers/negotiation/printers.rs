@@ -5,24 +5,36 @@
 //! Deployments, `DATA AGE` for ConfigMaps, ...) and priority-1 columns that only `-o wide`
 //! shows (`CONTAINERS IMAGES SELECTOR`). This module reproduces those columns and cells for
 //! the resources users list most (workloads, pods, services, config, RBAC, nodes, leases,
-//! events, CRDs), computed from the stored object as the real printers compute them; other
-//! resources get `NAME` and `AGE` (module `table`). Cells that depend on controllers the test
-//! server does not run (ready counts, job durations) show what the stored status says.
+//! CRDs, Events of both groups, component statuses) and for the `scale` subresource,
+//! computed from the stored object as the real printers compute them; other resources get
+//! `NAME` and `AGE` (module `table`). Cells that depend on controllers the test server does
+//! not run (ready counts, job durations) show what the stored status says.
 //! Written by hand: the printers are a list of small functions over JSON, no crate does this.
 
 use serde_json::{Value, json};
 
 use crate::handlers::negotiation::table::age;
 
-/// One column after `NAME`: its header, OpenAPI type and priority (1: `-o wide` only).
+/// One column: its header, OpenAPI type, priority (1: `-o wide` only) and format (`name`
+/// for the column that holds the object's name).
+///
+/// Most printers start with `NAME`, which module `table` adds before their columns; a
+/// printer that places the name elsewhere lists a [`NAME_WIDE`] column itself (Events: last,
+/// `-o wide` only) and gives its cell.
 pub(crate) struct Column {
     pub name: &'static str,
     pub ty: &'static str,
     pub priority: u32,
+    pub format: &'static str,
 }
 
 const fn col(name: &'static str, ty: &'static str, priority: u32) -> Column {
-    Column { name, ty, priority }
+    Column {
+        name,
+        ty,
+        priority,
+        format: "",
+    }
 }
 
 /// The cells of one object, in column order (after `NAME`).
@@ -32,6 +44,13 @@ const AGE: Column = col("Age", "string", 0);
 const CONTAINERS: Column = col("Containers", "string", 1);
 const IMAGES: Column = col("Images", "string", 1);
 const SELECTOR: Column = col("Selector", "string", 1);
+/// The name column of a printer that does not start with the name.
+pub(crate) const NAME_WIDE: Column = Column {
+    name: "Name",
+    ty: "string",
+    priority: 1,
+    format: "name",
+};
 
 /// The printer of a built-in resource, by group and plural.
 pub(crate) fn builtin(group: &str, plural: &str) -> Option<(&'static [Column], Cells)> {
@@ -43,6 +62,9 @@ pub(crate) fn builtin(group: &str, plural: &str) -> Option<(&'static [Column], C
         ("", "serviceaccounts") => (SERVICEACCOUNT, serviceaccount),
         ("", "namespaces") => (NAMESPACE, namespace),
         ("", "nodes") => (NODE, node),
+        ("", "events") => (EVENT, core_event),
+        ("", "componentstatuses") => (COMPONENTSTATUS, componentstatus),
+        ("events.k8s.io", "events") => (EVENT, events_event),
         ("apps", "deployments") => (DEPLOYMENT, deployment),
         ("apps", "replicasets") => (REPLICASET, replicaset),
         ("apps", "statefulsets") => (STATEFULSET, statefulset),
@@ -53,8 +75,6 @@ pub(crate) fn builtin(group: &str, plural: &str) -> Option<(&'static [Column], C
             (ROLEBINDING, rolebinding)
         }
         ("coordination.k8s.io", "leases") => (LEASE, lease),
-        // One printer for both Event APIs, as they share one storage.
-        ("" | "events.k8s.io", "events") => (EVENT, event),
         ("apiextensions.k8s.io", "customresourcedefinitions") => (CREATED_AT, created_at),
         _ => return None,
     })
@@ -477,12 +497,9 @@ fn rolebinding(o: &Value) -> Vec<Value> {
     ]
 }
 
-/// Whether the Table starts with a `Name` column: the Event printer has none (its `Name` is
-/// a `-o wide` column at the end).
-pub(crate) fn leads_with_name(group: &str, plural: &str) -> bool {
-    !matches!((group, plural), ("" | "events.k8s.io", "events"))
-}
-
+/// Core and `events.k8s.io` Events print alike: kube-apiserver converts both to its
+/// internal Event, whose printer has no leading `NAME` (`LAST SEEN TYPE REASON OBJECT
+/// MESSAGE`, and for `-o wide` `SUBOBJECT SOURCE FIRST SEEN COUNT NAME`).
 const EVENT: &[Column] = &[
     col("Last Seen", "string", 0),
     col("Type", "string", 0),
@@ -493,50 +510,91 @@ const EVENT: &[Column] = &[
     col("Message", "string", 0),
     col("First Seen", "string", 1),
     col("Count", "string", 1),
-    col("Name", "string", 1),
+    NAME_WIDE,
 ];
 
-/// `printEvent`, over either Event form (core names first, then `events.k8s.io`'s): the
-/// first and last seen times fall back on `eventTime`, a series gives the last time and the
-/// count, a singleton without a count counts 1.
-fn event(o: &Value) -> Vec<Value> {
-    let field = |core: &str, new: &str| {
-        let v = &o[core];
-        if v.is_null() { &o[new] } else { v }
-    };
-    let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
-    let first_ts = field("firstTimestamp", "deprecatedFirstTimestamp");
-    let first = if first_ts.is_null() {
+/// The fields of the internal Event the printer reads, by their names in one API version.
+struct EventFields<'a> {
+    involved: &'a Value,
+    message: &'a Value,
+    first: &'a Value,
+    last: &'a Value,
+    count: &'a Value,
+    source: &'a Value,
+    reporting_controller: &'a Value,
+}
+
+fn core_event(o: &Value) -> Vec<Value> {
+    event(
+        o,
+        &EventFields {
+            involved: &o["involvedObject"],
+            message: &o["message"],
+            first: &o["firstTimestamp"],
+            last: &o["lastTimestamp"],
+            count: &o["count"],
+            source: &o["source"],
+            reporting_controller: &o["reportingComponent"],
+        },
+    )
+}
+
+/// An `events.k8s.io/v1` Event, read through the conversion to the internal Event
+/// (`regarding`, `note`, the `deprecated*` fields).
+fn events_event(o: &Value) -> Vec<Value> {
+    event(
+        o,
+        &EventFields {
+            involved: &o["regarding"],
+            message: &o["note"],
+            first: &o["deprecatedFirstTimestamp"],
+            last: &o["deprecatedLastTimestamp"],
+            count: &o["deprecatedCount"],
+            source: &o["deprecatedSource"],
+            reporting_controller: &o["reportingController"],
+        },
+    )
+}
+
+/// The cells of kube-apiserver's Event printer (`printEvent`, wide: the server prints every
+/// column): the first time falls back on `eventTime`, the last on the first, a series gives
+/// both the last time and the count, a singleton counts 1; the object is `kind/name` in
+/// lower case; the source is the component (or reporting controller) and the host (or
+/// reporting instance), comma-joined.
+fn event(o: &Value, f: &EventFields<'_>) -> Vec<Value> {
+    let set = |v: &Value| v.as_str().is_some_and(|s| !s.is_empty());
+    let first = if set(f.first) {
+        age(f.first)
+    } else {
         age(&o["eventTime"])
-    } else {
-        age(first_ts)
     };
-    let last_ts = field("lastTimestamp", "deprecatedLastTimestamp");
-    let mut last = if last_ts.is_null() {
+    let mut last = if set(f.last) {
+        age(f.last)
+    } else {
         first.clone()
-    } else {
-        age(last_ts)
     };
-    let mut count = field("count", "deprecatedCount").as_i64().unwrap_or(0);
-    if o["series"].is_object() {
-        last = age(&o["series"]["lastObservedTime"]);
-        count = o["series"]["count"].as_i64().unwrap_or(0);
-    } else if count == 0 {
-        count = 1;
-    }
-    let regarding = field("involvedObject", "regarding");
-    let kind = text(&regarding["kind"]).to_lowercase();
-    let target = match regarding["name"].as_str() {
+    let series = &o["series"];
+    let count = if series.is_object() {
+        last = age(&series["lastObservedTime"]);
+        int(&series["count"])
+    } else {
+        match int(f.count) {
+            0 => 1,
+            n => n,
+        }
+    };
+    let kind = f.involved["kind"]
+        .as_str()
+        .unwrap_or_default()
+        .to_lowercase();
+    let target = match f.involved["name"].as_str() {
         Some(name) if !name.is_empty() => format!("{kind}/{name}"),
         _ => kind,
     };
-    let source = field("source", "deprecatedSource");
+    let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
     let non_empty = |a: String, b: String| if a.is_empty() { b } else { a };
-    let component = non_empty(
-        text(&source["component"]),
-        text(field("reportingComponent", "reportingController")),
-    );
-    let instance = non_empty(text(&source["host"]), text(&o["reportingInstance"]));
+    let component = non_empty(text(&f.source["component"]), text(f.reporting_controller));
+    let instance = non_empty(text(&f.source["host"]), text(&o["reportingInstance"]));
     let source = if instance.is_empty() {
         component
     } else {
@@ -547,12 +605,59 @@ fn event(o: &Value) -> Vec<Value> {
         json!(text(&o["type"])),
         json!(text(&o["reason"])),
         json!(target),
-        json!(text(&regarding["fieldPath"])),
+        json!(text(&f.involved["fieldPath"])),
         json!(source),
-        json!(text(field("message", "note")).trim()),
+        json!(text(f.message).trim()),
         json!(first),
         json!(count),
         o["metadata"]["name"].clone(),
+    ]
+}
+
+const COMPONENTSTATUS: &[Column] = &[
+    col("Status", "string", 0),
+    col("Message", "string", 0),
+    col("Error", "string", 0),
+];
+
+/// The `Healthy` condition: `Healthy` or `Unhealthy` with its message and error, else
+/// `Unknown`.
+fn componentstatus(o: &Value) -> Vec<Value> {
+    let healthy = o["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["type"] == "Healthy");
+    match healthy {
+        Some(c) => vec![
+            json!(if c["status"] == "True" {
+                "Healthy"
+            } else {
+                "Unhealthy"
+            }),
+            json!(c["message"].as_str().unwrap_or_default()),
+            json!(c["error"].as_str().unwrap_or_default()),
+        ],
+        None => vec![json!("Unknown"), json!(""), json!("")],
+    }
+}
+
+/// The `scale` subresource's printer (`printScale`): `NAME DESIRED AVAILABLE AGE`, the
+/// name column without the `name` format.
+pub(crate) const SCALE: &[Column] = &[
+    col("Name", "string", 0),
+    col("Desired", "integer", 0),
+    col("Available", "integer", 0),
+    AGE,
+];
+
+/// The cells of an `autoscaling/v1` Scale, in [`SCALE`]'s order.
+pub(crate) fn scale(o: &Value) -> Vec<Value> {
+    vec![
+        o["metadata"]["name"].clone(),
+        json!(int(&o["spec"]["replicas"])),
+        json!(int(&o["status"]["replicas"])),
+        created(o),
     ]
 }
 
@@ -754,6 +859,91 @@ mod tests {
             (&json!("Role/reader"), &json!("jane"), &json!("ns/robot"))
         );
         assert!(builtin("example.com", "widgets").is_none());
+    }
+
+    #[test]
+    fn events_of_both_groups_print_as_the_internal_event() {
+        let (cols, cells) = builtin("", "events").unwrap();
+        assert_eq!(
+            names(cols),
+            [
+                "Last Seen",
+                "Type",
+                "Reason",
+                "Object",
+                "Subobject",
+                "Source",
+                "Message",
+                "First Seen",
+                "Count",
+                "Name"
+            ]
+        );
+        let wide: Vec<_> = cols
+            .iter()
+            .filter(|c| c.priority == 1)
+            .map(|c| c.name)
+            .collect();
+        assert_eq!(wide, ["Subobject", "Source", "First Seen", "Count", "Name"]);
+        assert_eq!(cols[9].format, "name");
+        let core = json!({"metadata": {"name": "web.1"}, "type": "Warning", "reason": "BackOff",
+            "involvedObject": {"kind": "Pod", "name": "web", "fieldPath": "spec.containers{app}"},
+            "message": "  back-off restarting \n", "source": {"component": "kubelet", "host": "node-1"},
+            "firstTimestamp": "2020-01-01T00:00:00Z", "lastTimestamp": "2020-01-02T00:00:00Z",
+            "count": 4});
+        let c = cells(&core);
+        assert!(c[0].as_str().unwrap().ends_with('d') && c[7].as_str().unwrap().ends_with('d'));
+        assert_eq!(
+            c[1..7],
+            [
+                json!("Warning"),
+                json!("BackOff"),
+                json!("pod/web"),
+                json!("spec.containers{app}"),
+                json!("kubelet, node-1"),
+                json!("back-off restarting")
+            ]
+        );
+        assert_eq!((&c[8], &c[9]), (&json!(4), &json!("web.1")));
+        // A singleton of the new API: no count, eventTime only, the reporting controller.
+        let (_, cells) = builtin("events.k8s.io", "events").unwrap();
+        let new = json!({"metadata": {"name": "n"}, "type": "Normal", "reason": "Synced",
+            "regarding": {"kind": "Deployment"}, "note": "done",
+            "eventTime": "2020-01-01T00:00:00.000000Z", "reportingController": "ctl"});
+        let c = cells(&new);
+        assert_eq!((&c[0], &c[7]), (&c[7], &c[7]));
+        assert!(c[0].as_str().unwrap().ends_with('d'));
+        assert_eq!(
+            (&c[3], &c[5], &c[6], &c[8]),
+            (
+                &json!("deployment"),
+                &json!("ctl"),
+                &json!("done"),
+                &json!(1)
+            )
+        );
+        // A series: its count and last observed time.
+        let series = json!({"metadata": {"name": "s"}, "regarding": {"kind": "Pod", "name": "p"},
+            "eventTime": "2020-01-01T00:00:00.000000Z",
+            "series": {"count": 7, "lastObservedTime": "2999-01-01T00:00:00.000000Z"}});
+        let c = cells(&series);
+        assert_eq!((&c[0], &c[8]), (&json!("0s"), &json!(7)));
+    }
+
+    #[test]
+    fn scale_and_component_status_cells() {
+        assert_eq!(names(SCALE), ["Name", "Desired", "Available", "Age"]);
+        let c = scale(
+            &json!({"metadata": {"name": "web"}, "spec": {"replicas": 3},
+            "status": {"replicas": 1}}),
+        );
+        assert_eq!(c[..3], [json!("web"), json!(3), json!(1)]);
+        let (cols, cells) = builtin("", "componentstatuses").unwrap();
+        assert_eq!(names(cols), ["Status", "Message", "Error"]);
+        let c =
+            cells(&json!({"conditions": [{"type": "Healthy", "status": "True", "message": "ok"}]}));
+        assert_eq!(c, [json!("Healthy"), json!("ok"), json!("")]);
+        assert_eq!(cells(&json!({}))[0], "Unknown");
     }
 
     #[test]

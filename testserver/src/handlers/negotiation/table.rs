@@ -1,11 +1,11 @@
 //! `meta.k8s.io/v1` Tables for `kubectl get`.
 //!
 //! The real server prints with per-type printers (`pkg/printers/internalversion`) and, for
-//! custom resources, with the CRD's `additionalPrinterColumns`. Every Table but the Events'
-//! starts with `NAME`. Built-ins with a printer in
-//! module `printers` get its columns (priority 1 for `-o wide`); other resources get `NAME`,
-//! a CRD's printer columns whose `jsonPath` is a plain field path (`.spec.replicas`; other
-//! paths print empty cells) and `AGE`.
+//! custom resources, with the CRD's `additionalPrinterColumns`. Built-ins with a printer in
+//! module `printers` get its columns (priority 1 for `-o wide`) after `NAME`, unless the
+//! printer places the name itself (Events); the `scale` subresource gets the Scale printer
+//! ([`scale_table`]); other resources get `NAME`, a CRD's printer columns whose `jsonPath`
+//! is a plain field path (`.spec.replicas`; other paths print empty cells) and `AGE`.
 
 use serde_json::{Value, json};
 
@@ -19,18 +19,17 @@ pub(crate) fn table(
     include: IncludeObject,
     list_meta: Option<Value>,
 ) -> Value {
-    use crate::handlers::negotiation::printers;
-    let named = printers::leads_with_name(&info.group, &info.plural);
-    let mut defs = Vec::new();
-    if named {
-        defs.push(column("Name", "string", "name", 0));
-    }
-    let printer = printers::builtin(&info.group, &info.plural);
+    let printer = crate::handlers::negotiation::printers::builtin(&info.group, &info.plural);
+    // A printer that lists the name column itself places it (Events); the others start with it.
+    let names_itself = printer.is_some_and(|(columns, _)| columns.iter().any(|c| c.name == "Name"));
+    let mut defs = if names_itself {
+        Vec::new()
+    } else {
+        vec![column("Name", "string", "name", 0)]
+    };
     let has_age = info.printer_columns.iter().any(|(n, _, _)| n == "Age");
     match printer {
-        Some((columns, _)) => {
-            defs.extend(columns.iter().map(|c| column(c.name, c.ty, "", c.priority)));
-        }
+        Some((columns, _)) => defs.extend(columns_of(columns)),
         None => {
             for (name, ty, _) in &info.printer_columns {
                 defs.push(column(name, ty, "", 0));
@@ -43,10 +42,11 @@ pub(crate) fn table(
     let rows: Vec<Value> = objects
         .iter()
         .map(|o| {
-            let mut cells = Vec::new();
-            if named {
-                cells.push(o["metadata"]["name"].clone());
-            }
+            let mut cells = if names_itself {
+                Vec::new()
+            } else {
+                vec![o["metadata"]["name"].clone()]
+            };
             match printer {
                 Some((_, print)) => cells.extend(print(o)),
                 None => {
@@ -58,13 +58,7 @@ pub(crate) fn table(
                     }
                 }
             }
-            let mut row = json!({ "cells": cells });
-            match include {
-                IncludeObject::None => {}
-                IncludeObject::Metadata => row["object"] = metadata_object(o),
-                IncludeObject::Object => row["object"] = o.clone(),
-            }
-            row
+            row(cells, o, include)
         })
         .collect();
     json!({
@@ -74,6 +68,37 @@ pub(crate) fn table(
         "columnDefinitions": defs,
         "rows": rows,
     })
+}
+
+/// The Table of a `scale` subresource's answer (an `autoscaling/v1` Scale), as
+/// kube-apiserver's scale storage prints it: `NAME DESIRED AVAILABLE AGE`.
+pub(crate) fn scale_table(scale: &Value, include: IncludeObject) -> Value {
+    use crate::handlers::negotiation::printers;
+    json!({
+        "kind": "Table",
+        "apiVersion": "meta.k8s.io/v1",
+        "metadata": {"resourceVersion": scale["metadata"]["resourceVersion"]},
+        "columnDefinitions": columns_of(printers::SCALE).collect::<Vec<_>>(),
+        "rows": [row(printers::scale(scale), scale, include)],
+    })
+}
+
+fn row(cells: Vec<Value>, o: &Value, include: IncludeObject) -> Value {
+    let mut row = json!({ "cells": cells });
+    match include {
+        IncludeObject::None => {}
+        IncludeObject::Metadata => row["object"] = metadata_object(o),
+        IncludeObject::Object => row["object"] = o.clone(),
+    }
+    row
+}
+
+fn columns_of(
+    columns: &[crate::handlers::negotiation::printers::Column],
+) -> impl Iterator<Item = Value> + '_ {
+    columns
+        .iter()
+        .map(|c| column(c.name, c.ty, c.format, c.priority))
 }
 
 fn column(name: &str, ty: &str, format: &str, priority: u32) -> Value {
