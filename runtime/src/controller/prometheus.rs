@@ -15,9 +15,9 @@ use prometheus::{CounterVec, GaugeVec, HistogramOpts, HistogramVec, Opts, Regist
 
 use super::metrics::{ControllerMetricsProvider, ReconcileResult};
 use crate::workqueue::{
-    CounterMetric, GaugeMetric, HistogramMetric, MetricsProvider, PrometheusCounter as Counter,
-    PrometheusGauge as Gauge, PrometheusHistogram as Histogram, PrometheusMetricsProvider,
-    SettableGaugeMetric,
+    CounterMetric, GaugeMetric, HistogramMetric, MetricsProvider, Priority,
+    PrometheusCounter as Counter, PrometheusGauge as Gauge, PrometheusHistogram as Histogram,
+    PrometheusMetricsProvider, SettableGaugeMetric,
 };
 
 /// Registers controller-runtime's reconcile metrics and client-go's workqueue metrics in a
@@ -142,6 +142,16 @@ impl MetricsProvider for PrometheusControllerMetrics {
     }
     fn new_retries_metric(&self, name: &str) -> Box<dyn CounterMetric> {
         self.queue.new_retries_metric(name)
+    }
+    fn new_priority_depth_metric(&self, name: &str, priority: Priority) -> Box<dyn GaugeMetric> {
+        self.queue.new_priority_depth_metric(name, priority)
+    }
+    fn new_priority_latency_metric(
+        &self,
+        name: &str,
+        priority: Priority,
+    ) -> Box<dyn HistogramMetric> {
+        self.queue.new_priority_latency_metric(name, priority)
     }
 }
 

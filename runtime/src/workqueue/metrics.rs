@@ -15,11 +15,17 @@
 //! | [`new_unfinished_work_seconds_metric`](MetricsProvider::new_unfinished_work_seconds_metric) | `workqueue_unfinished_work_seconds` | every 500 ms: sum of the ages of items being processed |
 //! | [`new_longest_running_processor_seconds_metric`](MetricsProvider::new_longest_running_processor_seconds_metric) | `workqueue_longest_running_processor_seconds` | every 500 ms: age of the oldest item being processed |
 //! | [`new_retries_metric`](MetricsProvider::new_retries_metric) | `workqueue_retries_total` | on every `add_after` (and so every `add_rate_limited`) |
+//! | [`new_priority_depth_metric`](MetricsProvider::new_priority_depth_metric) | `workqueue_priority_depth` | [`PriorityQueue`](super::PriorityQueue) only: `workqueue_depth` split by the item's priority |
+//! | [`new_priority_latency_metric`](MetricsProvider::new_priority_latency_metric) | `workqueue_priority_queue_duration_seconds` | [`PriorityQueue`](super::PriorityQueue) only: `workqueue_queue_duration_seconds` split by the priority the item was handed out at |
 //!
 //! As in client-go, a queue without a name records nothing (and pays nothing: no clock reads
 //! on the hot path), and a named queue without an explicit provider uses the process-wide
 //! provider installed with [`set_default_metrics_provider`] (client-go's `SetProvider`; the
 //! first call wins), or records nothing if none was installed.
+//!
+//! The two per-priority hooks have default methods that record nothing, so a provider written
+//! for the other hooks keeps compiling; they are called once per queue and priority, when an
+//! item of that priority is first seen.
 //!
 //! Hooks are called while the queue's lock is held, exactly as client-go does: they must be
 //! cheap and must not call back into the queue.
@@ -27,6 +33,8 @@
 use std::sync::{Arc, OnceLock};
 
 use tokio::time::Instant;
+
+use super::priority::Priority;
 
 /// A gauge that goes up and down (`workqueue_depth`).
 pub trait GaugeMetric: Send + Sync {
@@ -77,6 +85,36 @@ pub trait MetricsProvider: Send + Sync {
     ) -> Box<dyn SettableGaugeMetric>;
     /// `workqueue_retries_total`: delayed (and so rate-limited) adds.
     fn new_retries_metric(&self, name: &str) -> Box<dyn CounterMetric>;
+    /// `workqueue_priority_depth`: items of `priority` waiting in a
+    /// [`PriorityQueue`](super::PriorityQueue) (counted as `workqueue_depth` is). Records
+    /// nothing unless overridden.
+    fn new_priority_depth_metric(&self, name: &str, priority: Priority) -> Box<dyn GaugeMetric> {
+        let _ = (name, priority);
+        Box::new(Noop)
+    }
+    /// `workqueue_priority_queue_duration_seconds`: time from add to get of the items handed
+    /// out at `priority` by a [`PriorityQueue`](super::PriorityQueue). Records nothing unless
+    /// overridden.
+    fn new_priority_latency_metric(
+        &self,
+        name: &str,
+        priority: Priority,
+    ) -> Box<dyn HistogramMetric> {
+        let _ = (name, priority);
+        Box::new(Noop)
+    }
+}
+
+/// The metric of the default per-priority hooks: records nothing.
+struct Noop;
+
+impl GaugeMetric for Noop {
+    fn inc(&self) {}
+    fn dec(&self) {}
+}
+
+impl HistogramMetric for Noop {
+    fn observe(&self, _value: f64) {}
 }
 
 static DEFAULT_PROVIDER: OnceLock<Arc<dyn MetricsProvider>> = OnceLock::new();
@@ -125,15 +163,20 @@ impl QueueMetrics {
         }
     }
 
-    /// A get: observes the queue latency and starts the work clock.
-    pub(crate) fn get(&self, added: &mut Option<Instant>, started: &mut Option<Instant>) {
+    /// A get: observes the queue latency and starts the work clock; returns the latency
+    /// observed, if any.
+    pub(crate) fn get(
+        &self,
+        added: &mut Option<Instant>,
+        started: &mut Option<Instant>,
+    ) -> Option<f64> {
         let now = Instant::now();
         self.depth.dec();
         *started = Some(now);
-        if let Some(at) = added.take() {
-            self.latency
-                .observe(now.saturating_duration_since(at).as_secs_f64());
-        }
+        let at = added.take()?;
+        let waited = now.saturating_duration_since(at).as_secs_f64();
+        self.latency.observe(waited);
+        Some(waited)
     }
 
     /// A done: observes the work duration.

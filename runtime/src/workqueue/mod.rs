@@ -12,6 +12,8 @@
 //! - [`RateLimitingQueue`]: [`add_rate_limited`](RateLimitingQueue::add_rate_limited) with a
 //!   [`RateLimiter`]: per-item exponential, token bucket, fast-slow, max-of, with-max-wait,
 //!   and [`default_controller_rate_limiter`].
+//! - [`PriorityQueue`]: a rate-limiting queue that hands out higher [`Priority`]s first
+//!   (controller-runtime's priority queue) and ages waiting items so that none starves.
 //! - Metrics hooks ([`MetricsProvider`]) with client-go's metric names, and a Prometheus
 //!   implementation behind the `prometheus` feature.
 //!
@@ -21,6 +23,7 @@
 
 mod delaying;
 mod metrics;
+mod priority;
 #[cfg(feature = "prometheus")]
 mod prometheus;
 mod queue;
@@ -33,6 +36,7 @@ pub use metrics::{
     CounterMetric, GaugeMetric, HistogramMetric, MetricsProvider, SettableGaugeMetric,
     set_default_metrics_provider,
 };
+pub use priority::{DEFAULT_MAX_WAIT, Priority, PriorityQueue, PriorityQueueConfig};
 #[cfg(feature = "prometheus")]
 pub use prometheus::PrometheusMetricsProvider;
 #[cfg(feature = "prometheus")]

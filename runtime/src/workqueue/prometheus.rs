@@ -4,21 +4,30 @@
 //! `component-base/metrics/prometheus/workqueue` (what client-go controllers export): subsystem
 //! `workqueue`, one label `name` (the queue's name), latency buckets
 //! `10ns * 10^i` for i in 0..10.
+//!
+//! The [`PriorityQueue`](super::PriorityQueue)'s per-priority metrics are two more families
+//! with labels `name` and `priority`: `workqueue_priority_depth` and
+//! `workqueue_priority_queue_duration_seconds` (same buckets). They stay out of the
+//! exposition until a priority queue reports to them.
 
 use prometheus::{CounterVec, GaugeVec, HistogramOpts, HistogramVec, Opts, Registry};
 
 use super::metrics::{
     CounterMetric, GaugeMetric, HistogramMetric, MetricsProvider, SettableGaugeMetric,
 };
+use super::priority::Priority;
 
 const SUBSYSTEM: &str = "workqueue";
 const LABEL: &str = "name";
+const PRIORITY_LABEL: &str = "priority";
 
 /// A [`MetricsProvider`] that registers client-go's workqueue metrics in a Prometheus
 /// [`Registry`]: `workqueue_depth`, `workqueue_adds_total`,
 /// `workqueue_queue_duration_seconds`, `workqueue_work_duration_seconds`,
 /// `workqueue_unfinished_work_seconds`, `workqueue_longest_running_processor_seconds` and
-/// `workqueue_retries_total`, each labelled with the queue's `name`.
+/// `workqueue_retries_total`, each labelled with the queue's `name`; and the per-priority
+/// `workqueue_priority_depth` and `workqueue_priority_queue_duration_seconds`, labelled with
+/// `name` and `priority`.
 #[derive(Clone, Debug)]
 pub struct PrometheusMetricsProvider {
     depth: GaugeVec,
@@ -28,6 +37,8 @@ pub struct PrometheusMetricsProvider {
     unfinished: GaugeVec,
     longest_running: GaugeVec,
     retries: CounterVec,
+    priority_depth: GaugeVec,
+    priority_latency: HistogramVec,
 }
 
 impl PrometheusMetricsProvider {
@@ -40,12 +51,14 @@ impl PrometheusMetricsProvider {
         let counter = |name: &str, help: &str| {
             CounterVec::new(Opts::new(name, help).subsystem(SUBSYSTEM), &[LABEL])
         };
-        let histogram = |name: &str, help: &str| -> Result<HistogramVec, prometheus::Error> {
-            let opts = HistogramOpts::new(name, help)
-                .subsystem(SUBSYSTEM)
-                .buckets(prometheus::exponential_buckets(10e-9, 10.0, 10)?);
-            HistogramVec::new(opts, &[LABEL])
-        };
+        let histogram_with =
+            |name: &str, help: &str, labels: &[&str]| -> Result<HistogramVec, prometheus::Error> {
+                let opts = HistogramOpts::new(name, help)
+                    .subsystem(SUBSYSTEM)
+                    .buckets(prometheus::exponential_buckets(10e-9, 10.0, 10)?);
+                HistogramVec::new(opts, labels)
+            };
+        let histogram = |name: &str, help: &str| histogram_with(name, help, &[LABEL]);
         let this = Self {
             depth: gauge("depth", "Current depth of workqueue")?,
             adds: counter("adds_total", "Total number of adds handled by workqueue")?,
@@ -73,6 +86,20 @@ impl PrometheusMetricsProvider {
                 "retries_total",
                 "Total number of retries handled by workqueue",
             )?,
+            priority_depth: GaugeVec::new(
+                Opts::new(
+                    "priority_depth",
+                    "Current depth of a priority workqueue, per priority",
+                )
+                .subsystem(SUBSYSTEM),
+                &[LABEL, PRIORITY_LABEL],
+            )?,
+            priority_latency: histogram_with(
+                "priority_queue_duration_seconds",
+                "How long in seconds an item stays in a priority workqueue before being \
+                 requested, per priority it is handed out at.",
+                &[LABEL, PRIORITY_LABEL],
+            )?,
         };
         registry.register(Box::new(this.depth.clone()))?;
         registry.register(Box::new(this.adds.clone()))?;
@@ -81,6 +108,8 @@ impl PrometheusMetricsProvider {
         registry.register(Box::new(this.unfinished.clone()))?;
         registry.register(Box::new(this.longest_running.clone()))?;
         registry.register(Box::new(this.retries.clone()))?;
+        registry.register(Box::new(this.priority_depth.clone()))?;
+        registry.register(Box::new(this.priority_latency.clone()))?;
         Ok(this)
     }
 }
@@ -143,5 +172,23 @@ impl MetricsProvider for PrometheusMetricsProvider {
     }
     fn new_retries_metric(&self, name: &str) -> Box<dyn CounterMetric> {
         Box::new(Counter(self.retries.with_label_values(&[name])))
+    }
+    fn new_priority_depth_metric(&self, name: &str, priority: Priority) -> Box<dyn GaugeMetric> {
+        let priority = priority.to_string();
+        Box::new(Gauge(
+            self.priority_depth
+                .with_label_values(&[name, priority.as_str()]),
+        ))
+    }
+    fn new_priority_latency_metric(
+        &self,
+        name: &str,
+        priority: Priority,
+    ) -> Box<dyn HistogramMetric> {
+        let priority = priority.to_string();
+        Box::new(Histogram(
+            self.priority_latency
+                .with_label_values(&[name, priority.as_str()]),
+        ))
     }
 }

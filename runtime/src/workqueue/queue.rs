@@ -65,12 +65,18 @@ impl QueueConfig {
     }
 
     fn metrics(&self) -> Option<QueueMetrics> {
+        let (provider, name) = self.provider()?;
+        Some(QueueMetrics::new(provider.as_ref(), name))
+    }
+
+    /// The provider and name of a queue that has metrics.
+    pub(crate) fn provider(&self) -> Option<(Arc<dyn MetricsProvider>, &str)> {
         let name = self.name.as_deref().filter(|n| !n.is_empty())?;
         let provider = self
             .metrics_provider
             .clone()
             .or_else(default_metrics_provider)?;
-        Some(QueueMetrics::new(provider.as_ref(), name))
+        Some((provider, name))
     }
 }
 

@@ -13,5 +13,6 @@ mod store_unit;
 mod workqueue_concurrency;
 mod workqueue_delaying;
 mod workqueue_metrics;
+mod workqueue_priority;
 mod workqueue_queue;
 mod workqueue_rate_limiters;
