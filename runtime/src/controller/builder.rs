@@ -6,8 +6,10 @@
 use std::fmt;
 use std::marker::PhantomData;
 use std::sync::Arc;
+use std::time::Duration;
 
 use super::metrics::{ControllerMetricsProvider, Recorder};
+use super::queue::{ControllerQueue, QueueSpec};
 use super::run::Controller;
 use super::shard::{OwnedLabeller, ShardingConfig, Shared, owned_labeller, validate_names};
 use super::watch::{EnqueueMapped, EnqueueSelf, Mapper, Registered, Watch, owner_mapper};
@@ -15,14 +17,14 @@ use crate::informer::{InformerFactory, InformerScope};
 use crate::leader::ConfigError;
 use crate::lister::Lister;
 use crate::workqueue::{
-    MetricsProvider, QueueConfig, RateLimiter, RateLimitingQueue, default_controller_rate_limiter,
+    DEFAULT_MAX_WAIT, MetricsProvider, QueueConfig, RateLimiter, default_controller_rate_limiter,
 };
 use kinform_core::resource::{Resource, object_key};
 
 /// Registers one watch; `scope` is the sharded scope for types that follow their owner's
 /// shard (`None` when not sharded). Called again for each membership of a sharded replica.
 type WatchFn = Arc<
-    dyn Fn(&InformerFactory, &RateLimitingQueue<String>, Option<&InformerScope>) -> Box<dyn Watch>
+    dyn Fn(&InformerFactory, &ControllerQueue, Option<&InformerScope>) -> Box<dyn Watch>
         + Send
         + Sync,
 >;
@@ -32,7 +34,7 @@ type WatchFn = Arc<
 pub(crate) type Register<K> = Arc<
     dyn Fn(
             &InformerFactory,
-            &RateLimitingQueue<String>,
+            &ControllerQueue,
             Option<&InformerScope>,
             Option<&Arc<Shared>>,
         ) -> (Lister<K>, Vec<Box<dyn Watch>>)
@@ -50,6 +52,7 @@ pub struct ControllerBuilder<K> {
     metrics: Option<Arc<dyn ControllerMetricsProvider>>,
     watches: Vec<WatchFn>,
     sharding: Option<ShardingConfig>,
+    priority: Option<Option<Duration>>,
     owned: Vec<Arc<dyn OwnedLabeller>>,
     _kind: PhantomData<fn() -> K>,
 }
@@ -74,6 +77,7 @@ impl<K: Resource> ControllerBuilder<K> {
             metrics: None,
             watches: Vec::new(),
             sharding: None,
+            priority: None,
             owned: Vec::new(),
             _kind: PhantomData,
         }
@@ -98,6 +102,26 @@ impl<K: Resource> ControllerBuilder<K> {
     /// overall 10 qps / 100 burst bucket).
     pub fn rate_limiter(mut self, limiter: impl RateLimiter<String> + 'static) -> Self {
         self.limiter = Some(Box::new(limiter));
+        self
+    }
+
+    /// Whether the workqueue is the [`PriorityQueue`](crate::workqueue::PriorityQueue)
+    /// (default: off, client-go's rate-limiting queue). With it, keys of the initial list and
+    /// of resyncs are queued at [`Priority::LOW`](crate::workqueue::Priority::LOW) and every
+    /// other watch event at `NORMAL`, so changes are reconciled ahead of a startup or resync
+    /// backlog; a key never waits behind younger keys for longer than
+    /// [`DEFAULT_MAX_WAIT`] (see [`priority_queue_max_wait`](Self::priority_queue_max_wait)).
+    /// Requeues keep the priority the key was handed out at. The rules:
+    /// [`ControllerQueue`].
+    pub fn priority_queue(mut self, enabled: bool) -> Self {
+        self.priority = enabled.then_some(Some(DEFAULT_MAX_WAIT));
+        self
+    }
+
+    /// Turns the priority queue on with `max_wait` as its aging bound (`None`: strict
+    /// priorities, which can starve the listed keys under a steady stream of events).
+    pub fn priority_queue_max_wait(mut self, max_wait: Option<Duration>) -> Self {
+        self.priority = Some(max_wait);
         self
     }
 
@@ -190,12 +214,16 @@ impl<K: Resource> ControllerBuilder<K> {
             let queue_metrics: Arc<dyn MetricsProvider> = p.clone();
             config = config.with_metrics_provider(queue_metrics);
         }
-        let queue = match self.limiter {
-            Some(limiter) => RateLimitingQueue::with_config(limiter, config.clone()),
-            None => {
-                RateLimitingQueue::with_config(default_controller_rate_limiter(), config.clone())
-            }
+        let limiter: Arc<dyn RateLimiter<String>> = match self.limiter {
+            Some(limiter) => Arc::from(limiter),
+            None => Arc::new(default_controller_rate_limiter()),
         };
+        let spec = QueueSpec {
+            config,
+            limiter,
+            priority: self.priority,
+        };
+        let queue = spec.build();
         let factory_scope = self.factory.scope();
         let shared = self.sharding.map(|config| {
             Arc::new(Shared::new(
@@ -238,8 +266,7 @@ impl<K: Resource> ControllerBuilder<K> {
             scope: factory_scope,
             owned: self.owned,
             register,
-            queue_config: config,
-            limiter: queue.rate_limiter().clone(),
+            queue: spec,
         });
         Controller::assemble(
             self.name,

@@ -8,6 +8,10 @@
 //!   dirty/processing sets). A worker reads the *current* object from the lister: the
 //!   reconcile converges on the latest state, not on each change. A deleted object is
 //!   reconciled too, with `object: None`.
+//! - **Priorities, if asked for.** [`priority_queue`](ControllerBuilder::priority_queue)
+//!   swaps in the [`PriorityQueue`](crate::workqueue::PriorityQueue) (default off): keys of
+//!   the initial list and of resyncs go in at LOW, watch events at NORMAL, requeues at the
+//!   key's priority, and aging bounds how long a LOW key waits ([`ControllerQueue`]).
 //! - **Related objects map to keys.** [`owns`](ControllerBuilder::owns) maps an owned object
 //!   to the key of the `K` named by its controller reference (`metav1.GetControllerOf`, as
 //!   sample-controller's `handleObject`); [`watches`](ControllerBuilder::watches) maps any
@@ -91,6 +95,7 @@ mod metrics;
 mod owner;
 #[cfg(feature = "prometheus")]
 mod prometheus;
+mod queue;
 mod run;
 pub mod shard;
 mod watch;
@@ -101,4 +106,5 @@ pub use metrics::{ControllerMetricsProvider, ReconcileResult, ReconcileStats};
 pub use owner::{controller_of, controller_reference, is_controlled_by, owner_key};
 #[cfg(feature = "prometheus")]
 pub use prometheus::PrometheusControllerMetrics;
+pub use queue::ControllerQueue;
 pub use run::{Controller, StatsHandle, shutdown_signal};

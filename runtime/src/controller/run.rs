@@ -14,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 use super::action::{Action, Request};
 use super::builder::{ControllerBuilder, Register};
 use super::metrics::{Outcome, ReconcileStats, Recorder};
+use super::queue::{ControllerQueue, QueueSpec};
 use super::shard::{
     Gate, MemberEnd, OwnedLabeller, ShardHandle, Shared, gate, lease_name, observe_members,
     run_member, run_sharder, write_labels,
@@ -22,7 +23,7 @@ use super::watch::Watch;
 use crate::informer::{InformerFactory, InformerScope};
 use crate::leader::{LeaderCallbacks, LeaderElector, LeaseLock};
 use crate::lister::Lister;
-use crate::workqueue::{QueueConfig, RateLimiter, RateLimitingQueue};
+use crate::workqueue::Priority;
 use kinform_core::resource::Resource;
 use tokio::task::JoinHandle;
 
@@ -33,7 +34,7 @@ pub struct Controller<K> {
     name: String,
     workers: usize,
     factory: InformerFactory,
-    queue: RateLimitingQueue<String>,
+    queue: ControllerQueue,
     lister: Lister<K>,
     watches: Vec<Box<dyn Watch>>,
     recorder: Arc<Recorder>,
@@ -48,9 +49,8 @@ pub(crate) struct Sharding<K> {
     pub(crate) owned: Vec<Arc<dyn OwnedLabeller>>,
     /// Registers the handlers again for the next membership.
     pub(crate) register: Register<K>,
-    /// The workqueue's configuration and rate limiter, for the next membership's queue.
-    pub(crate) queue_config: QueueConfig,
-    pub(crate) limiter: Arc<dyn RateLimiter<String>>,
+    /// How to make the next membership's queue.
+    pub(crate) queue: QueueSpec,
 }
 
 impl<K> fmt::Debug for Controller<K> {
@@ -99,7 +99,7 @@ impl<K: Resource> Controller<K> {
         name: String,
         workers: usize,
         factory: InformerFactory,
-        queue: RateLimitingQueue<String>,
+        queue: ControllerQueue,
         lister: Lister<K>,
         watches: Vec<Box<dyn Watch>>,
         recorder: Recorder,
@@ -129,10 +129,12 @@ impl<K: Resource> Controller<K> {
         &self.name
     }
 
-    /// The workqueue (to enqueue keys by hand, or to watch its length). A sharded replica
+    /// The workqueue (to enqueue keys by hand, or to watch its length): the rate-limiting
+    /// queue, or the priority queue with
+    /// [`priority_queue`](ControllerBuilder::priority_queue). A sharded replica
     /// that rejoins after a lost membership works from a new queue (and a new
     /// [`lister`](Self::lister)): these are the first membership's.
-    pub fn queue(&self) -> &RateLimitingQueue<String> {
+    pub fn queue(&self) -> &ControllerQueue {
         &self.queue
     }
 
@@ -257,10 +259,7 @@ impl<K: Resource> Controller<K> {
                 let identity = shared.identity();
                 let scope = shared.scope();
                 let (queue, lister, own_watches) = membership.take().unwrap_or_else(|| {
-                    let queue = RateLimitingQueue::with_config(
-                        sharding.limiter.clone(),
-                        sharding.queue_config.clone(),
-                    );
+                    let queue = sharding.queue.build();
                     let (lister, watches) =
                         (sharding.register)(&self.factory, &queue, Some(&scope), Some(&shared));
                     (queue, lister, watches)
@@ -363,7 +362,7 @@ impl<K: Resource> Controller<K> {
 
     fn spawn_workers<F, Fut, E>(
         &self,
-        queue: &RateLimitingQueue<String>,
+        queue: &ControllerQueue,
         lister: &Lister<K>,
         reconcile: &Arc<F>,
         shard: Option<&Arc<Shared>>,
@@ -393,12 +392,7 @@ impl<K: Resource> Controller<K> {
     /// Shuts `queue` down and waits for the workers (if they were started): with `drain`
     /// they reconcile the keys already queued first (client-go's `ShutDownWithDrain`);
     /// without, they finish the reconciles in flight and reconcile no other key.
-    async fn stop_workers(
-        &self,
-        queue: &RateLimitingQueue<String>,
-        workers: Option<Workers>,
-        drain: bool,
-    ) {
+    async fn stop_workers(&self, queue: &ControllerQueue, workers: Option<Workers>, drain: bool) {
         tracing::info!(controller = %self.name, in_flight = queue.processing_len(), drain, "shutting down the workqueue");
         if drain {
             queue.shutdown_with_drain().await;
@@ -425,7 +419,7 @@ struct Workers {
 /// drops the keys it takes instead of reconciling them.
 async fn worker<K, F, Fut, E>(
     name: String,
-    queue: RateLimitingQueue<String>,
+    queue: ControllerQueue,
     lister: Lister<K>,
     reconcile: Arc<F>,
     recorder: Arc<Recorder>,
@@ -437,7 +431,7 @@ async fn worker<K, F, Fut, E>(
     Fut: Future<Output = Result<Action, E>> + Send + 'static,
     E: fmt::Display + Send + 'static,
 {
-    while let Some(key) = queue.get().await {
+    while let Some((key, priority)) = queue.get_with_priority().await {
         if halt.is_cancelled() {
             queue.done(&key);
             continue;
@@ -448,7 +442,7 @@ async fn worker<K, F, Fut, E>(
             key: key.clone(),
         };
         if let Some(shared) = &shard
-            && !admit(shared, &queue, &key, request.object.as_deref()).await
+            && !admit(shared, &queue, &key, priority, request.object.as_deref()).await
         {
             queue.done(&key);
             continue;
@@ -468,7 +462,7 @@ async fn worker<K, F, Fut, E>(
                 match action.requeue_delay() {
                     Some(delay) => {
                         tracing::debug!(controller = %name, %key, ?delay, "reconciled; requeue after delay");
-                        queue.add_after(key.clone(), delay);
+                        queue.add_after_with_priority(key.clone(), delay, priority);
                         Outcome::RequeueAfter
                     }
                     None => {
@@ -479,13 +473,13 @@ async fn worker<K, F, Fut, E>(
             }
             Ok(Err(error)) => {
                 tracing::warn!(controller = %name, %key, %error, retries = queue.num_requeues(&key), "reconcile failed; requeuing with backoff");
-                queue.add_rate_limited(key.clone());
+                queue.add_rate_limited_with_priority(key.clone(), priority);
                 Outcome::Error
             }
             Err(panic) => {
                 let message = panic_message(&*panic);
                 tracing::error!(controller = %name, %key, panic = %message, "reconcile panicked; requeuing with backoff");
-                queue.add_rate_limited(key.clone());
+                queue.add_rate_limited_with_priority(key.clone(), priority);
                 Outcome::Panic
             }
         };
@@ -499,8 +493,9 @@ async fn worker<K, F, Fut, E>(
 /// flight on this replica.
 async fn admit<K: Resource>(
     shared: &Shared,
-    queue: &RateLimitingQueue<String>,
+    queue: &ControllerQueue,
     key: &str,
+    priority: Priority,
     object: Option<&K>,
 ) -> bool {
     let labels = &shared.labels;
@@ -554,7 +549,7 @@ async fn admit<K: Resource>(
                     // Decided on a stale cache: the newer version is on its way.
                     None => queue.forget(&key.to_owned()),
                     // Warned and counted; retried with the key's backoff.
-                    Some(_) => queue.add_rate_limited(key.to_owned()),
+                    Some(_) => queue.add_rate_limited_with_priority(key.to_owned(), priority),
                 },
             }
             false

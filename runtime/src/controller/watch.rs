@@ -6,10 +6,11 @@ use std::sync::Arc;
 use futures_util::future::BoxFuture;
 
 use super::owner::owner_key;
+use super::queue::{ControllerQueue, listed};
 use super::shard::Shared;
 use crate::fifo::Deleted;
 use crate::informer::{EventHandler, Registration};
-use crate::workqueue::RateLimitingQueue;
+use crate::workqueue::Priority;
 use kinform_core::resource::{HasMetadata, Resource};
 
 /// A registered handler, whatever the type it watches.
@@ -49,16 +50,18 @@ impl<C: HasMetadata> Watch for Registered<C> {
 /// In a sharded replica a deletion is also remembered, so that the worker reconciles the
 /// deletion of an object this replica held and of no other.
 pub(crate) struct EnqueueSelf {
-    pub(crate) queue: RateLimitingQueue<String>,
+    pub(crate) queue: ControllerQueue,
     pub(crate) shard: Option<Arc<Shared>>,
 }
 
 impl<K: HasMetadata> EventHandler<K> for EnqueueSelf {
-    fn on_add(&self, obj: &Arc<K>, _: bool) {
-        self.queue.add(obj.key());
+    fn on_add(&self, obj: &Arc<K>, is_in_initial_list: bool) {
+        self.queue
+            .add_with_priority(obj.key(), listed(is_in_initial_list));
     }
-    fn on_update(&self, _: &Arc<K>, new: &Arc<K>) {
-        self.queue.add(new.key());
+    fn on_update(&self, old: &Arc<K>, new: &Arc<K>) {
+        let resync = old.resource_version() == new.resource_version();
+        self.queue.add_with_priority(new.key(), listed(resync));
     }
     fn on_delete(&self, deleted: &Deleted<K>) {
         let key = deleted.key().to_string();
@@ -76,7 +79,7 @@ pub(crate) type Mapper<C> = Arc<dyn Fn(&C) -> Vec<String> + Send + Sync>;
 /// change of owner or of the mapped field reaches both sides, as client-go's ReplicaSet
 /// controller does for a changed controller reference) and its last known state on delete.
 pub(crate) struct EnqueueMapped<C> {
-    pub(crate) queue: RateLimitingQueue<String>,
+    pub(crate) queue: ControllerQueue,
     pub(crate) mapper: Mapper<C>,
     /// Skip updates with an unchanged resourceVersion (resyncs): sample-controller's
     /// `handleObject` does, as a resync of a dependent says nothing new about its owner.
@@ -84,33 +87,35 @@ pub(crate) struct EnqueueMapped<C> {
 }
 
 impl<C: HasMetadata> EnqueueMapped<C> {
-    fn enqueue(&self, obj: &C) {
+    fn enqueue(&self, obj: &C, priority: Priority) {
         for key in (self.mapper)(obj) {
-            self.queue.add(key);
+            self.queue.add_with_priority(key, priority);
         }
     }
 }
 
 impl<C: HasMetadata> EventHandler<C> for EnqueueMapped<C> {
-    fn on_add(&self, obj: &Arc<C>, _: bool) {
-        self.enqueue(obj);
+    fn on_add(&self, obj: &Arc<C>, is_in_initial_list: bool) {
+        self.enqueue(obj, listed(is_in_initial_list));
     }
     fn on_update(&self, old: &Arc<C>, new: &Arc<C>) {
-        if self.skip_resync && old.resource_version() == new.resource_version() {
+        let resync = old.resource_version() == new.resource_version();
+        if self.skip_resync && resync {
             return;
         }
+        let priority = listed(resync);
         let old_keys = (self.mapper)(old);
         let new_keys = (self.mapper)(new);
         for key in new_keys
             .iter()
             .chain(old_keys.iter().filter(|k| !new_keys.contains(k)))
         {
-            self.queue.add(key.clone());
+            self.queue.add_with_priority(key.clone(), priority);
         }
     }
     fn on_delete(&self, deleted: &Deleted<C>) {
         if let Some(obj) = deleted.object() {
-            self.enqueue(obj);
+            self.enqueue(obj, Priority::NORMAL);
         }
     }
 }

@@ -14,6 +14,7 @@ mod client_server_subresources;
 mod client_server_watch;
 mod controller_gc;
 mod controller_owns;
+mod controller_priority;
 mod controller_run;
 mod controller_sharded;
 mod custom_resource_impl;
