@@ -118,6 +118,14 @@
 //!   them is not reproduced);
 //! - graceful pod deletion (immediate: there is no kubelet), the CRD
 //!   `customresourcecleanup` finalizer (a CRD's objects go at once with it);
+//! - of the built-ins' create strategies: a `status` sent with a create is kept where
+//!   kube-apiserver's `PrepareForCreate` resets it (so tests may seed one), and only the zero
+//!   counters of StatefulSets, ReplicaSets and DaemonSets are written where Go writes the
+//!   whole empty status; ComponentStatuses are stored objects (kube-apiserver computes them
+//!   from its components' health); a collection delete of namespaces stops at the first
+//!   protected one with its 403;
+//! - a slow watcher (its queue full for a second) has its response ended, but its
+//!   connection stays open until the client reads or goes away;
 //! - of the pod subresources (`handlers::pod_log`, `eviction`, `ephemeral`): `pods/log`'s
 //!   `follow`, `timestamps` and time filters (validated only; logs come from
 //!   [`TestApiServer::set_pod_log`]), the disruption controller (a PodDisruptionBudget's
