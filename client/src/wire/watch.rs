@@ -16,7 +16,7 @@
 //! as after any broken watch. Only the length is checked per line.
 //!
 //! Lines inside one chunk are handed on as slices of it ([`RawBatch`]); the reflector's
-//! decoding of them (shared objects, two threads) is in the `events` module.
+//! decoding of them (shared objects, two threads) is in `decode::events`.
 
 use std::collections::BTreeMap;
 use std::fmt;
