@@ -57,11 +57,11 @@
 //! - `authorization`: bearer tokens and RBAC;
 //! - `discovery`: discovery documents and `/openapi/v2`, `/openapi/v3` (`openapi`);
 //! - `handlers`: one module a verb (`list`, `watch`, `write`, `delete`, `patch`, `scale`),
-//!   the pod subresources (`pod_log`, `eviction`, `binding`, `ephemeral`), the computed
+//!   the pod subresources that are writes (`eviction`, `binding`, `ephemeral`), the computed
 //!   kinds (`review`, `token`), request options (`params`), content negotiation
 //!   (`negotiation`), decoding and validation of writes (`validate`) and server-side apply's
 //!   field management (`fieldmanager`);
-//! - `connect`: exec, attach, port-forward and proxy, the kubelet's side included;
+//! - `connect`: exec, attach, port-forward, proxy and logs, the kubelet's side included;
 //! - `registry`: the served resources (`spec`, `builtin`, CRDs) and their strategies
 //!   (`strategy`);
 //! - `storage`: objects, the resourceVersion counter and the change history;
@@ -126,7 +126,7 @@
 //!   protected one with its 403;
 //! - a slow watcher (its queue full for a second) has its response ended, but its
 //!   connection stays open until the client reads or goes away;
-//! - of the pod subresources (`handlers::pod_log`, `eviction`, `ephemeral`): `pods/log`'s
+//! - of the pod subresources (`connect::log`, `handlers::eviction`, `handlers::ephemeral`): `pods/log`'s
 //!   `follow`, `timestamps` and time filters (validated only; logs come from
 //!   [`TestApiServer::set_pod_log`]), the disruption controller (a PodDisruptionBudget's
 //!   status, unless written, is computed at eviction time from the matching pods, not the

@@ -1,8 +1,9 @@
 //! Connect subresources served for real: `pods/exec` and `pods/attach` over WebSocket
 //! (`v5.channel.k8s.io`, `v4.channel.k8s.io`), `pods/portforward` over SPDY/3.1 (tunneled in a
 //! WebSocket as kubectl 1.31+ does, or by a direct `Upgrade: SPDY/3.1`, kubectl's fallback)
-//! and over the WebSocket channel protocol (kinform's client), and the `proxy` subresource of
-//! pods, services and nodes.
+//! and over the WebSocket channel protocol (kinform's client), the `proxy` subresource of
+//! pods, services and nodes, and `pods/log` (`log`: what the kubelet answers, or the text a
+//! test sets with [`TestApiServer::set_pod_log`]).
 //!
 //! A real API server hands these to the kubelet and the container runtime; here tests stand
 //! in for them:
@@ -33,6 +34,7 @@
 //! where the kubelet writes plain text.
 
 mod exec;
+pub(crate) mod log;
 mod portforward;
 mod proxy;
 mod spdy;
@@ -176,7 +178,7 @@ pub(crate) struct Connect {
     exec: RwLock<HashMap<(String, String), exec::Handler>>,
     port_backends: RwLock<HashMap<(String, String, u16), SocketAddr>>,
     proxy_backends: RwLock<HashMap<(String, String, String), String>>,
-    /// Container logs by (namespace, pod, container), served by `handlers::pod_log`.
+    /// Container logs by (namespace, pod, container), served by `log`.
     logs: RwLock<HashMap<(String, String, String), String>>,
 }
 
@@ -257,7 +259,7 @@ impl TestApiServer {
 
     /// Makes `text` the log of `container` in the pod `namespace/pod`, as the kubelet would
     /// serve it: `pods/log` answers it once the pod is bound to a node (`spec.nodeName`),
-    /// whatever the container's status (see module `handlers::pod_log`).
+    /// whatever the container's status (see module `connect::log`).
     pub fn set_pod_log(&self, namespace: &str, pod: &str, container: &str, text: &str) {
         self.state.connect.logs.write().insert(
             (namespace.to_owned(), pod.to_owned(), container.to_owned()),

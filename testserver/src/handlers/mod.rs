@@ -1,9 +1,8 @@
 //! The handlers of the resource verbs, as k8s.io/apiserver's `endpoints/handlers`: one module a
 //! verb (`list`, `watch`, `write` for create and update, `delete`, `patch/`, `scale`), the
 //! request options they read (`params`), content negotiation and the answer's forms
-//! (`negotiation/`), server-side apply's field management (`fieldmanager/`) and the `Status`
-//! answers of failures (`status`); the pod subresources that are not connections:
-//! `pod_log` (with the kubelet's side), `eviction`, `binding` and `ephemeral`
+//! (`negotiation/`), server-side apply's field management (`fieldmanager/`), and the pod
+//! subresources that are writes: `eviction`, `binding` and `ephemeral`
 //! (`pods/ephemeralcontainers`).
 
 pub(crate) mod binding;
@@ -15,7 +14,6 @@ pub(crate) mod list;
 pub(crate) mod negotiation;
 pub(crate) mod params;
 pub(crate) mod patch;
-pub(crate) mod pod_log;
 pub(crate) mod review;
 pub(crate) mod scale;
 pub(crate) mod token;

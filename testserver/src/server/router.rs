@@ -284,7 +284,7 @@ fn dispatch(
             if method != Method::GET {
                 return Err(ApiError::method_not_allowed(method.as_str(), path));
             }
-            return crate::handlers::pod_log::serve(state, ns, name, q);
+            return crate::connect::log::serve(state, ns, name, q);
         }
         (Some("eviction"), Some(ns), Some(name)) if pods => {
             if method != Method::POST {
