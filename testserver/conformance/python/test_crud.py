@@ -41,9 +41,6 @@ def test_configmap_crud_and_list(core, ns):
     assert gone(lambda: core.read_namespaced_config_map("cfg", ns))
 
 
-@pytest.mark.xfail(
-    strict=True, reason="not reproduced yet: Secret stringData is stored as sent, not merged into data"
-)
 def test_secret_string_data_is_stored_base64_in_data(core, ns):
     """A Secret's write-only stringData is merged into data (base64) by the server and is not
     returned."""
@@ -171,7 +168,6 @@ def test_job_crud(batch, ns):
     assert gone(lambda: batch.read_namespaced_job("once", ns))
 
 
-@pytest.mark.xfail(strict=True, reason="not reproduced yet: defaulting of built-in objects")
 def test_job_create_defaults_selector_and_labels_from_uid(batch, ns):
     """The Job strategy generates spec.selector from the Job's uid
     (batch.kubernetes.io/controller-uid) and labels the template with it."""

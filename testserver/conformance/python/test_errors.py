@@ -104,7 +104,6 @@ def test_string_replicas_on_a_built_in_is_400_bad_request(api, ns):
     assert code == 404
 
 
-@pytest.mark.xfail(strict=True, reason="not reproduced yet: validation of built-in objects")
 def test_negative_replicas_is_422_invalid_with_field_cause(apps, ns):
     """Deployment validation: replicas -1 is 422 Invalid naming `spec.replicas` in the
     message and in details.causes, with details {name, group, kind: Deployment}."""
