@@ -273,16 +273,18 @@ impl Registry {
 /// take its place: kube-apiserver's built-in handlers answer before apiextensions-apiserver
 /// is asked.
 pub fn is_builtin_resource(group: &str, plural: &str) -> bool {
-    static BUILTIN: std::sync::OnceLock<std::collections::BTreeSet<(String, String)>> =
-        std::sync::OnceLock::new();
+    type ByGroup = std::collections::BTreeMap<String, std::collections::BTreeSet<String>>;
+    static BUILTIN: std::sync::OnceLock<ByGroup> = std::sync::OnceLock::new();
     BUILTIN
         .get_or_init(|| {
-            spec::builtin_resources()
-                .into_iter()
-                .map(|i| (i.group, i.plural))
-                .collect()
+            let mut by_group = ByGroup::new();
+            for i in spec::builtin_resources() {
+                by_group.entry(i.group).or_default().insert(i.plural);
+            }
+            by_group
         })
-        .contains(&(group.to_owned(), plural.to_owned()))
+        .get(group)
+        .is_some_and(|plurals| plurals.contains(plural))
 }
 
 /// The order of a group's versions in discovery, most preferred first, as apimachinery's
