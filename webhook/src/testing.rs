@@ -136,7 +136,8 @@ pub enum HttpVersion {
     Http2,
 }
 
-/// A TLS client of a webhook server.
+/// A TLS client of a webhook server. It resumes no TLS session: every connection is a full
+/// handshake that shows the certificate served at that moment.
 #[derive(Clone)]
 pub struct TestClient {
     addr: SocketAddr,
@@ -211,6 +212,8 @@ impl TestClient {
             .map_err(cert_error)?
             .with_root_certificates(roots)
             .with_no_client_auth();
+        // Every connection a full handshake, so each sees the certificate served now.
+        tls.resumption = rustls::client::Resumption::disabled();
         tls.alpn_protocols = match version {
             HttpVersion::Http1 => vec![b"http/1.1".to_vec()],
             HttpVersion::Http2 => vec![b"h2".to_vec()],
