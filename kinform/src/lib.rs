@@ -16,7 +16,9 @@
 //!   the list/watch decoding pipeline;
 //! - [`kinform_runtime`]: [`reflector`], [`fifo`], [`store`], [`informer`], [`lister`],
 //!   [`workqueue`], [`controller`], [`leader`], [`events`];
-//! - `kinform_testserver` as `testing` (feature `testing`): `TestApiServer`.
+//! - `kinform_testserver` as `testing` (feature `testing`): `TestApiServer`;
+//! - `kinform_webhook` as `webhook` (feature `webhook`): admission and CRD conversion
+//!   webhooks, their TLS server and their configuration objects.
 //!
 //! The application picks the Kubernetes version: kinform's crates depend on k8s-openapi
 //! without a version feature, so add `k8s-openapi = { version = "0.29", features = ["v1_35"] }`
@@ -75,6 +77,8 @@ pub use kinform_runtime::{
 };
 #[cfg(feature = "testing")]
 pub use kinform_testserver as testing;
+#[cfg(feature = "webhook")]
+pub use kinform_webhook as webhook;
 
 pub use kinform_client::{Api, Client, Config, DynamicObject, Error, PartialObjectMetadata};
 pub use kinform_core::{
