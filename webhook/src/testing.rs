@@ -231,6 +231,8 @@ impl TestClient {
         let tcp = tokio::net::TcpStream::connect(self.addr)
             .await
             .map_err(|e| conn_error("connecting")(e.to_string()))?;
+        // As kube-apiserver's client: no Nagle delay on small requests.
+        let _ = tcp.set_nodelay(true);
         let tls = tokio_rustls::TlsConnector::from(self.tls.clone())
             .connect(self.server_name.clone(), tcp)
             .await

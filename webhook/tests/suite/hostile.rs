@@ -1,6 +1,7 @@
 //! Hostile input never panics: random bodies, random objects inside well-formed reviews,
 //! and a burst of random bodies over TLS.
 
+use std::sync::LazyLock;
 use std::time::Duration;
 
 use http::StatusCode;
@@ -29,11 +30,19 @@ fn webhooks() -> Webhooks {
         .convert(hub::<v2::Gadget>().spoke::<v1::Gadget>())
 }
 
-fn runtime() -> tokio::runtime::Runtime {
+/// One runtime and one description for every case (building them per case would be most
+/// of the time the cases take).
+static RUNTIME: LazyLock<tokio::runtime::Runtime> = LazyLock::new(|| {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap()
+});
+static WEBHOOKS: LazyLock<Webhooks> = LazyLock::new(webhooks);
+
+/// `respond` on the shared runtime.
+fn respond(path: &str, body: &[u8]) -> kinform_webhook::Reply {
+    RUNTIME.block_on(WEBHOOKS.respond(path, body))
 }
 
 /// Any JSON value, a few levels deep.
@@ -81,7 +90,7 @@ proptest! {
     /// Random bytes: 400 (or 404 on an unknown path), never a panic.
     #[test]
     fn random_bodies(body in prop::collection::vec(any::<u8>(), 0..512), path in 0usize..3) {
-        let reply = runtime().block_on(webhooks().respond(PATHS[path], &body));
+        let reply = respond(PATHS[path], &body);
         prop_assert!(
             [StatusCode::OK, StatusCode::BAD_REQUEST, StatusCode::NOT_FOUND].contains(&reply.status)
         );
@@ -91,11 +100,9 @@ proptest! {
     /// and a mutation's patch that applies to the object sent.
     #[test]
     fn random_objects_in_reviews(object in json_value(), old in json_value(), op in 0usize..4) {
-        let w = webhooks();
-        let rt = runtime();
         let operation = ["CREATE", "UPDATE", "DELETE", "CONNECT"][op];
         let review = admission_review(operation, Some(object.clone()), Some(old));
-        let reply = rt.block_on(w.respond(PATHS[0], &serde_json::to_vec(&review).unwrap()));
+        let reply = respond(PATHS[0], &serde_json::to_vec(&review).unwrap());
         prop_assert_eq!(reply.status, StatusCode::OK);
         let answer: Value = serde_json::from_slice(&reply.body).unwrap();
         prop_assert_eq!(&answer["response"]["uid"], &review["request"]["uid"]);
@@ -111,16 +118,15 @@ proptest! {
         }
 
         let review = conversion_review("example.com/v2", vec![answer, review]);
-        let reply = rt.block_on(w.respond(PATHS[1], &serde_json::to_vec(&review).unwrap()));
+        let reply = respond(PATHS[1], &serde_json::to_vec(&review).unwrap());
         prop_assert_eq!(reply.status, StatusCode::OK);
     }
 
     /// Random gadgets: converted (then with the desired version) or the review failed.
     #[test]
     fn random_gadgets(objects in prop::collection::vec(json_value(), 0..4)) {
-        let w = webhooks();
         let review = conversion_review("example.com/v1", objects.clone());
-        let reply = runtime().block_on(w.respond(PATHS[1], &serde_json::to_vec(&review).unwrap()));
+        let reply = respond(PATHS[1], &serde_json::to_vec(&review).unwrap());
         prop_assert_eq!(reply.status, StatusCode::OK);
         let answer: Value = serde_json::from_slice(&reply.body).unwrap();
         let response = &answer["response"];
