@@ -348,11 +348,27 @@ async fn unusable_tls_settings_fail_at_bind() {
         .await
         .unwrap_err();
     assert!(matches!(err, ServerError::Tls { .. }), "{err}");
-    // Plain HTTP behind a proxy is a choice.
-    let server = WebhookServer::builder(hooks())
+}
+
+/// Plain HTTP, for a server behind a TLS-terminating proxy, is a choice.
+#[tokio::test]
+async fn plain_http_when_asked() {
+    let hooks = Webhooks::new().validate(validator_fn(|_: &Request<Widget>| Verdict::allow()));
+    let server = WebhookServer::builder(hooks)
         .plain_http()
-        .bind(any)
+        .bind(([127, 0, 0, 1], 0).into())
         .await
         .unwrap();
-    assert_ne!(server.local_addr().port(), 0);
+    let addr = server.local_addr();
+    let stop = CancellationToken::new();
+    tokio::spawn(server.serve_until(stop.clone()));
+    let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    tcp.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    let mut answer = String::new();
+    tcp.read_to_string(&mut answer).await.unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200 OK"), "{answer}");
+    assert!(answer.ends_with("ok\n"), "{answer}");
+    stop.cancel();
 }
