@@ -3,17 +3,41 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::workqueue::Priority;
 use kinform_core::resource::split_key;
 
 /// What to do with a key after a successful reconcile.
 ///
-/// Both forget the key's failure history in the rate limiter (client-go controllers call
+/// Each forgets the key's failure history in the rate limiter (client-go controllers call
 /// `queue.Forget(key)` on success); [`requeue_after`](Self::requeue_after) then adds the key
 /// back after the delay (`queue.AddAfter(key, d)`), for work that must be re-checked later
 /// even if nothing changes (polling an external system, waiting for a rollout).
+///
+/// A requeue goes in at the priority the key was handed out at (LOW for a key of the initial
+/// list, NORMAL for a watch event), unless [`with_priority`](Self::with_priority) names
+/// another (controller-runtime's `reconcile.Result.Priority`): a reconcile that waits for a
+/// rollout can poll at [`Priority::LOW`] so that it never delays the changes users wait for,
+/// or one that hands work to a second step can requeue it at once, ahead of the backlog, with
+/// [`requeue`](Self::requeue). The rate-limiting queue
+/// ([`priority_queue(false)`](super::ControllerBuilder::priority_queue)) ignores priorities.
+///
+/// ```
+/// use std::time::Duration;
+/// use kinform_runtime::controller::Action;
+/// use kinform_runtime::workqueue::Priority;
+///
+/// let poll = Action::requeue_after(Duration::from_secs(30)).with_priority(Priority::LOW);
+/// assert_eq!(poll.requeue_delay(), Some(Duration::from_secs(30)));
+/// assert_eq!(poll.priority(), Some(Priority::LOW));
+/// let next_step = Action::requeue(Priority(10));
+/// assert_eq!(next_step.requeue_delay(), Some(Duration::ZERO));
+/// assert_eq!(Action::done().requeue_delay(), None);
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[must_use]
 pub struct Action {
     requeue_after: Option<Duration>,
+    priority: Option<Priority>,
 }
 
 impl Action {
@@ -26,12 +50,32 @@ impl Action {
     pub fn requeue_after(delay: Duration) -> Self {
         Self {
             requeue_after: Some(delay),
+            priority: None,
         }
+    }
+
+    /// Reconcile the key again at once, at `priority` (it is queued again when this
+    /// reconcile is done, as any key added while it is processed).
+    pub fn requeue(priority: Priority) -> Self {
+        Self::requeue_after(Duration::ZERO).with_priority(priority)
+    }
+
+    /// The priority of the requeue (ignored by [`done`](Self::done), which requeues
+    /// nothing).
+    pub fn with_priority(mut self, priority: Priority) -> Self {
+        self.priority = Some(priority);
+        self
     }
 
     /// The requested delay, if any.
     pub fn requeue_delay(&self) -> Option<Duration> {
         self.requeue_after
+    }
+
+    /// The requested priority of the requeue, if any (`None`: the priority the key was
+    /// handed out at).
+    pub fn priority(&self) -> Option<Priority> {
+        self.priority
     }
 }
 

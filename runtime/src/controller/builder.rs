@@ -77,7 +77,7 @@ impl<K: Resource> ControllerBuilder<K> {
             metrics: None,
             watches: Vec::new(),
             sharding: None,
-            priority: None,
+            priority: Some(Some(DEFAULT_MAX_WAIT)),
             owned: Vec::new(),
             _kind: PhantomData,
         }
@@ -106,19 +106,21 @@ impl<K: Resource> ControllerBuilder<K> {
     }
 
     /// Whether the workqueue is the [`PriorityQueue`](crate::workqueue::PriorityQueue)
-    /// (default: off, client-go's rate-limiting queue). With it, keys of the initial list and
-    /// of resyncs are queued at [`Priority::LOW`](crate::workqueue::Priority::LOW) and every
-    /// other watch event at `NORMAL`, so changes are reconciled ahead of a startup or resync
-    /// backlog; a key never waits behind younger keys for longer than
-    /// [`DEFAULT_MAX_WAIT`] (see [`priority_queue_max_wait`](Self::priority_queue_max_wait)).
-    /// Requeues keep the priority the key was handed out at. The rules:
+    /// (default: on; `false` gives client-go's plain rate-limiting queue). With it, keys of
+    /// the initial list and of resyncs are queued at
+    /// [`Priority::LOW`](crate::workqueue::Priority::LOW) and every other watch event at
+    /// `NORMAL`, so changes are reconciled ahead of a startup or resync backlog; a key never
+    /// waits behind younger keys for longer than [`DEFAULT_MAX_WAIT`] (see
+    /// [`priority_queue_max_wait`](Self::priority_queue_max_wait)). Errors requeue at the
+    /// priority the key was handed out at, and a reconcile may pick the priority of its
+    /// requeue ([`Action::with_priority`](super::Action::with_priority)). The rules:
     /// [`ControllerQueue`].
     pub fn priority_queue(mut self, enabled: bool) -> Self {
         self.priority = enabled.then_some(Some(DEFAULT_MAX_WAIT));
         self
     }
 
-    /// Turns the priority queue on with `max_wait` as its aging bound (`None`: strict
+    /// Uses the priority queue with `max_wait` as its aging bound (`None`: strict
     /// priorities, which can starve the listed keys under a steady stream of events).
     pub fn priority_queue_max_wait(mut self, max_wait: Option<Duration>) -> Self {
         self.priority = Some(max_wait);

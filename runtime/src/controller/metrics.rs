@@ -10,7 +10,7 @@
 //!
 //! | hook | Prometheus name | updated when |
 //! | --- | --- | --- |
-//! | [`new_reconcile_total_metric`](ControllerMetricsProvider::new_reconcile_total_metric) | `controller_runtime_reconcile_total{controller,result}` | after every reconcile; `result` is `success`, `requeue_after` or `error` (a panic is an error) |
+//! | [`new_reconcile_total_metric`](ControllerMetricsProvider::new_reconcile_total_metric) | `controller_runtime_reconcile_total{controller,result}` | after every reconcile; `result` is `success`, `requeue_after`, `requeue` (at once) or `error` (a panic is an error) |
 //! | [`new_reconcile_errors_metric`](ControllerMetricsProvider::new_reconcile_errors_metric) | `controller_runtime_reconcile_errors_total{controller}` | a reconcile returned an error or panicked |
 //! | [`new_reconcile_panics_metric`](ControllerMetricsProvider::new_reconcile_panics_metric) | `controller_runtime_reconcile_panics_total{controller}` | a reconcile panicked |
 //! | [`new_reconcile_time_metric`](ControllerMetricsProvider::new_reconcile_time_metric) | `controller_runtime_reconcile_time_seconds{controller}` | after every reconcile: its duration |
@@ -36,24 +36,33 @@ use crate::workqueue::{
 
 /// How a reconcile ended (the `result` label of `controller_runtime_reconcile_total`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum ReconcileResult {
     /// `Ok(Action::done())`.
     Success,
-    /// `Ok(Action::requeue_after(_))`.
+    /// `Ok(Action::requeue_after(d))` with a delay.
     RequeueAfter,
+    /// `Ok(Action::requeue(p))`: requeued at once.
+    Requeue,
     /// `Err(_)` or a panic.
     Error,
 }
 
 impl ReconcileResult {
     /// Every result, in label order.
-    pub const ALL: [ReconcileResult; 3] = [Self::Success, Self::RequeueAfter, Self::Error];
+    pub const ALL: [ReconcileResult; 4] = [
+        Self::Success,
+        Self::RequeueAfter,
+        Self::Requeue,
+        Self::Error,
+    ];
 
     /// The label value.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Success => "success",
             Self::RequeueAfter => "requeue_after",
+            Self::Requeue => "requeue",
             Self::Error => "error",
         }
     }
@@ -128,7 +137,7 @@ pub struct ReconcileStats {
     pub reconciles: u64,
     /// Reconciles that returned `Action::done()`.
     pub successes: u64,
-    /// Reconciles that returned `Action::requeue_after(_)`.
+    /// Reconciles that returned `Action::requeue_after(_)` or `Action::requeue(_)`.
     pub requeues: u64,
     /// Reconciles that returned an error (panics not included).
     pub errors: u64,
@@ -160,7 +169,7 @@ impl Counters {
 
 /// The metric objects of one controller.
 struct Hooks {
-    totals: [Box<dyn CounterMetric>; 3],
+    totals: [Box<dyn CounterMetric>; 4],
     errors: Box<dyn CounterMetric>,
     panics: Box<dyn CounterMetric>,
     time: Box<dyn HistogramMetric>,
@@ -178,6 +187,7 @@ pub(crate) struct Recorder {
 pub(crate) enum Outcome {
     Success,
     RequeueAfter,
+    Requeue,
     Error,
     Panic,
 }
@@ -209,6 +219,7 @@ impl Recorder {
         let (counter, result) = match outcome {
             Outcome::Success => (&c.successes, ReconcileResult::Success),
             Outcome::RequeueAfter => (&c.requeues, ReconcileResult::RequeueAfter),
+            Outcome::Requeue => (&c.requeues, ReconcileResult::Requeue),
             Outcome::Error => (&c.errors, ReconcileResult::Error),
             Outcome::Panic => (&c.panics, ReconcileResult::Error),
         };

@@ -3,15 +3,18 @@
 //! by hand (client-go's "controller pattern").
 //!
 //! - **Keys, not objects, are queued.** Handlers on the informer of `K` put the object's key
-//!   into a [`RateLimitingQueue`](crate::workqueue::RateLimitingQueue); duplicate keys
-//!   collapse and a key is never reconciled by two workers at once (the queue's
-//!   dirty/processing sets). A worker reads the *current* object from the lister: the
-//!   reconcile converges on the latest state, not on each change. A deleted object is
-//!   reconciled too, with `object: None`.
-//! - **Priorities, if asked for.** [`priority_queue`](ControllerBuilder::priority_queue)
-//!   swaps in the [`PriorityQueue`](crate::workqueue::PriorityQueue) (default off): keys of
-//!   the initial list and of resyncs go in at LOW, watch events at NORMAL, requeues at the
-//!   key's priority, and aging bounds how long a LOW key waits ([`ControllerQueue`]).
+//!   into the controller's workqueue ([`ControllerQueue`]); duplicate keys collapse and a key
+//!   is never reconciled by two workers at once (the queue's dirty/processing sets). A worker
+//!   reads the *current* object from the lister: the reconcile converges on the latest state,
+//!   not on each change. A deleted object is reconciled too, with `object: None`.
+//! - **A priority queue that cannot starve.** By default the queue is the
+//!   [`PriorityQueue`](crate::workqueue::PriorityQueue): keys of the initial list and of
+//!   resyncs go in at LOW, watch events at NORMAL, requeues at the key's priority or the one
+//!   the reconcile names ([`Action::with_priority`]); within a priority the order is FIFO,
+//!   and aging bounds how long a LOW key waits behind younger ones
+//!   ([`priority_queue_max_wait`](ControllerBuilder::priority_queue_max_wait)). Depth and
+//!   wait time per priority are metrics. `priority_queue(false)` gives client-go's plain
+//!   [`RateLimitingQueue`](crate::workqueue::RateLimitingQueue).
 //! - **Related objects map to keys.** [`owns`](ControllerBuilder::owns) maps an owned object
 //!   to the key of the `K` named by its controller reference (`metav1.GetControllerOf`, as
 //!   sample-controller's `handleObject`); [`watches`](ControllerBuilder::watches) maps any

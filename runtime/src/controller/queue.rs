@@ -1,13 +1,20 @@
-//! [`ControllerQueue`]: the workqueue of a controller, either client-go's rate-limiting queue
-//! (the default) or the [`PriorityQueue`] ([`ControllerBuilder::priority_queue`](super::ControllerBuilder::priority_queue)).
+//! [`ControllerQueue`]: the workqueue of a controller, either the [`PriorityQueue`] (the
+//! default, as in controller-runtime, #3332) or client-go's rate-limiting queue
+//! ([`ControllerBuilder::priority_queue(false)`](super::ControllerBuilder::priority_queue)).
 //!
 //! With the priority queue the controller's handlers queue keys as controller-runtime does:
 //!
 //! 1. keys of the initial list (and of the cached objects replayed to a handler added late)
 //!    and of resyncs (an update with an unchanged resourceVersion) at [`Priority::LOW`];
 //! 2. keys of every other watch event (add, update, delete) at [`Priority::NORMAL`];
-//! 3. a requeue from the reconcile (after a delay, or through the rate limiter) at the
-//!    priority the key was handed out at.
+//! 3. a requeue after an error (through the rate limiter) at the priority the key was handed
+//!    out at; a requeue the reconcile asks for ([`Action`](super::Action)) at the priority it
+//!    names, or else at the priority the key was handed out at.
+//!
+//! Unlike upstream's, the queue ages its items (see [`PriorityQueue`]): a listed key waits
+//! at most [`max_wait`](crate::workqueue::PriorityQueueConfig::max_wait) plus the time to
+//! serve the keys queued before it, however many events arrive meanwhile (controller-runtime
+//! issue #3496).
 //!
 //! With the rate-limiting queue priorities are ignored and every method is the
 //! [`RateLimitingQueue`]'s.
@@ -23,9 +30,9 @@ use crate::workqueue::{
 /// Cloning gives another handle to the same queue.
 #[derive(Clone, Debug)]
 pub enum ControllerQueue {
-    /// client-go's rate-limiting queue (the default).
+    /// client-go's rate-limiting queue (`priority_queue(false)`).
     RateLimiting(RateLimitingQueue<String>),
-    /// The priority queue, with aging.
+    /// The priority queue, with aging (the default).
     Priority(PriorityQueue<String>),
 }
 

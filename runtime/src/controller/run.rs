@@ -27,8 +27,8 @@ use crate::workqueue::Priority;
 use kinform_core::resource::Resource;
 use tokio::task::JoinHandle;
 
-/// Reconciles the objects of `K`: informer handlers put keys into a rate-limited workqueue
-/// and N workers take them out and call the reconcile function (see the
+/// Reconciles the objects of `K`: informer handlers put keys into a rate-limited priority
+/// workqueue and N workers take them out and call the reconcile function (see the
 /// [module docs](super)).
 pub struct Controller<K> {
     name: String,
@@ -129,9 +129,9 @@ impl<K: Resource> Controller<K> {
         &self.name
     }
 
-    /// The workqueue (to enqueue keys by hand, or to watch its length): the rate-limiting
-    /// queue, or the priority queue with
-    /// [`priority_queue`](ControllerBuilder::priority_queue). A sharded replica
+    /// The workqueue (to enqueue keys by hand, or to watch its length): the priority queue,
+    /// or the rate-limiting queue with
+    /// [`priority_queue(false)`](ControllerBuilder::priority_queue). A sharded replica
     /// that rejoins after a lost membership works from a new queue (and a new
     /// [`lister`](Self::lister)): these are the first membership's.
     pub fn queue(&self) -> &ControllerQueue {
@@ -461,9 +461,14 @@ async fn worker<K, F, Fut, E>(
                 queue.forget(&key);
                 match action.requeue_delay() {
                     Some(delay) => {
-                        tracing::debug!(controller = %name, %key, ?delay, "reconciled; requeue after delay");
-                        queue.add_after_with_priority(key.clone(), delay, priority);
-                        Outcome::RequeueAfter
+                        let at = action.priority().unwrap_or(priority);
+                        tracing::debug!(controller = %name, %key, ?delay, priority = %at, "reconciled; requeue");
+                        queue.add_after_with_priority(key.clone(), delay, at);
+                        if delay.is_zero() {
+                            Outcome::Requeue
+                        } else {
+                            Outcome::RequeueAfter
+                        }
                     }
                     None => {
                         tracing::debug!(controller = %name, %key, "reconciled");
