@@ -132,3 +132,34 @@ impl Log {
         }
     }
 }
+
+/// The sum of the samples of `name` in the Prometheus text `text` whose labels include every
+/// one of `labels` (0 when there is none).
+pub fn sample(text: &str, name: &str, labels: &[(&str, &str)]) -> f64 {
+    text.lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| l.rsplit_once(' '))
+        .filter(|(series, _)| {
+            let metric = series.split('{').next().unwrap_or_default();
+            metric == name
+                && labels
+                    .iter()
+                    .all(|(k, v)| series.contains(&format!("{k}=\"{v}\"")))
+        })
+        .filter_map(|(_, v)| v.parse::<f64>().ok())
+        .sum()
+}
+
+/// Changes `data.k` of the ConfigMap `default/name` on `server` (through its store), a
+/// change with a new resourceVersion and the same generation.
+pub fn change_configmap(server: &TestApiServer, name: &str, value: &str) {
+    server
+        .merge_patch_object(
+            "v1",
+            "ConfigMap",
+            Some("default"),
+            name,
+            &json!({"data": {"k": value}}),
+        )
+        .unwrap();
+}

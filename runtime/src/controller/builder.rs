@@ -54,6 +54,7 @@ pub struct ControllerBuilder<K> {
     sharding: Option<ShardingConfig>,
     priority: Option<Option<Duration>>,
     owned: Vec<Arc<dyn OwnedLabeller>>,
+    reconcile_timeout: Option<Duration>,
     _kind: PhantomData<fn() -> K>,
 }
 
@@ -79,6 +80,7 @@ impl<K: Resource> ControllerBuilder<K> {
             sharding: None,
             priority: Some(Some(DEFAULT_MAX_WAIT)),
             owned: Vec::new(),
+            reconcile_timeout: None,
             _kind: PhantomData,
         }
     }
@@ -124,6 +126,18 @@ impl<K: Resource> ControllerBuilder<K> {
     /// priorities, which can starve the listed keys under a steady stream of events).
     pub fn priority_queue_max_wait(mut self, max_wait: Option<Duration>) -> Self {
         self.priority = Some(max_wait);
+        self
+    }
+
+    /// Cancels a reconcile that runs longer than `timeout` (default: none): its future is
+    /// dropped at its next `.await`, a warning is logged, it counts as an error
+    /// (`ReconcileStats::timeouts`, `kinform_reconcile_timeouts_total`, `result="error"`)
+    /// and the key is retried with its backoff. Cancellation is cooperative, as any future's:
+    /// a reconcile that blocks its thread without awaiting is not interrupted, and tasks it
+    /// spawned keep running. controller-runtime's `ReconciliationTimeout` cancels the
+    /// reconcile's context the same way.
+    pub fn reconcile_timeout(mut self, timeout: Duration) -> Self {
+        self.reconcile_timeout = Some(timeout);
         self
     }
 
@@ -279,6 +293,7 @@ impl<K: Resource> ControllerBuilder<K> {
             watches,
             recorder,
             sharding,
+            self.reconcile_timeout,
         )
     }
 }

@@ -11,10 +11,15 @@
 //! | hook | Prometheus name | updated when |
 //! | --- | --- | --- |
 //! | [`new_reconcile_total_metric`](ControllerMetricsProvider::new_reconcile_total_metric) | `controller_runtime_reconcile_total{controller,result}` | after every reconcile; `result` is `success`, `requeue_after`, `requeue` (at once) or `error` (a panic is an error) |
-//! | [`new_reconcile_errors_metric`](ControllerMetricsProvider::new_reconcile_errors_metric) | `controller_runtime_reconcile_errors_total{controller}` | a reconcile returned an error or panicked |
+//! | [`new_reconcile_errors_metric`](ControllerMetricsProvider::new_reconcile_errors_metric) | `controller_runtime_reconcile_errors_total{controller}` | a reconcile returned an error (terminal or not), panicked or timed out |
+//! | [`new_terminal_errors_metric`](ControllerMetricsProvider::new_terminal_errors_metric) | `controller_runtime_terminal_reconcile_errors_total{controller}` | a reconcile returned a [terminal](super::ReconcileError::Terminal) error (not retried) |
 //! | [`new_reconcile_panics_metric`](ControllerMetricsProvider::new_reconcile_panics_metric) | `controller_runtime_reconcile_panics_total{controller}` | a reconcile panicked |
 //! | [`new_reconcile_time_metric`](ControllerMetricsProvider::new_reconcile_time_metric) | `controller_runtime_reconcile_time_seconds{controller}` | after every reconcile: its duration |
 //! | [`new_active_workers_metric`](ControllerMetricsProvider::new_active_workers_metric) | `controller_runtime_active_workers{controller}` | +1 when a worker takes a key, -1 when it is done |
+//! | [`new_reconcile_timeouts_metric`](ControllerMetricsProvider::new_reconcile_timeouts_metric) | `kinform_reconcile_timeouts_total{controller}` | a reconcile ran past [`reconcile_timeout`](super::ControllerBuilder::reconcile_timeout) and was cancelled (kinform's own) |
+//!
+//! The terminal-error and timeout hooks have default no-op implementations, so a provider
+//! written before them keeps compiling.
 //!
 //! A [sharded](super::shard) controller adds four, kinform's own (controller-runtime has no
 //! sharding). They have default no-op implementations, so a provider need not implement
@@ -86,6 +91,18 @@ pub trait ControllerMetricsProvider: MetricsProvider {
     fn new_reconcile_time_metric(&self, controller: &str) -> Box<dyn HistogramMetric>;
     /// `controller_runtime_active_workers`: workers currently reconciling.
     fn new_active_workers_metric(&self, controller: &str) -> Box<dyn GaugeMetric>;
+    /// `controller_runtime_terminal_reconcile_errors_total`: reconciles that returned a
+    /// terminal error (also counted in the errors total and as `result="error"`).
+    fn new_terminal_errors_metric(&self, controller: &str) -> Box<dyn CounterMetric> {
+        let _ = controller;
+        Box::new(Noop)
+    }
+    /// `kinform_reconcile_timeouts_total`: reconciles cancelled by the reconcile timeout
+    /// (also counted in the errors total and as `result="error"`).
+    fn new_reconcile_timeouts_metric(&self, controller: &str) -> Box<dyn CounterMetric> {
+        let _ = controller;
+        Box::new(Noop)
+    }
     /// `kinform_shard_objects`: objects labelled for member `shard` (sharded controllers).
     fn new_shard_objects_metric(
         &self,
@@ -139,10 +156,15 @@ pub struct ReconcileStats {
     pub successes: u64,
     /// Reconciles that returned `Action::requeue_after(_)` or `Action::requeue(_)`.
     pub requeues: u64,
-    /// Reconciles that returned an error (panics not included).
+    /// Reconciles that returned an error that is retried (panics, timeouts and terminal
+    /// errors not included).
     pub errors: u64,
     /// Reconciles that panicked.
     pub panics: u64,
+    /// Reconciles that returned a terminal error (not retried).
+    pub terminal: u64,
+    /// Reconciles cancelled by the reconcile timeout (retried).
+    pub timeouts: u64,
 }
 
 /// The controller's own counters, always kept (cheap atomics).
@@ -153,6 +175,8 @@ pub(crate) struct Counters {
     requeues: AtomicU64,
     errors: AtomicU64,
     panics: AtomicU64,
+    terminal: AtomicU64,
+    timeouts: AtomicU64,
 }
 
 impl Counters {
@@ -163,6 +187,8 @@ impl Counters {
             requeues: self.requeues.load(Ordering::Relaxed),
             errors: self.errors.load(Ordering::Relaxed),
             panics: self.panics.load(Ordering::Relaxed),
+            terminal: self.terminal.load(Ordering::Relaxed),
+            timeouts: self.timeouts.load(Ordering::Relaxed),
         }
     }
 }
@@ -172,6 +198,8 @@ struct Hooks {
     totals: [Box<dyn CounterMetric>; 4],
     errors: Box<dyn CounterMetric>,
     panics: Box<dyn CounterMetric>,
+    terminal: Box<dyn CounterMetric>,
+    timeouts: Box<dyn CounterMetric>,
     time: Box<dyn HistogramMetric>,
     active: Box<dyn GaugeMetric>,
 }
@@ -190,6 +218,10 @@ pub(crate) enum Outcome {
     Requeue,
     Error,
     Panic,
+    /// A terminal error: not retried.
+    Terminal,
+    /// Cancelled by the reconcile timeout.
+    Timeout,
 }
 
 impl Recorder {
@@ -198,6 +230,8 @@ impl Recorder {
             totals: ReconcileResult::ALL.map(|r| p.new_reconcile_total_metric(name, r)),
             errors: p.new_reconcile_errors_metric(name),
             panics: p.new_reconcile_panics_metric(name),
+            terminal: p.new_terminal_errors_metric(name),
+            timeouts: p.new_reconcile_timeouts_metric(name),
             time: p.new_reconcile_time_metric(name),
             active: p.new_active_workers_metric(name),
         });
@@ -222,6 +256,8 @@ impl Recorder {
             Outcome::Requeue => (&c.requeues, ReconcileResult::Requeue),
             Outcome::Error => (&c.errors, ReconcileResult::Error),
             Outcome::Panic => (&c.panics, ReconcileResult::Error),
+            Outcome::Terminal => (&c.terminal, ReconcileResult::Error),
+            Outcome::Timeout => (&c.timeouts, ReconcileResult::Error),
         };
         counter.fetch_add(1, Ordering::Relaxed);
         let Some(h) = &self.hooks else { return };
@@ -232,11 +268,14 @@ impl Recorder {
             .position(|r| *r == result)
             .unwrap_or(0);
         h.totals[index].inc();
-        if matches!(outcome, Outcome::Error | Outcome::Panic) {
+        if result == ReconcileResult::Error {
             h.errors.inc();
         }
-        if outcome == Outcome::Panic {
-            h.panics.inc();
+        match outcome {
+            Outcome::Panic => h.panics.inc(),
+            Outcome::Terminal => h.terminal.inc(),
+            Outcome::Timeout => h.timeouts.inc(),
+            _ => {}
         }
     }
 }

@@ -94,6 +94,7 @@
 
 mod action;
 mod builder;
+mod error;
 mod metrics;
 mod owner;
 #[cfg(feature = "prometheus")]
@@ -105,6 +106,7 @@ mod watch;
 
 pub use action::{Action, Request};
 pub use builder::{ControllerBuilder, key_of};
+pub use error::{ReconcileError, ReconcileFailure};
 pub use metrics::{ControllerMetricsProvider, ReconcileResult, ReconcileStats};
 pub use owner::{controller_of, controller_reference, is_controlled_by, owner_key};
 #[cfg(feature = "prometheus")]

@@ -4,8 +4,10 @@
 //! so existing dashboards work: `controller_runtime_reconcile_total{controller,result}`,
 //! `controller_runtime_reconcile_errors_total{controller}`,
 //! `controller_runtime_reconcile_panics_total{controller}`,
+//! `controller_runtime_terminal_reconcile_errors_total{controller}`,
 //! `controller_runtime_reconcile_time_seconds{controller}` and
-//! `controller_runtime_active_workers{controller}`. Sharded controllers add kinform's
+//! `controller_runtime_active_workers{controller}`; kinform adds
+//! `kinform_reconcile_timeouts_total{controller}`. Sharded controllers add kinform's
 //! `kinform_shard_objects{controller,shard}`, `kinform_shard_moves_total{controller}`,
 //! `kinform_shard_handover_seconds{controller}` and
 //! `kinform_shard_assignment_failures_total{controller}` (see [`super::shard`]). The queue metrics are the workqueue's
@@ -30,6 +32,8 @@ pub struct PrometheusControllerMetrics {
     total: CounterVec,
     errors: CounterVec,
     panics: CounterVec,
+    terminal: CounterVec,
+    timeouts: CounterVec,
     time: HistogramVec,
     active: GaugeVec,
     shard_objects: GaugeVec,
@@ -64,6 +68,14 @@ impl PrometheusControllerMetrics {
             panics: counter(
                 "controller_runtime_reconcile_panics_total",
                 "Total number of reconciliation panics per controller",
+            )?,
+            terminal: counter(
+                "controller_runtime_terminal_reconcile_errors_total",
+                "Total number of terminal reconciliation errors per controller",
+            )?,
+            timeouts: counter(
+                "kinform_reconcile_timeouts_total",
+                "Total number of reconciliations cancelled by the reconcile timeout per controller",
             )?,
             time: HistogramVec::new(
                 HistogramOpts::new(
@@ -107,6 +119,8 @@ impl PrometheusControllerMetrics {
         registry.register(Box::new(this.total.clone()))?;
         registry.register(Box::new(this.errors.clone()))?;
         registry.register(Box::new(this.panics.clone()))?;
+        registry.register(Box::new(this.terminal.clone()))?;
+        registry.register(Box::new(this.timeouts.clone()))?;
         registry.register(Box::new(this.time.clone()))?;
         registry.register(Box::new(this.active.clone()))?;
         registry.register(Box::new(this.shard_objects.clone()))?;
@@ -170,6 +184,12 @@ impl ControllerMetricsProvider for PrometheusControllerMetrics {
     }
     fn new_reconcile_panics_metric(&self, controller: &str) -> Box<dyn CounterMetric> {
         Box::new(Counter(self.panics.with_label_values(&[controller])))
+    }
+    fn new_terminal_errors_metric(&self, controller: &str) -> Box<dyn CounterMetric> {
+        Box::new(Counter(self.terminal.with_label_values(&[controller])))
+    }
+    fn new_reconcile_timeouts_metric(&self, controller: &str) -> Box<dyn CounterMetric> {
+        Box::new(Counter(self.timeouts.with_label_values(&[controller])))
     }
     fn new_reconcile_time_metric(&self, controller: &str) -> Box<dyn HistogramMetric> {
         Box::new(Histogram(self.time.with_label_values(&[controller])))

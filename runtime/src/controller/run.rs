@@ -4,6 +4,7 @@ use std::fmt;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures_util::FutureExt;
 use futures_util::future::join_all;
@@ -13,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::action::{Action, Request};
 use super::builder::{ControllerBuilder, Register};
+use super::error::ReconcileFailure;
 use super::metrics::{Outcome, ReconcileStats, Recorder};
 use super::queue::{ControllerQueue, QueueSpec};
 use super::shard::{
@@ -39,6 +41,8 @@ pub struct Controller<K> {
     watches: Vec<Box<dyn Watch>>,
     recorder: Arc<Recorder>,
     sharding: Option<Sharding<K>>,
+    /// [`ControllerBuilder::reconcile_timeout`].
+    reconcile_timeout: Option<Duration>,
 }
 
 /// The parts of a sharded controller ([`ControllerBuilder::sharded`]).
@@ -104,6 +108,7 @@ impl<K: Resource> Controller<K> {
         watches: Vec<Box<dyn Watch>>,
         recorder: Recorder,
         sharding: Option<Sharding<K>>,
+        reconcile_timeout: Option<Duration>,
     ) -> Self {
         Self {
             name,
@@ -114,6 +119,7 @@ impl<K: Resource> Controller<K> {
             watches,
             recorder: Arc::new(recorder),
             sharding,
+            reconcile_timeout,
         }
     }
 
@@ -166,9 +172,12 @@ impl<K: Resource> Controller<K> {
     ///
     /// The reconcile gets a [`Request`] (the key and the object the lister holds for it now)
     /// and returns [`Action::done()`] (the key's failure history is forgotten),
-    /// [`Action::requeue_after`] (forgotten, then queued again after the delay) or an error
-    /// (logged, queued again after the rate limiter's delay). A panic is caught, logged and
-    /// treated as an error.
+    /// [`Action::requeue_after`] (forgotten, then queued again after the delay) or an error:
+    /// any `Display` type, logged as a warning and queued again after the rate limiter's
+    /// delay, or a [`ReconcileError`](super::ReconcileError), whose
+    /// [`Terminal`](super::ReconcileError::Terminal) errors are warned about and counted but
+    /// not retried. A panic is caught, logged and treated as an error; so is a reconcile
+    /// cancelled by the [timeout](ControllerBuilder::reconcile_timeout).
     ///
     /// A [sharded](ControllerBuilder::sharded) replica runs until `shutdown` or
     /// [`ShardHandle::abandon`]; a lost membership makes it stop reconciling at once and join
@@ -181,7 +190,7 @@ impl<K: Resource> Controller<K> {
     where
         F: Fn(Request<K>) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Action, E>> + Send + 'static,
-        E: fmt::Display + Send + 'static,
+        E: ReconcileFailure,
     {
         let reconcile = Arc::new(reconcile);
         let shutdown = std::pin::pin!(shutdown);
@@ -227,7 +236,7 @@ impl<K: Resource> Controller<K> {
     ) where
         F: Fn(Request<K>) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Action, E>> + Send + 'static,
-        E: fmt::Display + Send + 'static,
+        E: ReconcileFailure,
     {
         let shared = sharding.shared.clone();
         let stop_sharder = CancellationToken::new();
@@ -370,7 +379,7 @@ impl<K: Resource> Controller<K> {
     where
         F: Fn(Request<K>) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Action, E>> + Send + 'static,
-        E: fmt::Display + Send + 'static,
+        E: ReconcileFailure,
     {
         let halt = CancellationToken::new();
         let tasks = (0..self.workers)
@@ -383,6 +392,7 @@ impl<K: Resource> Controller<K> {
                     self.recorder.clone(),
                     shard.cloned(),
                     halt.clone(),
+                    self.reconcile_timeout,
                 ))
             })
             .collect();
@@ -417,6 +427,7 @@ struct Workers {
 
 /// One worker: takes keys until the queue is shut down and empty; once `halt` fires it
 /// drops the keys it takes instead of reconciling them.
+#[allow(clippy::too_many_arguments)] // the parts of the controller one worker uses
 async fn worker<K, F, Fut, E>(
     name: String,
     queue: ControllerQueue,
@@ -425,11 +436,12 @@ async fn worker<K, F, Fut, E>(
     recorder: Arc<Recorder>,
     shard: Option<Arc<Shared>>,
     halt: CancellationToken,
+    timeout: Option<Duration>,
 ) where
     K: Resource,
     F: Fn(Request<K>) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<Action, E>> + Send + 'static,
-    E: fmt::Display + Send + 'static,
+    E: ReconcileFailure,
 {
     while let Some((key, priority)) = queue.get_with_priority().await {
         if halt.is_cancelled() {
@@ -452,12 +464,15 @@ async fn worker<K, F, Fut, E>(
         let f = reconcile.clone();
         // Calling the function inside the async block catches a panic before its first await
         // too.
-        let result = AssertUnwindSafe(async move { f(request).await })
-            .catch_unwind()
-            .await;
+        let call = AssertUnwindSafe(async move { f(request).await }).catch_unwind();
+        // `None`: cancelled by the timeout.
+        let result = match timeout {
+            Some(limit) => tokio::time::timeout(limit, call).await.ok(),
+            None => Some(call.await),
+        };
         let seconds = started.elapsed().as_secs_f64();
         let outcome = match result {
-            Ok(Ok(action)) => {
+            Some(Ok(Ok(action))) => {
                 queue.forget(&key);
                 match action.requeue_delay() {
                     Some(delay) => {
@@ -476,16 +491,26 @@ async fn worker<K, F, Fut, E>(
                     }
                 }
             }
-            Ok(Err(error)) => {
-                tracing::warn!(controller = %name, %key, %error, retries = queue.num_requeues(&key), "reconcile failed; requeuing with backoff");
+            Some(Ok(Err(failure))) if failure.is_terminal() => {
+                tracing::warn!(controller = %name, %key, error = %failure.error(), "reconcile failed with a terminal error; not retrying until the object changes");
+                queue.forget(&key);
+                Outcome::Terminal
+            }
+            Some(Ok(Err(failure))) => {
+                tracing::warn!(controller = %name, %key, error = %failure.error(), retries = queue.num_requeues(&key), "reconcile failed; requeuing with backoff");
                 queue.add_rate_limited_with_priority(key.clone(), priority);
                 Outcome::Error
             }
-            Err(panic) => {
+            Some(Err(panic)) => {
                 let message = panic_message(&*panic);
                 tracing::error!(controller = %name, %key, panic = %message, "reconcile panicked; requeuing with backoff");
                 queue.add_rate_limited_with_priority(key.clone(), priority);
                 Outcome::Panic
+            }
+            None => {
+                tracing::warn!(controller = %name, %key, timeout = ?timeout, retries = queue.num_requeues(&key), "reconcile timed out and was cancelled; requeuing with backoff");
+                queue.add_rate_limited_with_priority(key.clone(), priority);
+                Outcome::Timeout
             }
         };
         recorder.finished(outcome, seconds);

@@ -143,7 +143,9 @@ async fn errors_back_off_through_the_rate_limiter_and_success_forgets() {
             successes: 1,
             requeues: 0,
             errors: 3,
-            panics: 0
+            panics: 0,
+            terminal: 0,
+            timeouts: 0,
         }
     );
     factory.shutdown().await;
