@@ -41,6 +41,25 @@ pub fn configmap(server: &TestApiServer, name: &str) -> serde_json::Value {
         .unwrap()
 }
 
+/// Creates the Deployment `default/name` (one `nginx` container, selector `app=name`) on
+/// `server` (through its store); returns it as stored (`generation: 1`).
+pub fn deployment(server: &TestApiServer, name: &str) -> k8s_openapi::api::apps::v1::Deployment {
+    serde_json::from_value(
+        server
+            .create_object(json!({
+                "apiVersion": "apps/v1", "kind": "Deployment",
+                "metadata": {"name": name, "namespace": "default"},
+                "spec": {
+                    "selector": {"matchLabels": {"app": name}},
+                    "template": {"metadata": {"labels": {"app": name}},
+                                 "spec": {"containers": [{"name": "c", "image": "nginx"}]}}
+                }
+            }))
+            .unwrap(),
+    )
+    .unwrap()
+}
+
 /// Runs `controller` on a task of its own with a reconcile that records every call in `log`
 /// and is then done with the key, until `cancel` fires; the task answers the run's stats.
 pub fn run_recording<K>(

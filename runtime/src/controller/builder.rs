@@ -3,11 +3,14 @@
 //! [`watches`](ControllerBuilder::watches) with a mapper; scoping (namespace, selectors)
 //! belongs to the [`InformerFactory`].
 
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
 use std::fmt;
 use std::marker::PhantomData;
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::filter::{Filter, all};
 use super::metrics::{ControllerMetricsProvider, Recorder};
 use super::queue::{ControllerQueue, QueueSpec};
 use super::run::Controller;
@@ -24,10 +27,36 @@ use kinform_core::resource::{Resource, object_key};
 /// Registers one watch; `scope` is the sharded scope for types that follow their owner's
 /// shard (`None` when not sharded). Called again for each membership of a sharded replica.
 type WatchFn = Arc<
-    dyn Fn(&InformerFactory, &ControllerQueue, Option<&InformerScope>) -> Box<dyn Watch>
+    dyn Fn(
+            &InformerFactory,
+            &ControllerQueue,
+            Option<&InformerScope>,
+            &RelatedFilters,
+        ) -> Box<dyn Watch>
         + Send
         + Sync,
 >;
+
+/// The [`filter_related`](ControllerBuilder::filter_related) filters: a `Filter<C>` under
+/// the `TypeId` of each `C`.
+#[derive(Default)]
+struct RelatedFilters(HashMap<TypeId, Box<dyn Any + Send + Sync>>);
+
+impl RelatedFilters {
+    fn get<C: 'static>(&self) -> Option<Filter<C>> {
+        self.0
+            .get(&TypeId::of::<C>())
+            .and_then(|f| f.downcast_ref::<Filter<C>>())
+            .cloned()
+    }
+
+    fn add<C: 'static>(&mut self, filter: Filter<C>) {
+        let filter = all(self.get::<C>(), filter);
+        if let Some(filter) = filter {
+            self.0.insert(TypeId::of::<C>(), Box::new(filter));
+        }
+    }
+}
 
 /// Registers every handler of a controller of `K` on the informers of `scope` (the sharded
 /// scope, or `None`), feeding `queue`; returns the lister of `K` the workers read.
@@ -55,6 +84,8 @@ pub struct ControllerBuilder<K> {
     priority: Option<Option<Duration>>,
     owned: Vec<Arc<dyn OwnedLabeller>>,
     reconcile_timeout: Option<Duration>,
+    filter: Option<Filter<K>>,
+    related_filters: RelatedFilters,
     _kind: PhantomData<fn() -> K>,
 }
 
@@ -81,6 +112,8 @@ impl<K: Resource> ControllerBuilder<K> {
             priority: Some(Some(DEFAULT_MAX_WAIT)),
             owned: Vec::new(),
             reconcile_timeout: None,
+            filter: None,
+            related_filters: RelatedFilters::default(),
             _kind: PhantomData,
         }
     }
@@ -126,6 +159,22 @@ impl<K: Resource> ControllerBuilder<K> {
     /// priorities, which can starve the listed keys under a steady stream of events).
     pub fn priority_queue_max_wait(mut self, max_wait: Option<Duration>) -> Self {
         self.priority = Some(max_wait);
+        self
+    }
+
+    /// Queues the key of an update of `K` only when `filter` passes it (adds and deletes
+    /// always queue); called again, every filter must pass. E.g.
+    /// [`Filter::generation_changed`] to reconcile spec changes and not the controller's own
+    /// status writes. See [`Filter`].
+    pub fn filter(mut self, filter: Filter<K>) -> Self {
+        self.filter = all(self.filter.take(), filter);
+        self
+    }
+
+    /// As [`filter`](Self::filter), for the update events of `C`, a type given to
+    /// [`owns`](Self::owns) or [`watches`](Self::watches) (before or after this call).
+    pub fn filter_related<C: Resource>(mut self, filter: Filter<C>) -> Self {
+        self.related_filters.add(filter);
         self
     }
 
@@ -193,21 +242,23 @@ impl<K: Resource> ControllerBuilder<K> {
         skip_resync: bool,
         follows_owner: bool,
     ) -> Self {
-        self.watches.push(Arc::new(move |factory, queue, sharded| {
-            let informer = match sharded {
-                Some(scope) if follows_owner => factory.informer_in::<C>(scope.clone()),
-                _ => factory.informer::<C>(),
-            };
-            let registration = informer.add_event_handler(EnqueueMapped {
-                queue: queue.clone(),
-                mapper: mapper.clone(),
-                skip_resync,
-            });
-            Box::new(Registered {
-                what: C::api_resource().to_string(),
-                registration,
-            })
-        }));
+        self.watches
+            .push(Arc::new(move |factory, queue, sharded, filters| {
+                let informer = match sharded {
+                    Some(scope) if follows_owner => factory.informer_in::<C>(scope.clone()),
+                    _ => factory.informer::<C>(),
+                };
+                let registration = informer.add_event_handler(EnqueueMapped {
+                    queue: queue.clone(),
+                    mapper: mapper.clone(),
+                    skip_resync,
+                    filter: filters.get::<C>(),
+                });
+                Box::new(Registered {
+                    what: C::api_resource().to_string(),
+                    registration,
+                })
+            }));
         self
     }
 
@@ -253,6 +304,7 @@ impl<K: Resource> ControllerBuilder<K> {
         });
         let sharded_scope = shared.as_ref().map(|shared| shared.scope());
         let watch_fns = self.watches;
+        let (filter, related_filters) = (self.filter, self.related_filters);
         let register: Register<K> = Arc::new(move |factory, queue, scope, shared| {
             let primary = match scope {
                 Some(scope) => factory.informer_in::<K>(scope.clone()),
@@ -263,10 +315,11 @@ impl<K: Resource> ControllerBuilder<K> {
                 registration: primary.add_event_handler(EnqueueSelf {
                     queue: queue.clone(),
                     shard: shared.cloned(),
+                    filter: filter.clone(),
                 }),
             })];
             for watch in &watch_fns {
-                watches.push(watch(factory, queue, scope));
+                watches.push(watch(factory, queue, scope, &related_filters));
             }
             (primary.lister(), watches)
         });

@@ -95,6 +95,7 @@
 mod action;
 mod builder;
 mod error;
+mod filter;
 mod metrics;
 mod owner;
 #[cfg(feature = "prometheus")]
@@ -107,6 +108,7 @@ mod watch;
 pub use action::{Action, Request};
 pub use builder::{ControllerBuilder, key_of};
 pub use error::{ReconcileError, ReconcileFailure};
+pub use filter::Filter;
 pub use metrics::{ControllerMetricsProvider, ReconcileResult, ReconcileStats};
 pub use owner::{controller_of, controller_reference, is_controlled_by, owner_key};
 #[cfg(feature = "prometheus")]

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
 
+use super::filter::Filter;
 use super::owner::owner_key;
 use super::queue::{ControllerQueue, listed};
 use super::shard::Shared;
@@ -48,18 +49,23 @@ impl<C: HasMetadata> Watch for Registered<C> {
 /// Enqueues the key of every notified object of the controlled type itself, deletions
 /// included (the reconcile then finds no object and cleans up what ownerReferences do not).
 /// In a sharded replica a deletion is also remembered, so that the worker reconciles the
-/// deletion of an object this replica held and of no other.
-pub(crate) struct EnqueueSelf {
+/// deletion of an object this replica held and of no other. Updates pass through the
+/// builder's [`filter`](super::ControllerBuilder::filter), if any.
+pub(crate) struct EnqueueSelf<K> {
     pub(crate) queue: ControllerQueue,
     pub(crate) shard: Option<Arc<Shared>>,
+    pub(crate) filter: Option<Filter<K>>,
 }
 
-impl<K: HasMetadata> EventHandler<K> for EnqueueSelf {
+impl<K: HasMetadata> EventHandler<K> for EnqueueSelf<K> {
     fn on_add(&self, obj: &Arc<K>, is_in_initial_list: bool) {
         self.queue
             .add_with_priority(obj.key(), listed(is_in_initial_list));
     }
     fn on_update(&self, old: &Arc<K>, new: &Arc<K>) {
+        if self.filter.as_ref().is_some_and(|f| !f.passes(old, new)) {
+            return;
+        }
         let resync = old.resource_version() == new.resource_version();
         self.queue.add_with_priority(new.key(), listed(resync));
     }
@@ -84,6 +90,8 @@ pub(crate) struct EnqueueMapped<C> {
     /// Skip updates with an unchanged resourceVersion (resyncs): sample-controller's
     /// `handleObject` does, as a resync of a dependent says nothing new about its owner.
     pub(crate) skip_resync: bool,
+    /// The builder's [`filter_related`](super::ControllerBuilder::filter_related) for `C`.
+    pub(crate) filter: Option<Filter<C>>,
 }
 
 impl<C: HasMetadata> EnqueueMapped<C> {
@@ -100,7 +108,8 @@ impl<C: HasMetadata> EventHandler<C> for EnqueueMapped<C> {
     }
     fn on_update(&self, old: &Arc<C>, new: &Arc<C>) {
         let resync = old.resource_version() == new.resource_version();
-        if self.skip_resync && resync {
+        if (self.skip_resync && resync) || self.filter.as_ref().is_some_and(|f| !f.passes(old, new))
+        {
             return;
         }
         let priority = listed(resync);

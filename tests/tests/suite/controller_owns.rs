@@ -8,26 +8,9 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use kinform::HasMetadata;
 use kinform::controller::{Action, Controller, controller_reference, key_of};
 use kinform::testing::TestApiServer;
-use kinform_tests::controller::{Log, client, factory, run_recording};
+use kinform_tests::controller::{Log, client, deployment, factory, run_recording};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
-
-fn deployment(server: &TestApiServer, name: &str) -> Deployment {
-    serde_json::from_value(
-        server
-            .create_object(json!({
-                "apiVersion": "apps/v1", "kind": "Deployment",
-                "metadata": {"name": name, "namespace": "default"},
-                "spec": {
-                    "selector": {"matchLabels": {"app": name}},
-                    "template": {"metadata": {"labels": {"app": name}},
-                                 "spec": {"containers": [{"name": "c", "image": "nginx"}]}}
-                }
-            }))
-            .unwrap(),
-    )
-    .unwrap()
-}
 
 fn replica_set(server: &TestApiServer, name: &str, owner: Option<&Deployment>, controller: bool) {
     let mut refs = Vec::new();
