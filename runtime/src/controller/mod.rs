@@ -96,6 +96,7 @@ mod action;
 mod builder;
 mod error;
 mod filter;
+mod finalizer;
 mod metrics;
 mod owner;
 #[cfg(feature = "prometheus")]
@@ -109,6 +110,7 @@ pub use action::{Action, Request};
 pub use builder::{ControllerBuilder, key_of};
 pub use error::{ReconcileError, ReconcileFailure};
 pub use filter::Filter;
+pub use finalizer::{FinalizerError, FinalizerEvent, FinalizerWrite, finalizer};
 pub use metrics::{ControllerMetricsProvider, ReconcileResult, ReconcileStats};
 pub use owner::{controller_of, controller_reference, is_controlled_by, owner_key};
 #[cfg(feature = "prometheus")]

@@ -14,6 +14,7 @@ mod client_server_subresources;
 mod client_server_watch;
 mod controller_errors;
 mod controller_filter;
+mod controller_finalizer;
 mod controller_gc;
 mod controller_owns;
 mod controller_priority;
