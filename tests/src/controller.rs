@@ -1,14 +1,21 @@
-//! Helpers of the controller tests: a server, a factory, and a log of reconcile calls that
-//! tests wait on (no sleeps: every wait is for a condition, bounded by a generous timeout).
+//! Helpers of the controller tests: a server, a factory, a log of reconcile calls that tests
+//! wait on (no sleeps: every wait is for a condition, bounded by a generous timeout), and a
+//! metrics provider that records what the priority queue reports.
 
+use std::collections::HashMap;
 use std::pin::pin;
 use std::sync::Arc;
 use std::time::Duration;
 
 use kinform::Client;
-use kinform::controller::{Action, Controller, ReconcileStats};
+use kinform::controller::{
+    Action, Controller, ControllerMetricsProvider, ReconcileResult, ReconcileStats,
+};
 use kinform::informer::InformerFactory;
 use kinform::testing::TestApiServer;
+use kinform::workqueue::{
+    CounterMetric, GaugeMetric, HistogramMetric, MetricsProvider, Priority, SettableGaugeMetric,
+};
 use parking_lot::Mutex;
 use serde_json::json;
 use tokio::sync::Notify;
@@ -181,4 +188,133 @@ pub fn change_configmap(server: &TestApiServer, name: &str, value: &str) {
             &json!({"data": {"k": value}}),
         )
         .unwrap();
+}
+
+/// One handout of a priority queue, as its per-priority wait metric saw it.
+#[derive(Clone, Copy, Debug)]
+pub struct Handout {
+    /// When the item was handed out.
+    pub at: Instant,
+    /// How long it had waited (`workqueue_priority_queue_duration_seconds`).
+    pub waited: Duration,
+}
+
+impl Handout {
+    /// When the item was queued.
+    pub fn queued(&self) -> Instant {
+        self.at - self.waited
+    }
+}
+
+/// What [`QueueRecorder`] has seen.
+#[derive(Debug, Default)]
+pub struct Recorded {
+    /// `workqueue_adds_total`.
+    pub adds: u64,
+    /// `workqueue_priority_depth`, by priority.
+    pub depth: HashMap<Priority, i64>,
+    /// Every observation of `workqueue_priority_queue_duration_seconds`, by priority, in order.
+    pub handouts: HashMap<Priority, Vec<Handout>>,
+}
+
+/// A controller metrics provider that records the queue's adds and its per-priority depth and
+/// wait metrics (each wait with the instant it was observed), and nothing else.
+#[derive(Clone, Debug, Default)]
+pub struct QueueRecorder(pub Arc<Mutex<Recorded>>);
+
+struct Ignored;
+struct Adds(Arc<Mutex<Recorded>>);
+struct Depth(Arc<Mutex<Recorded>>, Priority);
+struct Waits(Arc<Mutex<Recorded>>, Priority);
+
+impl GaugeMetric for Ignored {
+    fn inc(&self) {}
+    fn dec(&self) {}
+}
+impl CounterMetric for Ignored {
+    fn inc(&self) {}
+}
+impl HistogramMetric for Ignored {
+    fn observe(&self, _: f64) {}
+}
+impl SettableGaugeMetric for Ignored {
+    fn set(&self, _: f64) {}
+}
+impl CounterMetric for Adds {
+    fn inc(&self) {
+        self.0.lock().adds += 1;
+    }
+}
+impl GaugeMetric for Depth {
+    fn inc(&self) {
+        *self.0.lock().depth.entry(self.1).or_default() += 1;
+    }
+    fn dec(&self) {
+        *self.0.lock().depth.entry(self.1).or_default() -= 1;
+    }
+}
+impl HistogramMetric for Waits {
+    fn observe(&self, seconds: f64) {
+        let handout = Handout {
+            at: Instant::now(),
+            waited: Duration::from_secs_f64(seconds),
+        };
+        self.0
+            .lock()
+            .handouts
+            .entry(self.1)
+            .or_default()
+            .push(handout);
+    }
+}
+
+impl MetricsProvider for QueueRecorder {
+    fn new_depth_metric(&self, _: &str) -> Box<dyn GaugeMetric> {
+        Box::new(Ignored)
+    }
+    fn new_adds_metric(&self, _: &str) -> Box<dyn CounterMetric> {
+        Box::new(Adds(self.0.clone()))
+    }
+    fn new_latency_metric(&self, _: &str) -> Box<dyn HistogramMetric> {
+        Box::new(Ignored)
+    }
+    fn new_work_duration_metric(&self, _: &str) -> Box<dyn HistogramMetric> {
+        Box::new(Ignored)
+    }
+    fn new_unfinished_work_seconds_metric(&self, _: &str) -> Box<dyn SettableGaugeMetric> {
+        Box::new(Ignored)
+    }
+    fn new_longest_running_processor_seconds_metric(
+        &self,
+        _: &str,
+    ) -> Box<dyn SettableGaugeMetric> {
+        Box::new(Ignored)
+    }
+    fn new_retries_metric(&self, _: &str) -> Box<dyn CounterMetric> {
+        Box::new(Ignored)
+    }
+    fn new_priority_depth_metric(&self, _: &str, priority: Priority) -> Box<dyn GaugeMetric> {
+        Box::new(Depth(self.0.clone(), priority))
+    }
+    fn new_priority_latency_metric(&self, _: &str, priority: Priority) -> Box<dyn HistogramMetric> {
+        Box::new(Waits(self.0.clone(), priority))
+    }
+}
+
+impl ControllerMetricsProvider for QueueRecorder {
+    fn new_reconcile_total_metric(&self, _: &str, _: ReconcileResult) -> Box<dyn CounterMetric> {
+        Box::new(Ignored)
+    }
+    fn new_reconcile_errors_metric(&self, _: &str) -> Box<dyn CounterMetric> {
+        Box::new(Ignored)
+    }
+    fn new_reconcile_panics_metric(&self, _: &str) -> Box<dyn CounterMetric> {
+        Box::new(Ignored)
+    }
+    fn new_reconcile_time_metric(&self, _: &str) -> Box<dyn HistogramMetric> {
+        Box::new(Ignored)
+    }
+    fn new_active_workers_metric(&self, _: &str) -> Box<dyn GaugeMetric> {
+        Box::new(Ignored)
+    }
 }

@@ -20,6 +20,7 @@ mod controller_owns;
 mod controller_priority;
 mod controller_run;
 mod controller_sharded;
+mod controller_starvation;
 mod custom_resource_impl;
 mod events_recorder;
 mod hostile_server;
