@@ -50,8 +50,11 @@ use kinform_core::resource::HasMetadata;
 /// assert!(filter.passes(&old, &new));
 /// ```
 pub struct Filter<K> {
-    pass: Arc<dyn Fn(&K, &K) -> bool + Send + Sync>,
+    pass: Arc<Predicate<K>>,
 }
+
+/// The predicate of a [`Filter`]: `(old, new)`.
+type Predicate<K> = dyn Fn(&K, &K) -> bool + Send + Sync;
 
 impl<K> Clone for Filter<K> {
     fn clone(&self) -> Self {

@@ -1,6 +1,7 @@
-//! A small controller runtime: informers, a rate-limited workqueue and N workers, wired the
-//! way Kubernetes' sample-controller and every kube-controller-manager controller wire them
-//! by hand (client-go's "controller pattern").
+//! A small controller runtime: informers, a rate-limited priority workqueue and N workers,
+//! wired the way Kubernetes' sample-controller and every kube-controller-manager controller
+//! wire them by hand (client-go's "controller pattern"), with the small pieces every
+//! controller otherwise writes itself (finalizers, event filters, timeouts, terminal errors).
 //!
 //! - **Keys, not objects, are queued.** Handlers on the informer of `K` put the object's key
 //!   into the controller's workqueue ([`ControllerQueue`]); duplicate keys collapse and a key
@@ -19,12 +20,21 @@
 //!   to the key of the `K` named by its controller reference (`metav1.GetControllerOf`, as
 //!   sample-controller's `handleObject`); [`watches`](ControllerBuilder::watches) maps any
 //!   other type with a function. One builder method per concept.
+//! - **Event filters.** [`filter`](ControllerBuilder::filter) and
+//!   [`filter_related`](ControllerBuilder::filter_related) drop the update events a
+//!   [`Filter`] does not pass (generation, labels or annotations changed, or a closure:
+//!   controller-runtime's predicates); adds and deletes always queue.
 //! - **Outcomes.** `Ok(`[`Action::done()`]`)` forgets the key's failure history
 //!   (`queue.Forget`); `Ok(`[`Action::requeue_after(d)`](Action::requeue_after)`)` forgets and
-//!   adds it back after `d` (`queue.AddAfter`); `Err(e)` logs and requeues it through the rate
-//!   limiter (`queue.AddRateLimited`), so failures back off per key. A panic in the reconcile
-//!   is caught (`catch_unwind` on the future, as client-go's `HandleCrash` would log it, but
-//!   without killing the process) and treated as an error.
+//!   adds it back after `d` (`queue.AddAfter`); `Err(e)` logs a warning and requeues it
+//!   through the rate limiter (`queue.AddRateLimited`), so failures back off per key, unless
+//!   `e` is a [`ReconcileError::Terminal`]: reported, forgotten, not retried. A panic in the
+//!   reconcile is caught (`catch_unwind` on the future, as client-go's `HandleCrash` would
+//!   log it, but without killing the process) and treated as an error, and so is a reconcile
+//!   cancelled by the [`reconcile_timeout`](ControllerBuilder::reconcile_timeout).
+//! - **Finalizers.** [`finalizer`] runs a reconcile through a finalizer of its own: added
+//!   before any work, cleanup on deletion, removed after; its writes are conflicts, never
+//!   lost writes, when another writer changed the finalizers meanwhile.
 //! - **Start and stop.** [`Controller::run`] starts the factory, waits until every watched
 //!   informer has synced (`cache.WaitForCacheSync`), starts the workers, and on the shutdown
 //!   future (e.g. [`shutdown_signal`]) drains: the queue refuses new keys, in-flight and
@@ -32,10 +42,17 @@
 //! - **Sharding.** [`sharded`](ControllerBuilder::sharded) makes N replicas share the
 //!   objects, each reconciling only its part, coordinated through Leases and labels alone
 //!   ([`shard`]).
-//! - **Metrics.** The queue's workqueue metrics, plus reconcile totals by result, errors,
-//!   panics, durations and active workers with controller-runtime's names
-//!   ([`ControllerMetricsProvider`], Prometheus implementation behind the `prometheus`
-//!   feature), and always-on counters ([`Controller::stats`]).
+//! - **Metrics.** The queue's workqueue metrics (per priority too), plus reconcile totals by
+//!   result, errors, terminal errors, panics, timeouts, durations and active workers with
+//!   controller-runtime's names ([`ControllerMetricsProvider`], Prometheus implementation
+//!   behind the `prometheus` feature), and always-on counters ([`Controller::stats`]).
+//!
+//! The files: `builder` ([`ControllerBuilder`]), `run` ([`Controller`], the workers and the
+//! outcome of each reconcile), `queue` ([`ControllerQueue`] and the priorities handlers
+//! queue at), `watch` (the handlers), `action` ([`Action`], [`Request`]), `error`
+//! ([`ReconcileError`], [`ReconcileFailure`]), `filter` ([`Filter`]), `finalizer`
+//! ([`finalizer`]), `owner` (controller references), `metrics` and `prometheus`, and
+//! [`shard`].
 //!
 //! A Deployment controller that owns ReplicaSets, run here against the in-process
 //! `TestApiServer` until its first reconcile (a program runs it until
