@@ -670,6 +670,8 @@ impl TestApiServer {
     /// configmaps.list(&Default::default()).await?;
     /// assert!(started.elapsed() >= Duration::from_millis(50));
     ///
+    /// // Watch events arrive 10 to 50 ms late, each watch in its order.
+    /// server.faults().set_watch_delay(Duration::from_millis(10), Duration::from_millis(50));
     /// server.faults().compact(); // watches from older resourceVersions: 410 Gone
     /// server.faults().drop_watches(); // every open watch ends, as in an API server restart
     /// server.faults().clear();

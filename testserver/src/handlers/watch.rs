@@ -19,10 +19,15 @@
 //!   event; the client re-watches from its last resourceVersion). A watch that falls behind
 //!   the store's broadcast is closed too. The initial state and backlog are written without
 //!   that limit, as a `cacheWatcher` writes its initial events.
+//! - With the watch delay fault ([`Faults::set_watch_delay`](crate::Faults::set_watch_delay))
+//!   each live event and bookmark is held for its own delay, behind the ones held before it
+//!   (the order of the watch is kept); a watch holding more than [`LATE_MAX`] closes as a
+//!   slow watcher.
 //! - Deleting the CRD that serves the watched resource ends the watch after the DELETED
 //!   events of its objects, as the real server tears down a removed CRD's storage and closes
 //!   its watches.
 
+use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -30,6 +35,7 @@ use bytes::{Bytes, BytesMut};
 use http::Response;
 use serde_json::json;
 use tokio::sync::{broadcast, mpsc};
+use tokio::time::Instant;
 
 use crate::handlers::negotiation::body::{Body, ChannelBody};
 use crate::handlers::negotiation::render::{Form, IncludeObject, render_object, to_bytes};
@@ -59,6 +65,7 @@ pub(crate) fn watch(
         sent: 0,
         last_rv: 0,
         after: 0,
+        late: VecDeque::new(),
         state: state.clone(),
     };
     let mut drops = state.faults.drop_signal();
@@ -115,6 +122,9 @@ pub(crate) const WATCH_BUFFER: usize = 256;
 /// How long a change waits for room in a full queue before the watch is closed as slow.
 pub(crate) const SLOW_WATCHER_WAIT: Duration = Duration::from_secs(1);
 
+/// Lines a watch holds back at most under the watch delay fault.
+pub(crate) const LATE_MAX: usize = 16 * 1024;
+
 /// Size from which a chunk of initial or backlog lines is sent.
 const WRITE_CHUNK: usize = 64 * 1024;
 
@@ -133,6 +143,9 @@ struct Watcher {
     last_rv: u64,
     /// Changes at or below this version are not sent.
     after: u64,
+    /// Lines held back by the watch delay fault, with when each is due (in order: a line
+    /// is never due before the one ahead of it).
+    late: VecDeque<(Instant, Bytes)>,
     state: Arc<State>,
 }
 
@@ -186,13 +199,15 @@ impl Watcher {
                 // a watch it ended, even when both are ready at once.
                 biased;
                 _ = drops.changed() => return Err(Ended),
+                () = tokio::time::sleep_until(self.late.front().map_or_else(Instant::now, |l| l.0)),
+                    if !self.late.is_empty() => self.release(tx).await?,
                 ev = rx.recv() => match ev {
                     Ok(ev) => self.deliver(tx, &ev).await?,
                     Err(_) => return Err(Ended),
                 },
                 _ = ticks.tick(), if self.opts.allow_bookmarks => {
                     let b = self.bookmark(self.last_rv, false);
-                    self.send(tx, b).await?;
+                    self.send_live(tx, b).await?;
                 }
                 _ = &mut deadline, if timeout.is_some() => return Ok(()),
             }
@@ -259,9 +274,38 @@ impl Watcher {
 
     async fn deliver(&mut self, tx: &mpsc::Sender<Bytes>, ev: &Arc<Event>) -> Result<(), Ended> {
         match self.render(ev)? {
-            Some(line) => self.send(tx, line).await,
+            Some(line) => self.send_live(tx, line).await,
             None => Ok(()),
         }
+    }
+
+    /// Sends a live line now, or holds it back under the watch delay fault (and while
+    /// earlier lines are held, so that it does not overtake them).
+    async fn send_live(&mut self, tx: &mpsc::Sender<Bytes>, line: Bytes) -> Result<(), Ended> {
+        let delay = self.state.faults.draw_watch_delay();
+        if delay.is_none() && self.late.is_empty() {
+            return self.send(tx, line).await;
+        }
+        if self.late.len() >= LATE_MAX {
+            tracing::debug!(resource = %self.storage, "closing a delayed watcher: it holds too many events");
+            return Err(Ended);
+        }
+        let mut due = Instant::now() + delay.unwrap_or_default();
+        if let Some((last, _)) = self.late.back() {
+            due = due.max(*last);
+        }
+        self.late.push_back((due, line));
+        Ok(())
+    }
+
+    /// Sends the held lines that are due.
+    async fn release(&mut self, tx: &mpsc::Sender<Bytes>) -> Result<(), Ended> {
+        let now = Instant::now();
+        while self.late.front().is_some_and(|(due, _)| *due <= now) {
+            let (_, line) = self.late.pop_front().expect("a front line");
+            self.send(tx, line).await?;
+        }
+        Ok(())
     }
 
     /// The line this watch sends for `ev`, if any; `Err` when `ev` ends the watch.

@@ -4,7 +4,9 @@
 //! end early (the API server closes watches at its request timeout, or after a restart),
 //! throttling (`429 TooManyRequests` with `Retry-After`, as API Priority and Fairness answers),
 //! internal errors, etcd compaction (resumes from an old resourceVersion get `410 Gone`),
-//! latency, and all watches dropped at once (an API server restart).
+//! latency, watch events that arrive late (a loaded API server or network: each event
+//! delayed on its own, never overtaking an earlier one), and all watches dropped at once (an
+//! API server restart).
 //!
 //! Error shares are applied deterministically: with a share of 0.25 exactly every fourth
 //! resource request fails, so tests can count on them. Discovery (`/api`, `/apis`, `/version`)
@@ -25,6 +27,8 @@ pub struct Faults {
     storage: Arc<Storage>,
     watch_event_limit: AtomicU64,
     latency_micros: AtomicU64,
+    /// The watch delay's bounds, in microseconds (both 0: off).
+    watch_delay_micros: [AtomicU64; 2],
     errors: Mutex<ErrorShares>,
     drops: watch::Sender<u64>,
     /// `true` while resource requests are held (see [`Faults::hold_requests`]).
@@ -46,6 +50,7 @@ impl std::fmt::Debug for Faults {
         f.debug_struct("Faults")
             .field("watch_event_limit", &self.watch_event_limit())
             .field("latency", &self.latency())
+            .field("watch_delay", &self.watch_delay())
             .field("too_many_requests", &e.too_many)
             .field("internal_errors", &e.internal)
             .finish()
@@ -58,6 +63,7 @@ impl Faults {
             storage,
             watch_event_limit: AtomicU64::new(0),
             latency_micros: AtomicU64::new(0),
+            watch_delay_micros: [AtomicU64::new(0), AtomicU64::new(0)],
             errors: Mutex::new(ErrorShares::default()),
             drops: watch::channel(0).0,
             held: watch::channel(false).0,
@@ -106,6 +112,38 @@ impl Faults {
         Duration::from_micros(self.latency_micros.load(Ordering::SeqCst))
     }
 
+    /// Delivers every watch event late: each one (bookmarks included) waits a delay drawn
+    /// uniformly in `[min, max]` from when the change reached its watch, and never overtakes
+    /// an earlier event of the same watch (it waits for those first), so every watch keeps
+    /// its order, and a watch whose events come faster than they are let out falls behind by
+    /// up to `max`. The initial state of a watch and the backlog a resumed watch replays are
+    /// sent at once. Applies to the changes made from now on, in open and future watches; a
+    /// watch that ends (dropped, timed out) loses the events it still held, which its client
+    /// then gets from the history when it resumes. `Duration::ZERO` for both switches it
+    /// off. What the acceptance test of the controller's consistency guard runs against
+    /// (200 ms to 2 s).
+    pub fn set_watch_delay(&self, min: Duration, max: Duration) {
+        let (min, max) = (min.min(max), min.max(max));
+        self.watch_delay_micros[0].store(min.as_micros() as u64, Ordering::SeqCst);
+        self.watch_delay_micros[1].store(max.as_micros() as u64, Ordering::SeqCst);
+    }
+
+    /// The watch delay's bounds, `None` when off.
+    pub fn watch_delay(&self) -> Option<(Duration, Duration)> {
+        let [min, max] = &self.watch_delay_micros;
+        match (min.load(Ordering::SeqCst), max.load(Ordering::SeqCst)) {
+            (0, 0) => None,
+            (min, max) => Some((Duration::from_micros(min), Duration::from_micros(max))),
+        }
+    }
+
+    /// One event's delay, drawn in the watch delay's bounds (`None` when off).
+    pub(crate) fn draw_watch_delay(&self) -> Option<Duration> {
+        let (min, max) = self.watch_delay()?;
+        let micros = rand::random_range(min.as_micros() as u64..=max.as_micros() as u64);
+        Some(Duration::from_micros(micros))
+    }
+
     /// Holds every resource request that arrives from now on until
     /// [`release_requests`](Self::release_requests): a client that reconnects meanwhile finds
     /// the changes made in between waiting in the history, and is then served them as fast
@@ -143,6 +181,7 @@ impl Faults {
     pub fn clear(&self) {
         self.set_watch_event_limit(None);
         self.set_latency(Duration::ZERO);
+        self.set_watch_delay(Duration::ZERO, Duration::ZERO);
         self.set_too_many_requests(0.0, 0);
         self.set_internal_errors(0.0);
         self.release_requests();
@@ -191,5 +230,26 @@ mod tests {
         assert!(f.next_error().is_none());
         f.set_internal_errors(1.0);
         assert_eq!(f.next_error().unwrap().code, 500);
+    }
+
+    #[test]
+    fn watch_delays_are_drawn_within_their_bounds() {
+        let f = Faults::new(Arc::new(Storage::new(10, 16)));
+        assert_eq!(f.draw_watch_delay(), None);
+        // Given in either order.
+        f.set_watch_delay(Duration::from_millis(20), Duration::from_millis(5));
+        assert_eq!(
+            f.watch_delay(),
+            Some((Duration::from_millis(5), Duration::from_millis(20)))
+        );
+        for _ in 0..200 {
+            let d = f.draw_watch_delay().unwrap();
+            assert!(
+                (Duration::from_millis(5)..=Duration::from_millis(20)).contains(&d),
+                "{d:?}"
+            );
+        }
+        f.clear();
+        assert_eq!(f.watch_delay(), None);
     }
 }

@@ -1,5 +1,5 @@
 //! Fault injection of TestApiServer, switched at run time: throttling, internal errors,
-//! watch event limits, dropped watches, compaction, latency.
+//! watch event limits, dropped watches, compaction, latency, late watch events.
 
 use std::time::Duration;
 
@@ -160,5 +160,55 @@ async fn latency_delays_resource_requests() {
     let start = tokio::time::Instant::now();
     assert_eq!(raw.get(CMS).await.status, 200);
     assert!(start.elapsed() >= Duration::from_secs(3));
+    server.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_watch_delay_holds_each_event_and_keeps_the_order() {
+    let server = TestApiServer::start().await.unwrap();
+    let raw = Raw::new(&server.url());
+    let (min, max) = (Duration::from_millis(200), Duration::from_secs(2));
+    server.faults().set_watch_delay(min, max);
+    assert_eq!(server.faults().watch_delay(), Some((min, max)));
+    let now = rv(&raw.get(CMS).await.body);
+    let mut w = raw
+        .watch(&format!("{CMS}?watch=true&resourceVersion={now}"))
+        .await;
+    let written = tokio::time::Instant::now();
+    for i in 0..20 {
+        server
+            .create_object(configmap("default", &format!("late-{i}"), json!({})))
+            .unwrap();
+    }
+    let mut names = Vec::new();
+    let mut arrivals = Vec::new();
+    for _ in 0..20 {
+        let e = w.next().await.unwrap();
+        arrivals.push(written.elapsed());
+        names.push(e["object"]["metadata"]["name"].as_str().unwrap().to_owned());
+    }
+    let expected: Vec<String> = (0..20).map(|i| format!("late-{i}")).collect();
+    assert_eq!(names, expected, "the watch keeps its order");
+    assert!(
+        arrivals[0] >= min,
+        "held at least the minimum: {arrivals:?}"
+    );
+    // Each event waits its own delay from when it reached the watch, not after the one
+    // ahead of it: the last is not later than the maximum (plus the test's own latency).
+    assert!(
+        arrivals[19] <= max + Duration::from_millis(100),
+        "{arrivals:?}"
+    );
+    // Off again: a new change comes at once.
+    server.faults().clear();
+    server
+        .create_object(configmap("default", "prompt", json!({})))
+        .unwrap();
+    let started = tokio::time::Instant::now();
+    assert_eq!(
+        w.next().await.unwrap()["object"]["metadata"]["name"],
+        "prompt"
+    );
+    assert!(started.elapsed() < min);
     server.shutdown().await;
 }
