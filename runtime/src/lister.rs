@@ -8,7 +8,9 @@
 
 use std::fmt;
 use std::sync::Arc;
+use std::time::Duration;
 
+use crate::consistency::WaitError;
 use crate::store::{NAMESPACE_INDEX, Store, StoreError};
 use kinform_core::resource::HasMetadata;
 use kinform_core::selector::LabelSelector;
@@ -108,6 +110,52 @@ impl<K: HasMetadata> Lister<K> {
     /// The underlying cache.
     pub fn store(&self) -> &Store<K> {
         &self.store
+    }
+
+    /// Waits until the cache holds every change up to `resource_version`, at most
+    /// `timeout`: read-your-own-writes outside a controller. Pass the resourceVersion a
+    /// write answered with; once this returns `Ok`, the lister returns that write (or
+    /// something newer). An incomparable version (not an integer, KEP-5504) returns `Ok` at
+    /// once: fail open, counted in [`Watermark::incomparable`](crate::consistency::Watermark::incomparable).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use std::time::Duration;
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kinform_client::{Api, PostParams};
+    /// use kinform_core::resource::HasMetadata;
+    /// use kinform_runtime::informer::InformerFactory;
+    /// use kinform_testserver::TestApiServer;
+    ///
+    /// let server = TestApiServer::start().await?;
+    /// let factory = InformerFactory::builder(server.client()?).test_backoff().build();
+    /// let lister = factory.lister::<ConfigMap>();
+    /// factory.start();
+    /// factory.wait_for_cache_sync(Duration::from_secs(10)).await?;
+    /// // Watch events arrive late (up to 300 ms each).
+    /// server.faults().set_watch_delay(Duration::from_millis(100), Duration::from_millis(300));
+    ///
+    /// let api = Api::<ConfigMap>::namespaced(server.client()?, "default");
+    /// let mut cm = ConfigMap::default();
+    /// cm.metadata.name = Some("written".into());
+    /// let created = api.create(&PostParams::default(), &cm).await?;
+    /// lister
+    ///     .wait_for_resource_version(created.resource_version(), Duration::from_secs(5))
+    ///     .await?;
+    /// assert!(lister.get("default", "written").is_some());
+    /// factory.shutdown().await;
+    /// # Ok(()) }
+    /// ```
+    pub async fn wait_for_resource_version(
+        &self,
+        resource_version: &str,
+        timeout: Duration,
+    ) -> Result<(), WaitError> {
+        self.store
+            .watermark()
+            .wait_for(resource_version, timeout)
+            .await
     }
 }
 

@@ -64,9 +64,25 @@ impl<K: HasMetadata> DeltaFifo<K> {
     /// them and Delete of a key they lack (and that is not queued) is ignored. Without
     /// them, Resync does nothing and only queued keys can be deleted.
     pub fn new(known: Option<Arc<dyn KnownObjects<K>>>) -> Self {
+        Self::with_state(known, State::default())
+    }
+
+    /// A FIFO that also tracks how far its consumer has caught up, in `watermark` (the
+    /// informer passes its store's): after each pop, once the consumer has applied the
+    /// popped deltas, the watermark advances to the version below which nothing is left in
+    /// the queue (see [`consistency`](crate::consistency)); bookmarks and lists advance it
+    /// when nothing is queued. A failed pop's requeue holds it until the queue is empty once.
+    pub fn with_watermark(
+        known: Option<Arc<dyn KnownObjects<K>>>,
+        watermark: crate::consistency::Watermark,
+    ) -> Self {
+        Self::with_state(known, State::with_watermark(watermark))
+    }
+
+    fn with_state(known: Option<Arc<dyn KnownObjects<K>>>, state: State<K>) -> Self {
         Self {
             shared: Arc::new(Shared {
-                state: Mutex::new(State::default()),
+                state: Mutex::new(state),
                 notify: Notify::new(),
                 known,
             }),
@@ -146,6 +162,7 @@ impl<K: HasMetadata> DeltaFifo<K> {
             state.recycle(deltas);
             false
         };
+        state.publish_progress();
         drop(state);
         self.wake(usize::from(requeued));
         Ok(result)
@@ -178,6 +195,7 @@ impl<K: HasMetadata> DeltaFifo<K> {
                 }
             }
         }
+        state.publish_progress();
         drop(state);
         self.wake(requeued);
         Ok(batch)
@@ -202,6 +220,7 @@ impl<K: HasMetadata> DeltaFifo<K> {
         for deltas in batch {
             state.recycle(deltas);
         }
+        state.publish_progress();
         Ok(result)
     }
 
@@ -268,9 +287,16 @@ impl<K: HasMetadata> ReflectorSink<K> for DeltaFifo<K> {
         Ok(())
     }
 
-    fn replace(&self, list: Vec<Arc<K>>, _resource_version: String) -> Result<(), SinkClosed> {
-        let new = self.lock_open()?.replace(list, self.known());
+    fn replace(&self, list: Vec<Arc<K>>, resource_version: String) -> Result<(), SinkClosed> {
+        let new = self
+            .lock_open()?
+            .replace(list, &resource_version, self.known());
         self.wake(new);
+        Ok(())
+    }
+
+    fn bookmark(&self, resource_version: &str) -> Result<(), SinkClosed> {
+        self.lock_open()?.bookmark(resource_version);
         Ok(())
     }
 
@@ -291,7 +317,14 @@ impl<K: HasMetadata> ReflectorSink<K> for DeltaFifo<K> {
                 SinkOp::Add(o) => usize::from(state.add(Delta::Added(o))),
                 SinkOp::Update(o) => usize::from(state.add(Delta::Updated(o))),
                 SinkOp::Delete(o) => usize::from(state.delete(o, self.known())),
-                SinkOp::Replace { items, .. } => state.replace(items, self.known()),
+                SinkOp::Replace {
+                    items,
+                    resource_version,
+                } => state.replace(items, &resource_version, self.known()),
+                SinkOp::Bookmark(rv) => {
+                    state.bookmark(&rv);
+                    0
+                }
             };
         }
         drop(state);

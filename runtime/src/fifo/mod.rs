@@ -33,6 +33,12 @@
 //!   buffers; user handlers never run under this lock. [`DeltaFifo::pop_batch`] does the same
 //!   for several distinct keys per lock acquisition. A closure returning `Err` requeues the
 //!   deltas (client-go's `ErrRequeue` / `addIfNotPresent`).
+//! - **How far the consumer has caught up** (kinform's, for read-your-own-writes:
+//!   [`DeltaFifo::with_watermark`]). Queue order is the order of first arrival, so the key at
+//!   the front entered after everything older had been popped: after each pop the watermark
+//!   advances to the version pushed just before the front key's oldest delta, or, with
+//!   nothing queued, to the last version pushed (event, list or bookmark). See
+//!   [`consistency`](crate::consistency).
 //! - **Close** wakes every waiting consumer; queued keys are still handed out, then pops fail
 //!   with [`FifoClosed`]. Producers get [`SinkClosed`](crate::reflector::SinkClosed) after
 //!   close, which stops the reflector.

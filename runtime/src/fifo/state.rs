@@ -14,6 +14,7 @@ use hashbrown::{DefaultHashBuilder, HashTable};
 
 use super::delta::{Deleted, Delta, Deltas};
 use super::known::KnownObjects;
+use crate::consistency::{Watermark, parse_resource_version};
 use crate::store::{ObjectKey, hash_key};
 use kinform_core::resource::HasMetadata;
 
@@ -44,6 +45,16 @@ pub(crate) struct State<K> {
     /// Pops left before the first Replace's population is delivered.
     initial_population: usize,
     pub(crate) closed: bool,
+    /// The consumer's watermark, when the FIFO tracks how far the consumer has caught up.
+    watermark: Option<Watermark>,
+    /// The resourceVersion of the last event, list or bookmark pushed (0: none).
+    pushed: u64,
+    /// Per slot: `pushed` when the entry's key entered the queue, so that everything at or
+    /// below the front entry's value has been popped.
+    since: Vec<u64>,
+    /// A requeued entry broke the queue's order of versions: progress is held until the
+    /// queue is empty once.
+    stalled: bool,
 }
 
 impl<K> Default for State<K> {
@@ -59,11 +70,73 @@ impl<K> Default for State<K> {
             populated: false,
             initial_population: 0,
             closed: false,
+            watermark: None,
+            pushed: 0,
+            since: Vec::new(),
+            stalled: false,
         }
     }
 }
 
 impl<K: HasMetadata> State<K> {
+    /// A state that tracks how far its consumer has caught up in `watermark`.
+    pub(crate) fn with_watermark(watermark: Watermark) -> Self {
+        Self {
+            watermark: Some(watermark),
+            ..Self::default()
+        }
+    }
+
+    /// Notes that a change at `resource_version` was pushed (when tracking): the entries
+    /// that enter the queue after it start from there.
+    pub(crate) fn note_pushed(&mut self, resource_version: &str) {
+        let rv = self.tracked_version(resource_version);
+        self.set_pushed(rv);
+    }
+
+    /// The version to note for `resource_version`, when tracking and comparable (an
+    /// incomparable one is counted).
+    fn tracked_version(&self, resource_version: &str) -> Option<u64> {
+        let w = self.watermark.as_ref()?;
+        let rv = parse_resource_version(resource_version);
+        if rv.is_none() {
+            w.count_incomparable();
+        }
+        rv
+    }
+
+    fn set_pushed(&mut self, rv: Option<u64>) {
+        if let Some(rv) = rv {
+            self.pushed = self.pushed.max(rv);
+        }
+    }
+
+    /// How far the consumer has caught up once it has applied what was popped: the version
+    /// pushed last when the queue is empty, else the one pushed just before the front
+    /// entry's oldest delta (everything before it was in entries popped earlier, as a key
+    /// joins the queue behind every key pushed before it). Advances the watermark to it.
+    /// Called under the lock after each pop and each push that may leave the queue empty.
+    pub(crate) fn publish_progress(&mut self) {
+        let Some(w) = &self.watermark else { return };
+        let progress = match self.queue.front() {
+            None => {
+                self.stalled = false;
+                self.pushed
+            }
+            Some(_) if self.stalled => 0,
+            Some(&slot) => self.since[slot as usize],
+        };
+        if progress > 0 {
+            w.advance_to(progress);
+        }
+    }
+
+    /// A watch bookmark: nothing up to `resource_version` is left to come.
+    pub(crate) fn bookmark(&mut self, resource_version: &str) {
+        self.note_pushed(resource_version);
+        self.publish_progress();
+    }
+
     /// Number of queued keys.
     pub(crate) fn len(&self) -> usize {
         self.queue.len()
@@ -105,6 +178,7 @@ impl<K: HasMetadata> State<K> {
             Some(slot) => {
                 self.entries[slot as usize] = Some(deltas);
                 self.hashes[slot as usize] = hash;
+                self.since[slot as usize] = self.pushed;
                 slot
             }
             None => {
@@ -112,6 +186,7 @@ impl<K: HasMetadata> State<K> {
                     .expect("a DeltaFIFO holds at most u32::MAX keys");
                 self.entries.push(Some(deltas));
                 self.hashes.push(hash);
+                self.since.push(self.pushed);
                 slot
             }
         };
@@ -144,7 +219,13 @@ impl<K: HasMetadata> State<K> {
     /// client-go's `Add`/`Update`: marks the FIFO populated and queues the delta.
     pub(crate) fn add(&mut self, delta: Delta<K>) -> bool {
         self.populated = true;
-        self.queue_action(delta).1
+        // Noted after queueing: a new entry starts from the version pushed before it.
+        let rv = delta
+            .object()
+            .and_then(|o| self.tracked_version(o.resource_version()));
+        let new = self.queue_action(delta).1;
+        self.set_pushed(rv);
+        new
     }
 
     /// client-go's `Delete`: ignored when the key is neither queued nor known.
@@ -152,9 +233,15 @@ impl<K: HasMetadata> State<K> {
         self.populated = true;
         let key = ObjectKey::of(&*obj);
         if self.find(key).is_none() && known.is_none_or(|k| k.get_key(key).is_none()) {
+            // Nothing to apply, and nothing older left behind it.
+            self.note_pushed(obj.resource_version());
+            self.publish_progress();
             return false;
         }
-        self.queue_action(Delta::Deleted(Deleted::Object(obj))).1
+        let rv = self.tracked_version(obj.resource_version());
+        let new = self.queue_action(Delta::Deleted(Deleted::Object(obj))).1;
+        self.set_pushed(rv);
+        new
     }
 
     /// client-go's `Replace` (with `EmitDeltaTypeReplaced`): a `Replaced` delta per listed
@@ -164,8 +251,17 @@ impl<K: HasMetadata> State<K> {
     pub(crate) fn replace(
         &mut self,
         list: Vec<Arc<K>>,
+        resource_version: &str,
         known: Option<&dyn KnownObjects<K>>,
     ) -> usize {
+        let new_keys = self.replace_entries(list, known);
+        self.note_pushed(resource_version);
+        // An empty list of an empty cache leaves nothing to pop.
+        self.publish_progress();
+        new_keys
+    }
+
+    fn replace_entries(&mut self, list: Vec<Arc<K>>, known: Option<&dyn KnownObjects<K>>) -> usize {
         let mut listed = vec![0u64; self.entries.len().div_ceil(64)];
         let mut distinct = 0;
         let mut new_keys = 0;
@@ -270,6 +366,8 @@ impl<K: HasMetadata> State<K> {
     /// key was queued.
     pub(crate) fn requeue(&mut self, deltas: Deltas<K>) -> bool {
         self.populated = true;
+        // Its deltas are older than the entries it goes behind.
+        self.stalled = true;
         let key = deltas.key();
         let hash = hash_key(&self.hasher, key);
         let entries = &self.entries;

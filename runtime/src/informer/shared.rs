@@ -15,6 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::handler::{EventHandler, Notification};
 use super::registration::{HandlerSlot, Registration, wants_sync};
+use crate::consistency::{WaitError, Watermark};
 use crate::fifo::{Delta, DeltaFifo, Deltas, KnownObjects};
 use crate::lister::Lister;
 use crate::reflector::ListerWatcher;
@@ -78,6 +79,9 @@ impl<K: HasMetadata> ReflectorSink<K> for InformerSink<K> {
     }
     fn resync(&self) -> Result<(), SinkClosed> {
         self.fifo.resync()
+    }
+    fn bookmark(&self, resource_version: &str) -> Result<(), SinkClosed> {
+        self.fifo.bookmark(resource_version)
     }
     fn apply_batch(&self, ops: Vec<SinkOp<K>>) -> Result<(), SinkClosed> {
         let replaced = ops.iter().any(|op| matches!(op, SinkOp::Replace { .. }));
@@ -328,6 +332,26 @@ impl<K: HasMetadata> SharedIndexInformer<K> {
         let _ = rx.wait_for(|s| *s).await;
     }
 
+    /// How far the cache has caught up with the server: the highest resourceVersion up to
+    /// which every change of the collection is in the store (the store's
+    /// [`Watermark`](crate::consistency::Watermark)). Unlike
+    /// [`last_sync_resource_version`](Self::last_sync_resource_version) (what the reflector
+    /// received), it counts only what the store holds.
+    pub fn watermark(&self) -> &Watermark {
+        self.inner.store.watermark()
+    }
+
+    /// Waits until the cache holds every change up to `resource_version` (a write's answer,
+    /// say), at most `timeout`: read-your-own-writes for a lister's reader. An incomparable
+    /// version returns at once (fail open, counted in the watermark).
+    pub async fn wait_for_resource_version(
+        &self,
+        resource_version: &str,
+        timeout: Duration,
+    ) -> Result<(), WaitError> {
+        self.watermark().wait_for(resource_version, timeout).await
+    }
+
     /// The resourceVersion the reflector last synced to.
     pub fn last_sync_resource_version(&self) -> String {
         self.inner.metrics.snapshot().last_resource_version
@@ -360,7 +384,7 @@ impl<K: HasMetadata> SharedIndexInformer<K> {
         *inner.started_once.lock() = true;
         inner.synced.send_replace(false);
         let known: Arc<dyn KnownObjects<K>> = Arc::new(inner.store.clone());
-        let fifo = DeltaFifo::new(Some(known));
+        let fifo = DeltaFifo::with_watermark(Some(known), inner.store.watermark().clone());
         let cancel = CancellationToken::new();
         let resync = (*inner.resync_check.lock()).map(|period| {
             let weak = Arc::downgrade(inner);

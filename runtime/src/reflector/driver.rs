@@ -210,7 +210,12 @@ where
                 (self.error_hook)(error);
             }
             match out.op {
-                Some(op @ (SinkOp::Add(_) | SinkOp::Update(_) | SinkOp::Delete(_))) => {
+                Some(
+                    op @ (SinkOp::Add(_)
+                    | SinkOp::Update(_)
+                    | SinkOp::Delete(_)
+                    | SinkOp::Bookmark(_)),
+                ) => {
                     ops.push(op);
                 }
                 Some(op) => {
@@ -321,6 +326,7 @@ where
                 items,
                 resource_version,
             } => self.sink.replace(items, resource_version),
+            SinkOp::Bookmark(rv) => self.sink.bookmark(&rv),
         }
     }
 }

@@ -17,7 +17,9 @@
 //! - **Paged-list retries** (beyond client-go): a 429/500/502/503/504 or a connection error on
 //!   one page retries that page from its continue token with backoff, keeping the pages read.
 //! - **Watch** with `allowWatchBookmarks` and a random `timeoutSeconds` in [5, 10] minutes;
-//!   every event and bookmark advances the RV. A watch that closes normally is reopened at
+//!   every event and bookmark advances the RV (a bookmark also reaches the sink,
+//!   [`ReflectorSink::bookmark`], which advances its cache's
+//!   [watermark](crate::consistency::Watermark)). A watch that closes normally is reopened at
 //!   once from the last RV; a 410 (HTTP status or ERROR event) backs off and relists; a
 //!   connection error or 429 (honouring Retry-After) on opening backs off and re-watches from
 //!   the same RV without relisting; a watch that ends in under a second without events counts

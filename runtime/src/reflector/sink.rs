@@ -25,6 +25,14 @@ pub trait ReflectorSink<K>: Send + Sync + 'static {
     /// A periodic resync of everything known.
     fn resync(&self) -> Result<(), SinkClosed>;
 
+    /// A watch BOOKMARK: every change up to `resource_version` has been received (the
+    /// writes before this call), so a sink may advance its
+    /// [watermark](crate::consistency::Watermark) to it. The default ignores it.
+    fn bookmark(&self, resource_version: &str) -> Result<(), SinkClosed> {
+        let _ = resource_version;
+        Ok(())
+    }
+
     /// Several writes, in order, as one operation: the reflector hands over the sink writes
     /// of a batch of watch events this way, so that a sink can apply them under one lock and
     /// wake its consumer once. The result must equal performing them one by one in order
@@ -39,6 +47,7 @@ pub trait ReflectorSink<K>: Send + Sync + 'static {
                     items,
                     resource_version,
                 } => self.replace(items, resource_version)?,
+                SinkOp::Bookmark(rv) => self.bookmark(&rv)?,
             }
         }
         Ok(())

@@ -172,6 +172,9 @@ pub enum SinkOp<K> {
         /// The list's resourceVersion.
         resource_version: String,
     },
+    /// A BOOKMARK of the watch (after the initial events): nothing up to this
+    /// resourceVersion is left to come.
+    Bookmark(String),
 }
 
 /// What one step produces besides the next state.
@@ -653,7 +656,7 @@ impl Machine {
                     started,
                     events: events + 1,
                 };
-                return (Output::none(), next);
+                return (Output::op(SinkOp::Bookmark(b.resource_version)), next);
             }
             WatchEvent::Error(status) => return self.on_watch_error_event(status, now),
         };

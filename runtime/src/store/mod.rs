@@ -50,6 +50,7 @@ pub use self::error::StoreError;
 use self::inner::Inner;
 pub(crate) use self::inner::Inner as StoreInner;
 pub(crate) use self::inner::hash_key;
+use crate::consistency::Watermark;
 use crate::reflector::{ReflectorSink, SinkClosed};
 pub use kinform_core::ObjectKey;
 use kinform_core::resource::HasMetadata;
@@ -72,12 +73,14 @@ pub const LABEL_INDEX: &str = "labels";
 /// Cloning is cheap and shares the content.
 pub struct Store<K> {
     inner: Arc<RwLock<Inner<K>>>,
+    watermark: Watermark,
 }
 
 impl<K> Clone for Store<K> {
     fn clone(&self) -> Self {
         Self {
             inner: Arc::clone(&self.inner),
+            watermark: self.watermark.clone(),
         }
     }
 }
@@ -104,7 +107,16 @@ impl<K: HasMetadata> Store<K> {
     pub fn new() -> Self {
         Self {
             inner: Arc::new(RwLock::new(Inner::default())),
+            watermark: Watermark::new(),
         }
+    }
+
+    /// How far the store has caught up with its collection (see [`Watermark`]): advanced by
+    /// the informer that applies deltas to it, or by a reflector feeding it directly
+    /// (its [`ReflectorSink`] implementation); the plain writes ([`add`](Self::add),
+    /// [`replace`](Self::replace), ...) leave it alone.
+    pub fn watermark(&self) -> &Watermark {
+        &self.watermark
     }
 
     /// Inserts `obj`, replacing the object with the same key if any.
@@ -260,26 +272,37 @@ impl<K: HasMetadata> Store<K> {
     }
 }
 
-/// A reflector can feed a plain store (client-go's `Reflector` over a `cache.Store`).
+/// A reflector can feed a plain store (client-go's `Reflector` over a `cache.Store`). Each
+/// write is applied at once, so the [watermark](Store::watermark) follows it: the written
+/// object's resourceVersion, the list's, or the bookmark's.
 impl<K: HasMetadata> ReflectorSink<K> for Store<K> {
     fn add(&self, obj: Arc<K>) -> Result<(), SinkClosed> {
+        let rv = Arc::clone(&obj);
         Store::add(self, obj);
+        self.watermark.observe(rv.resource_version());
         Ok(())
     }
 
     fn update(&self, obj: Arc<K>) -> Result<(), SinkClosed> {
-        Store::update(self, obj);
-        Ok(())
+        ReflectorSink::add(self, obj)
     }
 
     fn delete(&self, obj: Arc<K>) -> Result<(), SinkClosed> {
         let removed = self.delete_key(ObjectKey::of(&*obj));
         drop(removed);
+        self.watermark.observe(obj.resource_version());
         Ok(())
     }
 
     fn replace(&self, list: Vec<Arc<K>>, resource_version: String) -> Result<(), SinkClosed> {
+        let rv = resource_version.clone();
         Store::replace(self, list, resource_version);
+        self.watermark.observe(&rv);
+        Ok(())
+    }
+
+    fn bookmark(&self, resource_version: &str) -> Result<(), SinkClosed> {
+        self.watermark.observe(resource_version);
         Ok(())
     }
 

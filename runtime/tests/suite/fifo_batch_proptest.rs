@@ -139,6 +139,7 @@ fn run(steps: Vec<Step>) -> Result<(), TestCaseError> {
                         items,
                         resource_version,
                     } => one.fifo.replace(items, resource_version).unwrap(),
+                    SinkOp::Bookmark(rv) => one.fifo.bookmark(&rv).unwrap(),
                 }
                 ops.push(sink_op(op, version));
             }

@@ -8,6 +8,7 @@ mod fifo_batch_proptest;
 mod fifo_concurrency;
 mod fifo_proptest;
 mod fifo_unit;
+mod fifo_watermark_proptest;
 mod store_proptest;
 mod store_unit;
 mod workqueue_concurrency;
