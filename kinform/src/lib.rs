@@ -73,7 +73,7 @@ pub use kinform_client as client;
 pub use kinform_core::crd;
 pub use kinform_core::{defaulting, lean, resource, selector, value};
 pub use kinform_runtime::{
-    controller, events, fifo, informer, leader, lister, reflector, store, workqueue,
+    consistency, controller, events, fifo, informer, leader, lister, reflector, store, workqueue,
 };
 #[cfg(feature = "testing")]
 pub use kinform_testserver as testing;

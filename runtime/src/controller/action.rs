@@ -3,6 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::client::ReconcileClient;
 use crate::workqueue::Priority;
 use kinform_core::resource::split_key;
 
@@ -91,6 +92,8 @@ pub struct Request<K> {
     /// How many times the key was requeued after a failure since its last success (the
     /// rate limiter's `NumRequeues`).
     pub retries: usize,
+    /// The client to write through (see [`client`](Self::client)).
+    pub(crate) client: ReconcileClient,
 }
 
 impl<K> Request<K> {
@@ -102,5 +105,12 @@ impl<K> Request<K> {
     /// The name part of the key.
     pub fn name(&self) -> &str {
         split_key(&self.key).1
+    }
+
+    /// The client to write through: `req.client().namespaced::<C>(ns)` (or `.all::<C>()`)
+    /// is an `Api` whose writes the consistency guard remembers for this key, so that its
+    /// next reconcile reads caches that hold them (see [`ReconcileClient`]).
+    pub fn client(&self) -> &ReconcileClient {
+        &self.client
     }
 }

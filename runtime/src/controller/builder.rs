@@ -11,6 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::filter::{Filter, all};
+use super::guard::GuardConfig;
 use super::metrics::{ControllerMetricsProvider, Recorder};
 use super::queue::{ControllerQueue, QueueSpec};
 use super::run::Controller;
@@ -86,6 +87,7 @@ pub struct ControllerBuilder<K> {
     reconcile_timeout: Option<Duration>,
     filter: Option<Filter<K>>,
     related_filters: RelatedFilters,
+    guard: GuardConfig,
     _kind: PhantomData<fn() -> K>,
 }
 
@@ -114,6 +116,7 @@ impl<K: Resource> ControllerBuilder<K> {
             reconcile_timeout: None,
             filter: None,
             related_filters: RelatedFilters::default(),
+            guard: GuardConfig::default(),
             _kind: PhantomData,
         }
     }
@@ -187,6 +190,24 @@ impl<K: Resource> ControllerBuilder<K> {
     /// reconcile's context the same way.
     pub fn reconcile_timeout(mut self, timeout: Duration) -> Self {
         self.reconcile_timeout = Some(timeout);
+        self
+    }
+
+    /// Whether the consistency guard holds a key's next reconcile back until the caches have
+    /// seen the writes its last reconcile made through
+    /// [`Request::client`](super::Request::client) (default: on). Off, the client writes
+    /// without remembering anything. See [the module docs](super), "Consistency".
+    pub fn consistency_guard(mut self, enabled: bool) -> Self {
+        self.guard.enabled = enabled;
+        self
+    }
+
+    /// How long a key waits at most for the caches to catch up with its writes (default
+    /// [`DEFAULT_CONSISTENCY_TIMEOUT`](super::DEFAULT_CONSISTENCY_TIMEOUT), 10 s): after it,
+    /// the key is reconciled anyway, with a warning and
+    /// `kinform_consistency_timeouts_total` counting it.
+    pub fn consistency_timeout(mut self, timeout: Duration) -> Self {
+        self.guard.timeout = timeout;
         self
     }
 
@@ -347,6 +368,7 @@ impl<K: Resource> ControllerBuilder<K> {
             recorder,
             sharding,
             self.reconcile_timeout,
+            self.guard,
         )
     }
 }

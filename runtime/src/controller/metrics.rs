@@ -33,6 +33,18 @@
 //! | [`new_shard_handover_time_metric`](ControllerMetricsProvider::new_shard_handover_time_metric) | `kinform_shard_handover_seconds{controller}` | a handover completed: seconds from the drain mark to the new owner's label |
 //! | [`new_shard_assignment_failures_metric`](ControllerMetricsProvider::new_shard_assignment_failures_metric) | `kinform_shard_assignment_failures_total{controller}` | a shard or drain label write failed other than with 409 Conflict or 404 NotFound (a 403 of a missing `patch` verb, say): the object stays where it was |
 
+//!
+//! The [consistency guard](super::ControllerBuilder::consistency_guard) adds five, kinform's
+//! own, with default no-op implementations too:
+//!
+//! | hook | Prometheus name | updated when |
+//! | --- | --- | --- |
+//! | [`new_consistency_parked_metric`](ControllerMetricsProvider::new_consistency_parked_metric) | `kinform_consistency_parked_total{controller}` | a key was set aside because a cache had not caught up with its last reconcile's writes |
+//! | [`new_consistency_woken_metric`](ControllerMetricsProvider::new_consistency_woken_metric) | `kinform_consistency_woken_total{controller}` | a set-aside key ran once the caches had caught up |
+//! | [`new_consistency_timeouts_metric`](ControllerMetricsProvider::new_consistency_timeouts_metric) | `kinform_consistency_timeouts_total{controller}` | a set-aside key ran anyway after the bound (also a warning) |
+//! | [`new_consistency_incomparable_metric`](ControllerMetricsProvider::new_consistency_incomparable_metric) | `kinform_consistency_incomparable_versions_total{controller}` | a write answered with a resourceVersion that is not an integer: not waited for (fail open) |
+//! | [`new_consistency_parked_keys_metric`](ControllerMetricsProvider::new_consistency_parked_keys_metric) | `kinform_consistency_parked_keys{controller}` | keys set aside now |
+
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::workqueue::{
@@ -130,6 +142,35 @@ pub trait ControllerMetricsProvider: MetricsProvider {
         let _ = controller;
         Box::new(Noop)
     }
+    /// `kinform_consistency_parked_total`: keys set aside until the caches catch up with
+    /// their last reconcile's writes (consistency guard).
+    fn new_consistency_parked_metric(&self, controller: &str) -> Box<dyn CounterMetric> {
+        let _ = controller;
+        Box::new(Noop)
+    }
+    /// `kinform_consistency_woken_total`: set-aside keys that ran once the caches caught up.
+    fn new_consistency_woken_metric(&self, controller: &str) -> Box<dyn CounterMetric> {
+        let _ = controller;
+        Box::new(Noop)
+    }
+    /// `kinform_consistency_timeouts_total`: set-aside keys that ran anyway after the bound
+    /// ([`consistency_timeout`](super::ControllerBuilder::consistency_timeout)); each is also
+    /// logged as a warning.
+    fn new_consistency_timeouts_metric(&self, controller: &str) -> Box<dyn CounterMetric> {
+        let _ = controller;
+        Box::new(Noop)
+    }
+    /// `kinform_consistency_incomparable_versions_total`: writes whose resourceVersion is not
+    /// a comparable integer (KEP-5504), not waited for.
+    fn new_consistency_incomparable_metric(&self, controller: &str) -> Box<dyn CounterMetric> {
+        let _ = controller;
+        Box::new(Noop)
+    }
+    /// `kinform_consistency_parked_keys`: keys set aside now.
+    fn new_consistency_parked_keys_metric(&self, controller: &str) -> Box<dyn SettableGaugeMetric> {
+        let _ = controller;
+        Box::new(Noop)
+    }
 }
 
 /// The metric of a provider that does not implement a hook.
@@ -165,6 +206,18 @@ pub struct ReconcileStats {
     pub terminal: u64,
     /// Reconciles cancelled by the reconcile timeout (retried).
     pub timeouts: u64,
+    /// Times a key was set aside by the consistency guard because a cache had not caught up
+    /// with its last reconcile's writes (once per wait, however often the key was popped).
+    pub parked: u64,
+    /// Set-aside keys that ran once the caches had caught up.
+    pub woken: u64,
+    /// Set-aside keys that ran anyway after the
+    /// [bound](super::ControllerBuilder::consistency_timeout). Keys set aside now:
+    /// `parked - woken - parked_timeouts`.
+    pub parked_timeouts: u64,
+    /// Writes answered with a resourceVersion that is not a comparable integer, so not
+    /// waited for (fail open).
+    pub incomparable_versions: u64,
 }
 
 /// The controller's own counters, always kept (cheap atomics).
@@ -177,6 +230,10 @@ pub(crate) struct Counters {
     panics: AtomicU64,
     terminal: AtomicU64,
     timeouts: AtomicU64,
+    parked: AtomicU64,
+    woken: AtomicU64,
+    parked_timeouts: AtomicU64,
+    incomparable_versions: AtomicU64,
 }
 
 impl Counters {
@@ -189,6 +246,10 @@ impl Counters {
             panics: self.panics.load(Ordering::Relaxed),
             terminal: self.terminal.load(Ordering::Relaxed),
             timeouts: self.timeouts.load(Ordering::Relaxed),
+            parked: self.parked.load(Ordering::Relaxed),
+            woken: self.woken.load(Ordering::Relaxed),
+            parked_timeouts: self.parked_timeouts.load(Ordering::Relaxed),
+            incomparable_versions: self.incomparable_versions.load(Ordering::Relaxed),
         }
     }
 }
@@ -202,6 +263,29 @@ struct Hooks {
     timeouts: Box<dyn CounterMetric>,
     time: Box<dyn HistogramMetric>,
     active: Box<dyn GaugeMetric>,
+    consistency: ConsistencyHooks,
+}
+
+/// The metric objects of the consistency guard.
+struct ConsistencyHooks {
+    parked: Box<dyn CounterMetric>,
+    woken: Box<dyn CounterMetric>,
+    timeouts: Box<dyn CounterMetric>,
+    incomparable: Box<dyn CounterMetric>,
+    parked_keys: Box<dyn SettableGaugeMetric>,
+}
+
+/// What the consistency guard records ([`Recorder::consistency`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum GuardEvent {
+    /// A key was set aside.
+    Parked,
+    /// A set-aside key ran, caught up.
+    Woken,
+    /// A set-aside key ran after the bound.
+    TimedOut,
+    /// A write's resourceVersion did not compare.
+    Incomparable,
 }
 
 /// Counters plus the optional provider's metrics.
@@ -234,11 +318,40 @@ impl Recorder {
             timeouts: p.new_reconcile_timeouts_metric(name),
             time: p.new_reconcile_time_metric(name),
             active: p.new_active_workers_metric(name),
+            consistency: ConsistencyHooks {
+                parked: p.new_consistency_parked_metric(name),
+                woken: p.new_consistency_woken_metric(name),
+                timeouts: p.new_consistency_timeouts_metric(name),
+                incomparable: p.new_consistency_incomparable_metric(name),
+                parked_keys: p.new_consistency_parked_keys_metric(name),
+            },
         });
         Self {
             counters: Counters::default(),
             hooks,
         }
+    }
+
+    /// Counts what the consistency guard did; `parked_now` is the number of keys set aside
+    /// after it.
+    pub(crate) fn consistency(&self, event: GuardEvent, parked_now: usize) {
+        let c = &self.counters;
+        let counter = match event {
+            GuardEvent::Parked => &c.parked,
+            GuardEvent::Woken => &c.woken,
+            GuardEvent::TimedOut => &c.parked_timeouts,
+            GuardEvent::Incomparable => &c.incomparable_versions,
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+        let Some(h) = &self.hooks else { return };
+        let h = &h.consistency;
+        match event {
+            GuardEvent::Parked => h.parked.inc(),
+            GuardEvent::Woken => h.woken.inc(),
+            GuardEvent::TimedOut => h.timeouts.inc(),
+            GuardEvent::Incomparable => h.incomparable.inc(),
+        }
+        h.parked_keys.set(parked_now as f64);
     }
 
     pub(crate) fn started(&self) {

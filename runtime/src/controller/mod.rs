@@ -39,6 +39,10 @@
 //!   informer has synced (`cache.WaitForCacheSync`), starts the workers, and on the shutdown
 //!   future (e.g. [`shutdown_signal`]) drains: the queue refuses new keys, in-flight and
 //!   already-queued keys finish (`ShutDownWithDrain`).
+//! - **Read-your-own-writes, on by default.** The reconcile writes through
+//!   [`req.client()`](Request::client); the next reconcile of the key waits until the
+//!   controller's caches hold those writes, without holding a worker (see "Consistency"
+//!   below; [`consistency_guard`](ControllerBuilder::consistency_guard)).
 //! - **Sharding.** [`sharded`](ControllerBuilder::sharded) makes N replicas share the
 //!   objects, each reconciling only its part, coordinated through Leases and labels alone
 //!   ([`shard`]).
@@ -53,6 +57,52 @@
 //! ([`ReconcileError`], [`ReconcileFailure`]), `filter` ([`Filter`]), `finalizer`
 //! ([`finalizer`]), `owner` (controller references), `metrics` and `prometheus`, and
 //! [`shard`].
+//!
+//! # Consistency
+//!
+//! A cache lags the server: the reconcile of a key writes (creates a child, updates the
+//! status), and when the key is reconciled again shortly after (a requeue, an event of
+//! another object) its informers may not have delivered those writes yet. It then acts on
+//! what it wrote before: a second create that fails with AlreadyExists, a status update
+//! from a stale resourceVersion that fails with Conflict, or worse, a decision taken twice
+//! (a scale-down undone). The consistency guard closes that window:
+//!
+//! 1. Every write the reconcile of key K makes through [`Request::client`] (create, replace,
+//!    patch and server-side apply, delete, the status subresource, on any resource the
+//!    factory has an informer of) is remembered with K: the resourceVersion the server
+//!    answered, or, for a delete that removed the object, its UID (a delete that only set
+//!    `deletionTimestamp` is a write at the answer's resourceVersion). Only the informers
+//!    whose namespace and selectors hold the written object are asked to see it.
+//! 2. Before K is reconciled again the worker asks the guard: once every informer involved
+//!    has seen K's writes (its [watermark](crate::consistency::Watermark) is past the
+//!    version, or it no longer holds the removed UID), K runs. Otherwise K is **parked**: the
+//!    worker marks it done and takes the next key, and the guard adds K back to the queue
+//!    when one of those informers advances far enough. A parked key never holds a worker.
+//! 3. After [`consistency_timeout`](ControllerBuilder::consistency_timeout) (default 10 s) a
+//!    parked key runs anyway, with a warning and `kinform_consistency_timeouts_total`.
+//! 4. A resourceVersion that is not an integer (KEP-5504's comparable versions) cannot be
+//!    waited for: the write is not remembered (fail open) and
+//!    `kinform_consistency_incomparable_versions_total` counts it.
+//!
+//! Not remembered: writes of resources no informer of the factory caches (nothing would tell
+//! when they are seen), writes through [`ReconcileClient::inner`] or
+//! [`TrackedApi::untracked`] and other subresources, a `delete_collection` answered with a
+//! Status. The guard is per key, as KEP-5647's: the reconcile of another key reading an
+//! object K wrote is not held back. Parked keys are not drained at shutdown (they are not
+//! in the queue). Counters: [`ReconcileStats`]'s `parked`, `woken`, `parked_timeouts` and
+//! `incomparable_versions`, and the `kinform_consistency_*` metrics
+//! ([`ControllerMetricsProvider`]).
+//!
+//! Where the others stand: kube-controller-manager (KEP-5647, on by default for the
+//! DaemonSet, StatefulSet, ReplicaSet and Job controllers) keeps the same per-key record of
+//! written resourceVersions and skips the reconcile of a key whose writes its informers have
+//! not seen, requeueing it through the rate limiter as if it had failed, so a key that
+//! waits long backs off further and further. controller-runtime's read-your-own-writes
+//! client (#3472) blocks the reading worker in `Get`/`List` until the cache has seen the
+//! client's earlier writes, which its maintainers note slows controllers that list after
+//! writing. kinform differs in three ways: a waiting key never blocks a worker and is
+//! woken by the informer's advance (no backoff, no polling); incomparable versions fail
+//! open and are counted; and the wait is bounded.
 //!
 //! A Deployment controller that owns ReplicaSets, run here against the in-process
 //! `TestApiServer` until its first reconcile (a program runs it until
@@ -111,9 +161,11 @@
 
 mod action;
 mod builder;
+mod client;
 mod error;
 mod filter;
 mod finalizer;
+mod guard;
 mod metrics;
 mod owner;
 #[cfg(feature = "prometheus")]
@@ -125,9 +177,11 @@ mod watch;
 
 pub use action::{Action, Request};
 pub use builder::{ControllerBuilder, key_of};
+pub use client::{ReconcileClient, TrackedApi};
 pub use error::{ReconcileError, ReconcileFailure};
 pub use filter::Filter;
 pub use finalizer::{FinalizerError, FinalizerEvent, FinalizerWrite, finalizer};
+pub use guard::DEFAULT_CONSISTENCY_TIMEOUT;
 pub use metrics::{ControllerMetricsProvider, ReconcileResult, ReconcileStats};
 pub use owner::{controller_of, controller_reference, is_controlled_by, owner_key};
 #[cfg(feature = "prometheus")]

@@ -10,7 +10,10 @@
 //! `kinform_reconcile_timeouts_total{controller}`. Sharded controllers add kinform's
 //! `kinform_shard_objects{controller,shard}`, `kinform_shard_moves_total{controller}`,
 //! `kinform_shard_handover_seconds{controller}` and
-//! `kinform_shard_assignment_failures_total{controller}` (see [`super::shard`]). The queue metrics are the workqueue's
+//! `kinform_shard_assignment_failures_total{controller}` (see [`super::shard`]); the
+//! consistency guard `kinform_consistency_parked_total`, `kinform_consistency_woken_total`,
+//! `kinform_consistency_timeouts_total`, `kinform_consistency_incomparable_versions_total`
+//! and `kinform_consistency_parked_keys`, each by `controller`. The queue metrics are the workqueue's
 //! [`PrometheusMetricsProvider`], registered in the same registry.
 
 use prometheus::{CounterVec, GaugeVec, HistogramOpts, HistogramVec, Opts, Registry};
@@ -40,6 +43,11 @@ pub struct PrometheusControllerMetrics {
     shard_moves: CounterVec,
     shard_handover: HistogramVec,
     shard_failures: CounterVec,
+    consistency_parked: CounterVec,
+    consistency_woken: CounterVec,
+    consistency_timeouts: CounterVec,
+    consistency_incomparable: CounterVec,
+    consistency_parked_keys: GaugeVec,
 }
 
 const LABEL: &str = "controller";
@@ -115,6 +123,29 @@ impl PrometheusControllerMetrics {
                 "kinform_shard_assignment_failures_total",
                 "Total number of failed shard label writes per sharded controller",
             )?,
+            consistency_parked: counter(
+                "kinform_consistency_parked_total",
+                "Total number of keys set aside until the caches caught up with their writes",
+            )?,
+            consistency_woken: counter(
+                "kinform_consistency_woken_total",
+                "Total number of set-aside keys reconciled once the caches caught up",
+            )?,
+            consistency_timeouts: counter(
+                "kinform_consistency_timeouts_total",
+                "Total number of set-aside keys reconciled anyway after the bound",
+            )?,
+            consistency_incomparable: counter(
+                "kinform_consistency_incomparable_versions_total",
+                "Total number of writes whose resourceVersion is not a comparable integer",
+            )?,
+            consistency_parked_keys: GaugeVec::new(
+                Opts::new(
+                    "kinform_consistency_parked_keys",
+                    "Number of keys set aside now until the caches catch up",
+                ),
+                &[LABEL],
+            )?,
         };
         registry.register(Box::new(this.total.clone()))?;
         registry.register(Box::new(this.errors.clone()))?;
@@ -127,6 +158,11 @@ impl PrometheusControllerMetrics {
         registry.register(Box::new(this.shard_moves.clone()))?;
         registry.register(Box::new(this.shard_handover.clone()))?;
         registry.register(Box::new(this.shard_failures.clone()))?;
+        registry.register(Box::new(this.consistency_parked.clone()))?;
+        registry.register(Box::new(this.consistency_woken.clone()))?;
+        registry.register(Box::new(this.consistency_timeouts.clone()))?;
+        registry.register(Box::new(this.consistency_incomparable.clone()))?;
+        registry.register(Box::new(this.consistency_parked_keys.clone()))?;
         Ok(this)
     }
 }
@@ -217,6 +253,33 @@ impl ControllerMetricsProvider for PrometheusControllerMetrics {
     fn new_shard_assignment_failures_metric(&self, controller: &str) -> Box<dyn CounterMetric> {
         Box::new(Counter(
             self.shard_failures.with_label_values(&[controller]),
+        ))
+    }
+    fn new_consistency_parked_metric(&self, controller: &str) -> Box<dyn CounterMetric> {
+        Box::new(Counter(
+            self.consistency_parked.with_label_values(&[controller]),
+        ))
+    }
+    fn new_consistency_woken_metric(&self, controller: &str) -> Box<dyn CounterMetric> {
+        Box::new(Counter(
+            self.consistency_woken.with_label_values(&[controller]),
+        ))
+    }
+    fn new_consistency_timeouts_metric(&self, controller: &str) -> Box<dyn CounterMetric> {
+        Box::new(Counter(
+            self.consistency_timeouts.with_label_values(&[controller]),
+        ))
+    }
+    fn new_consistency_incomparable_metric(&self, controller: &str) -> Box<dyn CounterMetric> {
+        Box::new(Counter(
+            self.consistency_incomparable
+                .with_label_values(&[controller]),
+        ))
+    }
+    fn new_consistency_parked_keys_metric(&self, controller: &str) -> Box<dyn SettableGaugeMetric> {
+        Box::new(Gauge(
+            self.consistency_parked_keys
+                .with_label_values(&[controller]),
         ))
     }
 }

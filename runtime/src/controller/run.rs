@@ -14,7 +14,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::action::{Action, Request};
 use super::builder::{ControllerBuilder, Register};
+use super::client::ReconcileClient;
 use super::error::ReconcileFailure;
+use super::guard::{Guard, GuardConfig, GuardOwner};
 use super::metrics::{Outcome, ReconcileStats, Recorder};
 use super::queue::{ControllerQueue, QueueSpec};
 use super::shard::{
@@ -43,6 +45,7 @@ pub struct Controller<K> {
     sharding: Option<Sharding<K>>,
     /// [`ControllerBuilder::reconcile_timeout`].
     reconcile_timeout: Option<Duration>,
+    guard: GuardOwner,
 }
 
 /// The parts of a sharded controller ([`ControllerBuilder::sharded`]).
@@ -109,7 +112,10 @@ impl<K: Resource> Controller<K> {
         recorder: Recorder,
         sharding: Option<Sharding<K>>,
         reconcile_timeout: Option<Duration>,
+        guard: GuardConfig,
     ) -> Self {
+        let recorder = Arc::new(recorder);
+        let guard = GuardOwner::new(name.clone(), guard, factory.clone(), recorder.clone());
         Self {
             name,
             workers,
@@ -117,9 +123,10 @@ impl<K: Resource> Controller<K> {
             queue,
             lister,
             watches,
-            recorder: Arc::new(recorder),
+            recorder,
             sharding,
             reconcile_timeout,
+            guard,
         }
     }
 
@@ -393,6 +400,7 @@ impl<K: Resource> Controller<K> {
                     shard.cloned(),
                     halt.clone(),
                     self.reconcile_timeout,
+                    self.guard.0.clone(),
                 ))
             })
             .collect();
@@ -426,7 +434,8 @@ struct Workers {
 }
 
 /// One worker: takes keys until the queue is shut down and empty; once `halt` fires it
-/// drops the keys it takes instead of reconciling them.
+/// drops the keys it takes instead of reconciling them. A key the consistency `guard` sets
+/// aside is marked done without a reconcile (the guard adds it back).
 #[allow(clippy::too_many_arguments)] // the parts of the controller one worker uses
 async fn worker<K, F, Fut, E>(
     name: String,
@@ -437,6 +446,7 @@ async fn worker<K, F, Fut, E>(
     shard: Option<Arc<Shared>>,
     halt: CancellationToken,
     timeout: Option<Duration>,
+    guard: Arc<Guard>,
 ) where
     K: Resource,
     F: Fn(Request<K>) -> Fut + Send + Sync + 'static,
@@ -448,9 +458,14 @@ async fn worker<K, F, Fut, E>(
             queue.done(&key);
             continue;
         }
+        if !guard.admit(&key, &queue, priority) {
+            queue.done(&key);
+            continue;
+        }
         let request = Request {
             object: lister.get_by_key(&key),
             retries: queue.num_requeues(&key),
+            client: ReconcileClient::new(&guard, &key),
             key: key.clone(),
         };
         if let Some(shared) = &shard

@@ -12,7 +12,7 @@ use std::time::Duration;
 use futures_util::future::{BoxFuture, join_all};
 use parking_lot::Mutex;
 
-use super::shared::SharedIndexInformer;
+use super::shared::{CacheView, SharedIndexInformer};
 use crate::lister::Lister;
 use crate::reflector::ListerWatcher;
 use crate::reflector::{ListMode, ReflectorConfig};
@@ -202,7 +202,7 @@ impl InformerFactoryBuilder {
 }
 
 /// What the factory needs from an informer whatever its type.
-trait Control: Send + Sync {
+trait Control: CacheView {
     fn start(&self);
     fn name(&self) -> String;
     fn has_synced(&self) -> bool;
@@ -473,6 +473,26 @@ impl InformerFactory {
             }),
         );
         informer
+    }
+
+    /// The caches of `resource` the factory holds, whatever their object type (typed, lean,
+    /// dynamic, metadata-only), with their scopes: where a write to `resource` shows up.
+    pub(crate) fn caches_of(
+        &self,
+        resource: &ApiResource,
+    ) -> Vec<(InformerScope, Arc<dyn CacheView>)> {
+        self.inner
+            .informers
+            .lock()
+            .iter()
+            .filter(|(k, _)| {
+                k.resource.group == resource.group && k.resource.plural == resource.plural
+            })
+            .map(|(k, e)| {
+                let view: Arc<dyn CacheView> = e.control.clone();
+                (k.scope.clone(), view)
+            })
+            .collect()
     }
 
     fn entries(&self) -> Vec<Arc<Entry>> {

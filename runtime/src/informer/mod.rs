@@ -71,4 +71,5 @@ pub use factory::{
 };
 pub use handler::{EventHandler, EventHandlerFns, Notification};
 pub use registration::Registration;
+pub(crate) use shared::CacheView;
 pub use shared::{AlreadyStarted, MINIMUM_RESYNC_PERIOD, SharedIndexInformer};

@@ -459,6 +459,33 @@ impl<K: HasMetadata> SharedIndexInformer<K> {
     }
 }
 
+/// What the controller's consistency guard asks of a cache, whatever its object type.
+pub(crate) trait CacheView: Send + Sync {
+    /// The informer's name, for logs.
+    fn cache_name(&self) -> &str;
+    /// How far the cache has caught up.
+    fn cache_watermark(&self) -> &Watermark;
+    /// Whether the cache holds the object with `uid` under `key`.
+    fn holds(&self, key: &str, uid: &str) -> bool;
+    /// Whether the informer runs and has synced (a cache that does not cannot catch up).
+    fn is_live(&self) -> bool;
+}
+
+impl<K: HasMetadata> CacheView for SharedIndexInformer<K> {
+    fn cache_name(&self) -> &str {
+        self.name()
+    }
+    fn cache_watermark(&self) -> &Watermark {
+        self.watermark()
+    }
+    fn holds(&self, key: &str, uid: &str) -> bool {
+        self.store().get(key).is_some_and(|o| o.uid() == uid)
+    }
+    fn is_live(&self) -> bool {
+        self.is_running() && self.has_synced()
+    }
+}
+
 impl<K: HasMetadata> Inner<K> {
     pub(crate) fn remove_handler(&self, id: u64) -> bool {
         let mut handlers = self.handlers.write();

@@ -144,8 +144,7 @@ async fn errors_back_off_through_the_rate_limiter_and_success_forgets() {
             requeues: 0,
             errors: 3,
             panics: 0,
-            terminal: 0,
-            timeouts: 0,
+            ..ReconcileStats::default()
         }
     );
     factory.shutdown().await;
