@@ -11,6 +11,8 @@
 //!   history check;
 //! - [`controller`]: factories and a log of reconcile calls that tests wait on;
 //! - [`shard`]: a Widget CRD, a witness of concurrent reconciles and sharded replicas;
+//! - [`consistency`]: a Tally CRD and a controller that counts its acts on a stale cache,
+//!   for the consistency guard;
 //! - [`http`]: a raw HTTP client (no kinform code) for checking the test server against the
 //!   wire protocol itself;
 //! - [`kubectl`]: the real kubectl pointed at a test server;
@@ -24,6 +26,7 @@
 
 use std::time::Duration;
 
+pub mod consistency;
 pub mod controller;
 pub mod env;
 pub mod http;

@@ -12,6 +12,7 @@ mod client_server_faults;
 mod client_server_list;
 mod client_server_subresources;
 mod client_server_watch;
+mod controller_consistency;
 mod controller_errors;
 mod controller_filter;
 mod controller_finalizer;
