@@ -63,7 +63,7 @@
 //! # Ok(()) }
 //! ```
 //!
-//! Where to go next: [`controller::Controller`] (informers, a rate-limited workqueue and
+//! Where to go next: [`controller::Controller`] (informers, a priority workqueue and
 //! workers), [`CustomResource`] (feature `derive`), `kinform_codegen::Generator` (types,
 //! clients and informers from CRD YAML in `build.rs`), and, coming from kube-rs,
 //! [`docs::kube_rs_migration`].

@@ -1,18 +1,6 @@
 //! How a reconcile fails: [`ReconcileFailure`], the bound of the reconcile's error, and
 //! [`ReconcileError`], which marks an error terminal (controller-runtime's
-//! `reconcile.TerminalError`).
-//!
-//! Any error that implements `Display` is a failure that is retried with the key's backoff, so
-//! reconciles written as `Result<Action, E>` with their own `E` keep compiling. A reconcile
-//! that knows that retrying cannot help (a spec that cannot be valid, a reference that the
-//! user must fix) answers `Err(ReconcileError::Terminal(e))`: the controller logs a warning,
-//! counts it (`ReconcileStats::terminal`,
-//! `controller_runtime_terminal_reconcile_errors_total`), forgets the key's failure history
-//! and does not requeue it; the key's next change reconciles it again.
-//!
-//! Upstream does not forget a terminal key's rate-limiter history; here it is forgotten so
-//! that the limiter holds no entry for a key that is out of the retry cycle (bounded memory
-//! when such objects are deleted without ever succeeding).
+//! `reconcile.TerminalError`); the rules are on the types.
 
 use std::fmt::Display;
 
@@ -37,6 +25,17 @@ impl<E: Display + Send + 'static> ReconcileFailure for E {
 }
 
 /// A reconcile's error that says whether to retry.
+///
+/// Any error that implements `Display` is a failure that is retried with the key's backoff,
+/// so reconciles written as `Result<Action, E>` with their own `E` keep compiling. A
+/// reconcile that knows that retrying cannot help (a spec that cannot be valid, a reference
+/// that the user must fix) answers `Err(ReconcileError::Terminal(e))`: the controller logs a
+/// warning, counts it ([`ReconcileStats::terminal`](super::ReconcileStats::terminal),
+/// `controller_runtime_terminal_reconcile_errors_total`, `result="error"`), forgets the
+/// key's failure history and does not requeue it; the key's next change reconciles it again.
+/// Upstream does not forget a terminal key's rate-limiter history; here it is forgotten so
+/// that the limiter holds no entry for a key that is out of the retry cycle (bounded memory
+/// when such objects are deleted without ever succeeding).
 ///
 /// `?` turns any `E` into [`Retry`](Self::Retry) (`From<E>`); a terminal error is built
 /// explicitly:

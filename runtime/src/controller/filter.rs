@@ -1,18 +1,7 @@
 //! [`Filter`]: which update events of a watch queue a key (controller-runtime's
 //! `pkg/predicate`: `GenerationChangedPredicate`, `LabelChangedPredicate`,
 //! `AnnotationChangedPredicate`, `ResourceVersionChangedPredicate`, `NewPredicateFuncs`,
-//! `And`, `Or`).
-//!
-//! A filter sees the old and the new state of an updated object and says whether the update
-//! reaches the workqueue. Adds and deletes always pass (the reconcile of a new or gone object
-//! is never filtered away), as upstream's update predicates do. A resync is an update whose
-//! two states are the same object: the metadata filters drop it, as upstream's do.
-//!
-//! Where kinform differs: [`Filter::generation_changed`] also passes the update that marks an
-//! object for deletion. The API server does not bump `metadata.generation` when it sets
-//! `deletionTimestamp` on an object that finalizers hold, so upstream's
-//! `GenerationChangedPredicate` alone filters that update out, and a controller's finalizer
-//! cleanup never runs (kubernetes-sigs/node-readiness-controller#213).
+//! `And`, `Or`); the rules, and where kinform differs, are on the type.
 //!
 //! Filters are plain closures behind an `Arc`; no predicate crate was considered, as the
 //! pieces are a few comparisons of metadata.
@@ -23,6 +12,17 @@ use std::sync::Arc;
 use kinform_core::resource::HasMetadata;
 
 /// A predicate on a watch's update events: `true` queues the key. Cloning is cheap.
+///
+/// A filter sees the old and the new state of an updated object and says whether the update
+/// reaches the workqueue. Adds and deletes always pass (the reconcile of a new or gone object
+/// is never filtered away), as upstream's update predicates do. A resync is an update whose
+/// two states are the same object: the metadata filters drop it, as upstream's do.
+///
+/// Where kinform differs: [`Filter::generation_changed`] also passes the update that marks an
+/// object for deletion. The API server does not bump `metadata.generation` when it sets
+/// `deletionTimestamp` on an object that finalizers hold, so upstream's
+/// `GenerationChangedPredicate` alone filters that update out, and a controller's finalizer
+/// cleanup never runs (kubernetes-sigs/node-readiness-controller#213).
 ///
 /// Give it to [`ControllerBuilder::filter`](super::ControllerBuilder::filter) (the
 /// controller's own type) or [`filter_related`](super::ControllerBuilder::filter_related)
@@ -100,7 +100,7 @@ impl<K: 'static> Filter<K> {
 impl<K: HasMetadata> Filter<K> {
     /// `metadata.generation` changed (a write to the spec, on kinds that track it), or the
     /// object was just marked for deletion (`deletionTimestamp` set), which the server does
-    /// not count as a new generation (see the [module docs](self)). Kinds without a
+    /// not count as a new generation (see [`Filter`]). Kinds without a
     /// generation (ConfigMaps, Secrets, ...) pass only the deletion mark.
     pub fn generation_changed() -> Self {
         Self::new(|old: &K, new: &K| {

@@ -1,70 +1,7 @@
-//! [`finalizer`]: a reconcile that owns a finalizer on its objects (kube-rs's
-//! `runtime::finalizer`, controller-runtime's `controllerutil.AddFinalizer` /
-//! `RemoveFinalizer` plus the `if deletionTimestamp.IsZero()` branch every controller writes).
-//!
-//! A controller that must release something outside the object when it goes (a cloud
-//! resource, an entry in another system) puts its finalizer on the object; the API server
-//! then keeps a deleted object, with `deletionTimestamp` set, until every finalizer is
-//! removed. The helper runs one reconcile through that cycle:
-//!
-//! | the object | the helper |
-//! | --- | --- |
-//! | not being deleted, without the finalizer | adds it (before any work), then [`Apply`](FinalizerEvent::Apply) on the object the server answered |
-//! | not being deleted, with the finalizer | [`Apply`](FinalizerEvent::Apply) |
-//! | being deleted, with the finalizer | [`Cleanup`](FinalizerEvent::Cleanup); once it succeeds, removes the finalizer (the server then deletes the object if it was the last one) |
-//! | being deleted, without the finalizer | nothing: the cleanup is done (or was never needed) |
-//!
-//! **Conflicts, not lost writes.** Both writes are JSON patches (RFC 6902) that touch only
-//! `metadata.finalizers` and carry `test` operations of the state they were computed from:
-//! the object's UID (a deleted and recreated object of the same name is another object), and
-//! the finalizer list (adding) or the finalizer's position in it (removing). If another
-//! writer changed the list since the cached copy was read, the server refuses the patch
-//! (`422`, the answer to a failed `test`) and the helper answers
-//! [`FinalizerError::Conflict`]: the reconcile fails and is retried with the key's backoff,
-//! on the newer object. Another controller's finalizer is never dropped, and no field other
-//! than the finalizers is written. A `404` (the object is gone) ends the reconcile.
-//!
-//! **The cleanup may run more than once** (its removal conflicted, the process stopped in
-//! between): make it idempotent, as with every finalizer.
-//!
-//! **Where kinform differs.** kube-rs ends the reconcile after adding the finalizer and waits
-//! for the watch event of that write; here `Apply` runs at once on the patched object, so the
-//! first reconcile does the work and an event filter (e.g.
-//! [`Filter::generation_changed`](super::Filter::generation_changed), which a finalizer
-//! write does not pass) cannot hold it back. The finalizer name is checked before any
-//! request (a qualified name, as the API server requires; it warns about names without a
-//! domain, so prefer `example.com/cleanup`).
-//!
-//! ```
-//! # #[tokio::main(flavor = "current_thread")]
-//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! use std::sync::Arc;
-//! use k8s_openapi::api::core::v1::ConfigMap;
-//! use kinform_client::Api;
-//! use kinform_runtime::controller::{Action, FinalizerEvent, finalizer};
-//! use kinform_testserver::TestApiServer;
-//!
-//! let server = TestApiServer::start().await?;
-//! let created = server.create_object(serde_json::json!({
-//!     "apiVersion": "v1", "kind": "ConfigMap",
-//!     "metadata": {"name": "bucket", "namespace": "default"}
-//! }))?;
-//! let object: Arc<ConfigMap> = Arc::new(serde_json::from_value(created)?);
-//! let api: Api<ConfigMap> = Api::namespaced(server.client()?, "default");
-//! // In a reconcile: `finalizer(&api, NAME, req.object?, |event| ...)`.
-//! let action = finalizer(&api, "example.com/release-bucket", object, |event| async move {
-//!     match event {
-//!         FinalizerEvent::Apply(cm) => println!("make the bucket of {:?} exist", cm.metadata.name),
-//!         FinalizerEvent::Cleanup(cm) => println!("delete the bucket of {:?}", cm.metadata.name),
-//!     }
-//!     Ok::<_, std::convert::Infallible>(Action::done())
-//! })
-//! .await?;
-//! assert_eq!(action, Action::done());
-//! let stored = api.get("bucket").await?;
-//! assert_eq!(stored.metadata.finalizers, Some(vec!["example.com/release-bucket".to_owned()]));
-//! # Ok(()) }
-//! ```
+//! The finalizer helper, [`finalizer`] (kube-rs's `runtime::finalizer`,
+//! controller-runtime's `controllerutil.AddFinalizer` / `RemoveFinalizer` plus the
+//! `if deletionTimestamp.IsZero()` branch every controller writes); its rules are on the
+//! function.
 
 use std::fmt;
 use std::future::Future;
@@ -172,15 +109,76 @@ impl<E> FinalizerError<E> {
     }
 }
 
-/// Runs one reconcile of `object` through its finalizer `name` (see the
-/// [module docs](self) for the cycle and the conflict rules): adds the finalizer before any
-/// work, calls `reconcile` with [`FinalizerEvent::Apply`] while the object lives and with
+/// Runs one reconcile of `object` through its finalizer `name`: adds the finalizer before
+/// any work, calls `reconcile` with [`FinalizerEvent::Apply`] while the object lives and with
 /// [`FinalizerEvent::Cleanup`] once it is being deleted, and removes the finalizer when the
 /// cleanup succeeds. Answers the reconcile's [`Action`] (`Action::done()` when there was
-/// nothing to do).
+/// nothing to do). Writes go through `api`'s client to the object's own namespace (an
+/// `Api::all` serves namespaced objects too).
 ///
-/// Writes go through `api`'s client to the object's own namespace (an `Api::all` serves
-/// namespaced objects too).
+/// A controller that must release something outside the object when it goes (a cloud
+/// resource, an entry in another system) puts its finalizer on the object; the API server
+/// then keeps a deleted object, with `deletionTimestamp` set, until every finalizer is
+/// removed. The cycle:
+///
+/// | the object | the helper |
+/// | --- | --- |
+/// | not being deleted, without the finalizer | adds it (before any work), then [`Apply`](FinalizerEvent::Apply) on the object the server answered |
+/// | not being deleted, with the finalizer | [`Apply`](FinalizerEvent::Apply) |
+/// | being deleted, with the finalizer | [`Cleanup`](FinalizerEvent::Cleanup); once it succeeds, removes the finalizer (the server then deletes the object if it was the last one) |
+/// | being deleted, without the finalizer | nothing: the cleanup is done (or was never needed) |
+///
+/// **Conflicts, not lost writes.** Both writes are JSON patches (RFC 6902) that touch only
+/// `metadata.finalizers` and carry `test` operations of the state they were computed from:
+/// the object's UID (a deleted and recreated object of the same name is another object), and
+/// the finalizer list (adding) or the finalizer's position in it (removing). If another
+/// writer changed the list since the cached copy was read, the server refuses the patch
+/// (`422`, the answer to a failed `test`) and the helper answers
+/// [`FinalizerError::Conflict`]: the reconcile fails and is retried with the key's backoff,
+/// on the newer object. Another controller's finalizer is never dropped, and no field other
+/// than the finalizers is written. A `404` (the object is gone) ends the reconcile.
+///
+/// **The cleanup may run more than once** (its removal conflicted, the process stopped in
+/// between): make it idempotent, as with every finalizer.
+///
+/// **Where kinform differs.** kube-rs ends the reconcile after adding the finalizer and waits
+/// for the watch event of that write; here `Apply` runs at once on the patched object, so the
+/// first reconcile does the work and an event filter (e.g.
+/// [`Filter::generation_changed`](super::Filter::generation_changed), which a finalizer
+/// write does not pass) cannot hold it back. The finalizer name is checked before any
+/// request (a qualified name, as the API server requires; it warns about names without a
+/// domain, so prefer `example.com/cleanup`).
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use std::sync::Arc;
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use kinform_client::Api;
+/// use kinform_runtime::controller::{Action, FinalizerEvent, finalizer};
+/// use kinform_testserver::TestApiServer;
+///
+/// let server = TestApiServer::start().await?;
+/// let created = server.create_object(serde_json::json!({
+///     "apiVersion": "v1", "kind": "ConfigMap",
+///     "metadata": {"name": "bucket", "namespace": "default"}
+/// }))?;
+/// let object: Arc<ConfigMap> = Arc::new(serde_json::from_value(created)?);
+/// let api: Api<ConfigMap> = Api::namespaced(server.client()?, "default");
+/// // In a reconcile: `finalizer(&api, NAME, req.object?, |event| ...)`.
+/// let action = finalizer(&api, "example.com/release-bucket", object, |event| async move {
+///     match event {
+///         FinalizerEvent::Apply(cm) => println!("make the bucket of {:?} exist", cm.metadata.name),
+///         FinalizerEvent::Cleanup(cm) => println!("delete the bucket of {:?}", cm.metadata.name),
+///     }
+///     Ok::<_, std::convert::Infallible>(Action::done())
+/// })
+/// .await?;
+/// assert_eq!(action, Action::done());
+/// let stored = api.get("bucket").await?;
+/// assert_eq!(stored.metadata.finalizers, Some(vec!["example.com/release-bucket".to_owned()]));
+/// # Ok(()) }
+/// ```
 pub async fn finalizer<K, F, Fut, E>(
     api: &Api<K>,
     name: &str,
