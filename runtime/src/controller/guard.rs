@@ -10,7 +10,7 @@
 //! subscribed to the watermarks of the caches involved, adds it back to the queue once they
 //! have caught up, or once the bound has passed (then it runs anyway, with a warning).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -106,8 +106,6 @@ struct Parked {
     /// Where to add it back, at which priority (the queue it was popped from).
     queue: ControllerQueue,
     priority: Priority,
-    /// Not added back yet.
-    waiting: bool,
 }
 
 #[derive(Default)]
@@ -121,6 +119,8 @@ struct State {
     keys: HashMap<String, Entry>,
     /// Entries with `parked` set.
     parked: usize,
+    /// The parked keys not added back yet (what the waker looks at).
+    waiting: HashSet<String>,
     /// `keys.len()` after the last prune.
     pruned_at: usize,
 }
@@ -214,6 +214,7 @@ impl Guard {
             let was_parked = entry.parked.is_some();
             state.keys.remove(key);
             if was_parked {
+                state.waiting.remove(key);
                 state.parked -= 1;
                 let parked = state.parked;
                 drop(state);
@@ -226,6 +227,7 @@ impl Guard {
                 let waited = now - p.since;
                 let pending = format!("{:?}", entry.needs);
                 state.keys.remove(key);
+                state.waiting.remove(key);
                 state.parked -= 1;
                 let parked = state.parked;
                 drop(state);
@@ -237,9 +239,9 @@ impl Guard {
                 return true;
             }
             Some(p) => {
-                p.waiting = true;
                 p.queue = queue.clone();
                 p.priority = priority;
+                state.waiting.insert(key.to_owned());
             }
             None => {
                 entry.parked = Some(Parked {
@@ -247,8 +249,8 @@ impl Guard {
                     since: now,
                     queue: queue.clone(),
                     priority,
-                    waiting: true,
                 });
+                state.waiting.insert(key.to_owned());
                 state.parked += 1;
                 let parked = state.parked;
                 tracing::debug!(controller = %self.controller, %key, needs = ?state.keys.get(key).map(|e| &e.needs), "the caches lag the key's last writes; set aside");
@@ -320,21 +322,25 @@ impl Guard {
     /// Parked keys that may run now (caught up, or past their bound), taken off the waiting
     /// list, and the earliest deadline of the others.
     fn due(&self, now: Instant) -> (Vec<(ControllerQueue, String, Priority)>, Option<Instant>) {
-        let mut state = self.state.lock();
+        let mut guard = self.state.lock();
+        let state = &mut *guard;
         let mut ready = Vec::new();
         let mut next: Option<Instant> = None;
-        for (key, entry) in state.keys.iter_mut() {
-            let Some(p) = entry.parked.as_mut().filter(|p| p.waiting) else {
-                continue;
+        state.waiting.retain(|key| {
+            let Some(entry) = state.keys.get_mut(key) else {
+                return false;
+            };
+            let Some(p) = &entry.parked else {
+                return false;
             };
             entry.needs.retain(|n| !n.met());
             if entry.needs.is_empty() || now >= p.deadline {
-                p.waiting = false;
                 ready.push((p.queue.clone(), key.clone(), p.priority));
-                continue;
+                return false;
             }
             next = Some(next.map_or(p.deadline, |n| n.min(p.deadline)));
-        }
+            true
+        });
         (ready, next)
     }
 }
@@ -500,10 +506,7 @@ impl Guard {
     fn due_watermarks(&self) -> Vec<Watermark> {
         let state = self.state.lock();
         let mut out: Vec<Watermark> = Vec::new();
-        for entry in state.keys.values() {
-            if !entry.parked.as_ref().is_some_and(|p| p.waiting) {
-                continue;
-            }
+        for entry in state.waiting.iter().filter_map(|k| state.keys.get(k)) {
             for need in &entry.needs {
                 let w = need.cache.cache_watermark();
                 if !out.iter().any(|o| o.same(w)) {
