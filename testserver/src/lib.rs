@@ -168,6 +168,7 @@
 //! # Ok(()) }
 //! ```
 
+mod admission;
 mod authorization;
 mod connect;
 mod controllers;
@@ -266,6 +267,18 @@ pub(crate) struct State {
     pub requests: server::request_log::RequestLog,
     /// Tokens, and whether RBAC is enforced.
     pub auth: authorization::Auth,
+    /// The loopback addresses of the Services webhooks name.
+    pub services: Arc<admission::Services>,
+}
+
+impl State {
+    /// What admission needs of the server.
+    pub(crate) fn admission(&self) -> admission::Context {
+        admission::Context {
+            storage: self.storage.clone(),
+            services: self.services.clone(),
+        }
+    }
 }
 
 /// Configures a [`TestApiServer`].
@@ -428,6 +441,7 @@ impl TestApiServerBuilder {
             connect: connect::Connect::default(),
             requests: server::request_log::RequestLog::default(),
             auth: authorization::Auth::new(self.rbac),
+            services: Arc::default(),
         });
         let ca_pem = tls.as_ref().map(|t| t.ca_pem.clone());
         let task = tokio::spawn(serve(listener, state.clone(), tls.map(|t| t.acceptor)));
@@ -693,6 +707,16 @@ impl TestApiServer {
     /// client encoded it); at most the latest 10,000.
     pub fn requests(&self) -> Vec<String> {
         self.state.requests.entries()
+    }
+
+    /// Makes the Service `namespace/name` answer on its `port` at `addr`, for the webhooks
+    /// (admission and CRD conversion) whose `clientConfig.service` names it: kube-apiserver
+    /// resolves such a reference through the Service's endpoints and calls
+    /// `https://<name>.<namespace>.svc:<port><path>`; this server connects to `addr` instead
+    /// and verifies the certificate for that same host name against the `caBundle`. A
+    /// Service no test registered fails the call (then `failurePolicy` decides).
+    pub fn register_service_port(&self, namespace: &str, name: &str, port: u16, addr: SocketAddr) {
+        self.state.services.register(namespace, name, port, addr);
     }
 
     /// The latest resourceVersion handed out.

@@ -64,7 +64,8 @@ pub(crate) fn new_uid() -> String {
     )
 }
 
-fn random_suffix() -> String {
+/// Five random characters of `generateName` (`SimpleNameGenerator`'s alphabet).
+pub(crate) fn random_suffix() -> String {
     const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
     let mut rng = rand::rng();
     (0..5)
@@ -160,15 +161,41 @@ pub(crate) fn create(
         m.remove("namespace");
     }
     let ns = meta["namespace"].as_str().unwrap_or_default().to_owned();
+    // The mutating admission point: after decoding, defaulting and the request's namespace,
+    // before the strategy's `PrepareForCreate` and validation. A webhook's answer is decoded
+    // (pruned) and defaulted as a request body is, its unknown fields dropped silently.
+    if let Some(gate) = check.admission.as_mut()
+        && gate.mutating(&mut value, None, None)?
+    {
+        check_type(info, &mut value)?;
+        validate::decode(inner, info, &mut value, &mut Check::ignoring_unknown())?;
+        if !custom {
+            strategy::default(info, &mut value);
+        }
+        if info.namespaced {
+            value["metadata"]["namespace"] = json!(ns);
+        }
+    }
+    let meta = &mut value["metadata"];
     let storage = info.storage_key();
     let name = match meta["name"].as_str().filter(|n| !n.is_empty()) {
         Some(n) => n.to_owned(),
         None => match meta["generateName"].as_str().filter(|g| !g.is_empty()) {
             // Retried on collision, as the RetryGenerateName feature does (8 attempts).
-            Some(prefix) => (0..8)
-                .map(|_| format!("{prefix}{}", random_suffix()))
-                .find(|n| inner.get(&storage, &object_key(&ns, n)).is_none())
-                .unwrap_or_else(|| format!("{prefix}{}", random_suffix())),
+            Some(prefix) => {
+                // Under admission the same suffixes are tried on every pass of the write.
+                let suffix = |i: usize| {
+                    check
+                        .admission
+                        .as_ref()
+                        .and_then(|gate| gate.suffixes.get(i).cloned())
+                        .unwrap_or_else(random_suffix)
+                };
+                (0..8)
+                    .map(|i| format!("{prefix}{}", suffix(i)))
+                    .find(|n| inner.get(&storage, &object_key(&ns, n)).is_none())
+                    .unwrap_or_else(|| format!("{prefix}{}", suffix(8)))
+            }
             None => {
                 return Err(ApiError::invalid(
                     &info.group,
@@ -217,11 +244,16 @@ pub(crate) fn create(
     // The uid is the server's (a client's is replaced), set before the strategy, which may
     // use it (a Job's generated selector).
     value["metadata"]["name"] = json!(name);
-    value["metadata"]["uid"] = json!(new_uid());
+    let uid = check
+        .admission
+        .as_ref()
+        .map_or_else(new_uid, |gate| gate.uid.clone());
+    value["metadata"]["uid"] = json!(uid);
     if !custom {
         let services = other_services(inner, info, None);
         strategy::prepare_create(info, &mut value, &services)?;
         validate::builtin(info, &name, &value, None)?;
+        crate::admission::validate_configuration(info, &value)?;
     }
     if info.is_namespace() {
         // The namespace strategy: the `kubernetes` finalizer the namespace controller
@@ -245,10 +277,12 @@ pub(crate) fn create(
     } else {
         None
     };
-    let rv = inner.next_rv();
+    let created = check
+        .admission
+        .as_ref()
+        .map_or_else(now_rfc3339, |gate| gate.now.clone());
     let meta = &mut value["metadata"];
-    meta["resourceVersion"] = json!(rv.to_string());
-    meta["creationTimestamp"] = json!(now_rfc3339());
+    meta["creationTimestamp"] = json!(created);
     if let Some(m) = meta.as_object_mut() {
         m.remove("deletionTimestamp");
         m.remove("deletionGracePeriodSeconds");
@@ -257,6 +291,13 @@ pub(crate) fn create(
             m.insert("generation".into(), json!(1));
         }
     }
+    // The validating admission point: the object as it will be stored, but for its
+    // resourceVersion, which the storage gives.
+    if let Some(gate) = check.admission.as_mut() {
+        gate.validating(&value, None, None)?;
+    }
+    let rv = inner.next_rv();
+    value["metadata"]["resourceVersion"] = json!(rv.to_string());
     if let Some(versions) = crd_versions {
         register_crd(inner, &mut value, versions);
     }
@@ -425,6 +466,18 @@ fn replace(
         v["apiVersion"] = json!(info.api_version());
         v
     };
+    // The mutating admission point of an update (and of a patch, once applied): the
+    // decoded and defaulted object, before `PrepareForUpdate` and validation.
+    if let Some(gate) = check.admission.as_mut() {
+        let custom = is_custom(inner, info);
+        if !custom {
+            strategy::default(info, &mut body);
+        }
+        if gate.mutating(&mut body, Some(&old_v), Some(old.rv))? {
+            check_type(info, &mut body)?;
+            validate::decode(inner, info, &mut body, &mut Check::ignoring_unknown())?;
+        }
+    }
     let mut new = if status_only {
         let mut v = old_v.clone();
         set_or_remove(&mut v, "status", body.get("status").cloned());
@@ -460,11 +513,17 @@ fn replace(
     new["metadata"]["resourceVersion"] = json!(old.rv.to_string());
     if !status_only && !is_custom(inner, info) {
         validate::builtin(info, &old.name, &new, Some(&old_v))?;
+        crate::admission::validate_configuration(info, &new)?;
     }
     if info.is_crd() {
         crate::registry::validate_crd(&new, Some(&old_v))?;
     }
     validate::validate(inner, info, &old.name, &mut new, Some(&old_v))?;
+    // The validating admission point of an update: before storage (and before its no-op
+    // detection: a webhook sees an update that changes nothing too).
+    if let Some(gate) = check.admission.as_mut() {
+        gate.validating(&new, Some(&old_v), Some(old.rv))?;
+    }
     crate::handlers::fieldmanager::on_write(inner, info, Some(&old_v), &mut new, status_only);
     if new == old_v {
         return Ok(old.clone());

@@ -16,6 +16,7 @@ use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use serde_json::{Value, json};
 
+use crate::admission::{Gate, Operation, Request as AdmissionRequest, UserInfo};
 use crate::handlers::negotiation::body::Body;
 use crate::handlers::negotiation::render::{
     Form, IncludeObject, object_bytes, render_object, to_bytes,
@@ -86,6 +87,7 @@ pub(crate) fn error_response(e: &ApiError) -> Response<Body> {
 }
 
 /// Where a resource request points.
+#[derive(Clone)]
 struct Target {
     info: Arc<ResourceInfo>,
     namespace: Option<String>,
@@ -225,19 +227,183 @@ async fn route(state: &Arc<State>, req: Request<Incoming>) -> Result<Response<Bo
     if method == Method::GET && target.name.is_none() {
         wait_for_rv(state, &query).await;
     }
-    crate::handlers::fieldmanager::with_writer(writer, || {
-        dispatch(
-            state,
-            &user,
-            &method,
-            &path,
-            target,
-            form,
-            &query,
-            &content_type,
-            &body,
-        )
-    })
+    let Some(mut gate) = admission_gate(state, &user, &method, &target, &query, &content_type, &body)?
+    else {
+        return crate::handlers::fieldmanager::with_writer(writer, || {
+            dispatch(
+                state,
+                &user,
+                &method,
+                &path,
+                target,
+                form,
+                &query,
+                &content_type,
+                &body,
+                &mut None,
+            )
+        });
+    };
+    let cx = state.admission();
+    if gate.request.operation == Some(Operation::Delete) {
+        // Admitted before the delete, with the stored object; a missing one is the
+        // delete's 404.
+        let stored = {
+            let inner = state.storage.lock();
+            let key = crate::storage::object_key(
+                target.namespace.as_deref().unwrap_or_default(),
+                target.name.as_deref().unwrap_or_default(),
+            );
+            inner.get(&target.info.storage_key(), &key).map(|o| {
+                let mut v = o.value_for(&target.info);
+                v["apiVersion"] = json!(target.info.api_version());
+                v
+            })
+        };
+        if let Some(old) = stored {
+            gate.admit_delete(&cx, &old).await?;
+        }
+        let answer = crate::handlers::fieldmanager::with_writer(writer, || {
+            dispatch(
+                state,
+                &user,
+                &method,
+                &path,
+                target,
+                form,
+                &query,
+                &content_type,
+                &body,
+                &mut None,
+            )
+        });
+        return answer.map(|r| webhook_warnings(r, &gate.warnings));
+    }
+    // The write runs until the gate has every answer it waits for (module `admission`).
+    let mut slot = Some(gate);
+    loop {
+        let answer = crate::handlers::fieldmanager::with_writer(writer.clone(), || {
+            dispatch(
+                state,
+                &user,
+                &method,
+                &path,
+                target.clone(),
+                form,
+                &query,
+                &content_type,
+                &body,
+                &mut slot,
+            )
+        });
+        let Some(gate) = slot.as_mut() else {
+            return answer;
+        };
+        if gate.is_pending() {
+            gate.settle(&cx).await?;
+            continue;
+        }
+        return answer.map(|r| webhook_warnings(r, &gate.warnings));
+    }
+}
+
+/// The webhooks' warnings as `Warning: 299` headers.
+fn webhook_warnings(response: Response<Body>, warnings: &[String]) -> Response<Body> {
+    let check = Check {
+        warnings: warnings.to_vec(),
+        ..Check::default()
+    };
+    check.with_warnings(response)
+}
+
+/// The admission of a write that stored webhooks may select, or `None` (every other
+/// request, and every request while no webhook could select it).
+fn admission_gate(
+    state: &State,
+    user: &crate::authorization::User,
+    method: &Method,
+    t: &Target,
+    q: &Query,
+    content_type: &str,
+    body: &Bytes,
+) -> Result<Option<Gate>, ApiError> {
+    let sub = t.sub.as_deref().unwrap_or_default();
+    if !matches!(sub, "" | "status") || crate::handlers::review::is_review(&t.info) {
+        return Ok(None);
+    }
+    if t.info.group.is_empty() && t.info.plural == "bindings" {
+        return Ok(None);
+    }
+    let apply = *method == Method::PATCH && crate::handlers::fieldmanager::is_apply(content_type);
+    use Operation::{Create, Delete, Update};
+    let (operations, operation, options_kind): (&[Operation], _, _) =
+        match (method, t.name.is_some()) {
+            (&Method::POST, false) if sub.is_empty() => {
+                (&[Create], Some(Create), "CreateOptions")
+            }
+            (&Method::PUT, true) => (&[Update], Some(Update), "UpdateOptions"),
+            (&Method::PATCH, true) if apply => (&[Create, Update], None, "PatchOptions"),
+            (&Method::PATCH, true) => (&[Update], Some(Update), "PatchOptions"),
+            (&Method::DELETE, true) if sub.is_empty() => {
+                (&[Delete], Some(Delete), "DeleteOptions")
+            }
+            _ => return Ok(None),
+        };
+    if !crate::admission::may_apply(&state.storage.lock(), &t.info, sub, operations) {
+        return Ok(None);
+    }
+    let (dry_run, mut options) = if operation == Some(Delete) {
+        let parsed = delete::DeleteOptions::parse(body, q)?;
+        let sent = serde_json::from_slice::<Value>(body)
+            .ok()
+            .filter(Value::is_object)
+            .unwrap_or_else(|| json!({}));
+        (parsed.dry_run, sent)
+    } else {
+        (q.dry_run()?, json!({}))
+    };
+    options["kind"] = json!(options_kind);
+    options["apiVersion"] = json!("meta.k8s.io/v1");
+    if dry_run {
+        options["dryRun"] = json!(["All"]);
+    }
+    if operation != Some(Delete) {
+        for key in ["fieldManager", "fieldValidation"] {
+            if let Some(v) = q.get(key).filter(|v| !v.is_empty()) {
+                options[key] = json!(v);
+            }
+        }
+        if apply && q.flag("force") == Some(true) {
+            options["force"] = json!(true);
+        }
+    }
+    let request = AdmissionRequest {
+        info: t.info.clone(),
+        subresource: sub.to_owned(),
+        namespace: t.namespace.clone().unwrap_or_default(),
+        name: t.name.clone().unwrap_or_default(),
+        user: UserInfo {
+            username: user.name.clone(),
+            groups: user.groups.clone(),
+        },
+        dry_run,
+        options,
+        operation,
+    };
+    Ok(Some(Gate::new(
+        request,
+        json_patch,
+        write::new_uid(),
+        (0..9).map(|_| write::random_suffix()).collect(),
+        write::now_rfc3339(),
+    )))
+}
+
+/// A webhook's JSON Patch, applied as a PATCH request's is.
+fn json_patch(target: Value, patch: &[u8]) -> Result<Value, String> {
+    PatchType::Json
+        .apply(target, patch, None)
+        .map_err(|e| e.message)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -251,6 +417,7 @@ fn dispatch(
     q: &Query,
     content_type: &str,
     body: &Bytes,
+    admission: &mut Option<Gate>,
 ) -> Result<Response<Body>, ApiError> {
     let info = &t.info;
     let ns = t.namespace.as_deref();
@@ -407,23 +574,33 @@ fn dispatch(
             }
             let value = parse_json(body)?;
             let mut check = Check::from_request(q, body, "CreateOptions")?;
-            let mut inner = state.storage.write(dry_run);
-            let obj = write::create(&mut inner, info, ns, value, &mut check)?;
+            check.admission = admission.take();
+            let created = {
+                let mut inner = state.storage.write(dry_run);
+                write::create(&mut inner, info, ns, value, &mut check)
+            };
+            *admission = check.admission.take();
+            let obj = created?;
             Ok(check.with_warnings(ok(201, &obj)))
         }
         "update" => {
             let value = parse_json(body)?;
             let mut check = Check::from_request(q, body, "UpdateOptions")?;
-            let mut inner = state.storage.write(dry_run);
-            let obj = write::update(
-                &mut inner,
-                info,
-                ns.unwrap_or_default(),
-                t.name.as_deref().unwrap_or_default(),
-                status_only,
-                value,
-                &mut check,
-            )?;
+            check.admission = admission.take();
+            let updated = {
+                let mut inner = state.storage.write(dry_run);
+                write::update(
+                    &mut inner,
+                    info,
+                    ns.unwrap_or_default(),
+                    t.name.as_deref().unwrap_or_default(),
+                    status_only,
+                    value,
+                    &mut check,
+                )
+            };
+            *admission = check.admission.take();
+            let obj = updated?;
             Ok(check.with_warnings(ok(200, &obj)))
         }
         "patch" if crate::handlers::fieldmanager::is_apply(content_type) => {
@@ -431,35 +608,45 @@ fn dispatch(
             // merged, not scanned for duplicates as a JSON body is.
             let mut check = Check::from_request(q, b"{}", "PatchOptions")?;
             check.patch = true;
-            let mut inner = state.storage.write(dry_run);
+            check.admission = admission.take();
             let name = t.name.as_deref().unwrap_or_default();
-            let (obj, created) = crate::handlers::fieldmanager::apply(
-                &mut inner,
-                info,
-                ns,
-                name,
-                status_only,
-                q,
-                body,
-                &mut check,
-            )?;
+            let applied = {
+                let mut inner = state.storage.write(dry_run);
+                crate::handlers::fieldmanager::apply(
+                    &mut inner,
+                    info,
+                    ns,
+                    name,
+                    status_only,
+                    q,
+                    body,
+                    &mut check,
+                )
+            };
+            *admission = check.admission.take();
+            let (obj, created) = applied?;
             Ok(check.with_warnings(ok(if created { 201 } else { 200 }, &obj)))
         }
         "patch" => {
             crate::handlers::fieldmanager::check_patch_options(q)?;
             let pt = PatchType::from_content_type(content_type)?;
             let mut check = Check::from_request(q, body, "PatchOptions")?;
-            let mut inner = state.storage.write(dry_run);
-            let obj = write::patch(
-                &mut inner,
-                info,
-                ns.unwrap_or_default(),
-                t.name.as_deref().unwrap_or_default(),
-                status_only,
-                pt,
-                body,
-                &mut check,
-            )?;
+            check.admission = admission.take();
+            let patched = {
+                let mut inner = state.storage.write(dry_run);
+                write::patch(
+                    &mut inner,
+                    info,
+                    ns.unwrap_or_default(),
+                    t.name.as_deref().unwrap_or_default(),
+                    status_only,
+                    pt,
+                    body,
+                    &mut check,
+                )
+            };
+            *admission = check.admission.take();
+            let obj = patched?;
             Ok(check.with_warnings(ok(200, &obj)))
         }
         "delete" => {

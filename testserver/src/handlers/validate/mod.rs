@@ -121,6 +121,8 @@ pub(crate) struct Check {
     pub warnings: Vec<String>,
     /// Whether the request is a PATCH (its strict errors are not prefixed with the kind).
     pub patch: bool,
+    /// The request's admission, when webhooks may select it (module `admission`).
+    pub admission: Option<crate::admission::Gate>,
 }
 
 impl Check {
@@ -153,7 +155,17 @@ impl Check {
             duplicates: decode::duplicate_fields(body),
             warnings: Vec::new(),
             patch: options_kind == "PatchOptions",
+            admission: None,
         })
+    }
+
+    /// The check of an object that is not the request body (a webhook's answer): unknown
+    /// fields are dropped without a word.
+    pub fn ignoring_unknown() -> Self {
+        Self {
+            directive: FieldValidation::Ignore,
+            ..Self::default()
+        }
     }
 
     /// Adds the `Warning` headers to a response.
