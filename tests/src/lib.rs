@@ -20,7 +20,9 @@
 //! - [`proxy`]: a TCP proxy in front of the server for one client: counts the bytes it has
 //!   read (backpressure tests), and cuts it off and heals the link (partition tests);
 //! - [`mock`]: a small canned HTTP(S) server with its own CA, for client tests that need
-//!   answers no real server gives.
+//!   answers no real server gives;
+//! - [`webhook`]: small admission and conversion webhook servers over real TLS that decide
+//!   on what they are sent, for the tests of TestApiServer's webhook calls.
 //!
 //! Waits are for conditions ([`eventually`]), never fixed sleeps.
 
@@ -36,6 +38,7 @@ pub mod mock;
 pub mod proxy;
 pub mod python;
 pub mod shard;
+pub mod webhook;
 
 /// Resident memory of this process (`VmRSS` of `/proc/self/status`), in bytes; 0 where it
 /// cannot be read (not Linux).
