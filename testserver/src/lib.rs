@@ -43,6 +43,12 @@
 //!   and defaulted from their structural schema, `fieldValidation=Strict|Warn|Ignore` on
 //!   unknown and duplicate fields, 422 Invalid with one cause per schema failure, CRD
 //!   `x-kubernetes-validations` CEL rules (with `oldSelf` on update);
+//! - admission webhooks: the stored Mutating- and ValidatingWebhookConfigurations are called
+//!   on every write they select, over HTTPS with their `caBundle` (`url`, or a `service`
+//!   resolved to the address a test gives [`TestApiServer::register_service_port`]), with
+//!   kube-apiserver's rules, selectors, `matchConditions`, order, reinvocation, failure
+//!   policies, timeouts and error messages; CRDs with `conversion.strategy: Webhook` are
+//!   stored in their storage version and converted by their webhook (module `admission`);
 //! - garbage collection of dependents through `ownerReferences` (`controllers::gc`), as
 //!   kube-controller-manager does in a real cluster, and namespace termination as the
 //!   namespace controller does.
@@ -55,6 +61,7 @@
 //! - `server`: serving, routing and the filters around a request (`router`, `tls`, `faults`,
 //!   `request_log`);
 //! - `authorization`: bearer tokens and RBAC;
+//! - `admission`: the webhooks a write calls (admission and CRD conversion);
 //! - `discovery`: discovery documents and `/openapi/v2`, `/openapi/v3` (`openapi`);
 //! - `handlers`: one module a verb (`list`, `watch`, `write`, `delete`, `patch`, `scale`),
 //!   the pod subresources that are writes (`eviction`, `binding`, `ephemeral`), the computed

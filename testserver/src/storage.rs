@@ -27,7 +27,7 @@ use crate::registry::{Registry, ResourceInfo, events};
 use crate::status::ApiError;
 
 /// One stored object: its serialized form and the parsed fields selectors need.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct Obj {
     /// The object as JSON.
     pub bytes: Bytes,
@@ -45,6 +45,11 @@ pub(crate) struct Obj {
     pub fields: Vec<(String, String)>,
     /// `apiVersion` as stored.
     pub api_version: String,
+    /// The object in the other versions of its resource, as a conversion webhook gave them
+    /// (custom resources with `strategy: Webhook`, module `admission::conversion`): each
+    /// version's whole object, whose metadata but labels and annotations is the stored
+    /// object's when read.
+    pub views: Arc<Vec<(String, Value)>>,
 }
 
 impl Obj {
@@ -87,7 +92,21 @@ impl Obj {
             labels,
             fields,
             api_version: s(&value["apiVersion"]),
+            views: Arc::default(),
         }
+    }
+
+    /// The same object with its forms in other versions.
+    pub fn with_views(mut self, views: Vec<(String, Value)>) -> Self {
+        self.views = Arc::new(views);
+        self
+    }
+
+    /// The same object keeping the other versions' forms of `previous` (a change of
+    /// metadata only: deletion timestamps, finalizers, a delete's resourceVersion).
+    pub fn keeping_views(mut self, previous: &Obj) -> Self {
+        self.views = previous.views.clone();
+        self
     }
 
     /// The values of `info`'s selectable fields in `value`.
@@ -117,6 +136,22 @@ impl Obj {
         }
         if events::is_event(info) && api_version == events::EVENTS_V1 {
             return events::from_core(&v);
+        }
+        if let Some((_, view)) = self.views.iter().find(|(av, _)| *av == api_version) {
+            let mut view = view.clone();
+            let mut meta = v["metadata"].take();
+            for key in ["labels", "annotations"] {
+                match view["metadata"].get(key) {
+                    Some(x) if !x.is_null() => meta[key] = x.clone(),
+                    _ => {
+                        if let Some(m) = meta.as_object_mut() {
+                            m.remove(key);
+                        }
+                    }
+                }
+            }
+            view["metadata"] = meta;
+            return view;
         }
         v["apiVersion"] = Value::String(api_version);
         v
@@ -474,6 +509,38 @@ impl Inner {
             .insert(obj.key.clone(), Arc::new(obj));
     }
 
+    /// Replaces the form in `api_version` of the object stored as `current` (when it still
+    /// is: same key, same state), without an event: nothing was written, a conversion
+    /// webhook was asked again (module `admission::conversion`).
+    pub fn refresh_view(
+        &mut self,
+        storage: &str,
+        current: &Arc<Obj>,
+        api_version: &str,
+        view: Value,
+    ) {
+        if self.dry_run {
+            return;
+        }
+        let Some(table) = self.tables.get_mut(storage) else {
+            return;
+        };
+        let Some(stored) = table.get_mut(&current.key) else {
+            return;
+        };
+        if !Arc::ptr_eq(stored, current) {
+            return;
+        }
+        let mut views: Vec<(String, Value)> = current
+            .views
+            .iter()
+            .filter(|(v, _)| v != api_version)
+            .cloned()
+            .collect();
+        views.push((api_version.to_owned(), view));
+        *stored = Arc::new((**current).clone().with_views(views));
+    }
+
     /// Drops the history: resumes from any earlier resourceVersion now get 410.
     pub fn compact(&mut self) {
         self.history.clear();
@@ -507,8 +574,10 @@ impl Inner {
                 labels: obj.labels.clone(),
                 fields: obj.fields.clone(),
                 api_version: obj.api_version.clone(),
+                views: Arc::default(),
             },
         };
+        let dead = dead.keeping_views(obj);
         self.commit(storage, EventType::Deleted, dead, Some(obj.clone()))
     }
 

@@ -179,6 +179,52 @@ pub(crate) async fn convert(
     Ok(objects)
 }
 
+/// Asks the conversion webhook of `info`'s CRD again for the stored objects a GET or a
+/// LIST of `info`'s version reads (`name`: one object; else those of `namespace`, or all),
+/// as kube-apiserver converts every object it reads from etcd; their forms in that version
+/// are refreshed in the store. A failure is the read's answer. Nothing to do for a
+/// built-in, a CRD without a conversion webhook, or objects stored in the version read.
+pub(crate) async fn refresh(
+    cx: &Context,
+    info: &crate::registry::ResourceInfo,
+    namespace: Option<&str>,
+    name: Option<&str>,
+) -> Result<(), ApiError> {
+    let to = info.api_version();
+    let storage = info.storage_key();
+    let (crd, objects) = {
+        let inner = cx.storage.lock();
+        let Some(crd) = inner.crd_of(info).map(|c| c.value()).filter(is_webhook) else {
+            return Ok(());
+        };
+        let objects: Vec<_> = match name {
+            Some(n) => inner
+                .get(
+                    &storage,
+                    &crate::storage::object_key(namespace.unwrap_or_default(), n),
+                )
+                .into_iter()
+                .collect(),
+            None => inner.objects(&storage, namespace),
+        };
+        let objects: Vec<_> = objects
+            .into_iter()
+            .filter(|o| o.api_version != to)
+            .collect();
+        (crd, objects)
+    };
+    if objects.is_empty() {
+        return Ok(());
+    }
+    let values = objects.iter().map(|o| o.value()).collect();
+    let converted = convert(cx, Some(&crd), values, &to).await?;
+    let mut inner = cx.storage.lock();
+    for (current, view) in objects.iter().zip(converted) {
+        inner.refresh_view(&storage, current, &to, view);
+    }
+    Ok(())
+}
+
 /// The converted objects of a `ConversionReview` answer (`getConvertedObjectsFromResponse`).
 fn answer_objects(version: &str, uid: &str, body: &[u8]) -> Result<Vec<Value>, String> {
     let review: Value = serde_json::from_slice(body).map_err(|e| e.to_string())?;

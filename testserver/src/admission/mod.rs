@@ -203,6 +203,13 @@ enum Pending {
         old: Option<Value>,
         old_rv: Option<u64>,
     },
+    /// The conversion webhook's forms of the object in the storage version and the other
+    /// served versions.
+    Convert {
+        object: Value,
+        storage: String,
+        others: Vec<String>,
+    },
 }
 
 /// One answer of the webhooks, for the input it was given.
@@ -223,6 +230,7 @@ pub(crate) struct Gate {
     pending: Option<Pending>,
     mutated: Option<Answered>,
     validated: Option<Answered>,
+    converted: Option<(Value, Vec<(String, Value)>)>,
     /// The uid a create gives the object.
     pub uid: String,
     /// The suffixes tried for a `generateName`.
@@ -277,6 +285,7 @@ impl Gate {
             pending: None,
             mutated: None,
             validated: None,
+            converted: None,
             uid,
             suffixes,
             now,
@@ -345,6 +354,28 @@ impl Gate {
         Err(waiting())
     }
 
+    /// The conversion point of a custom resource whose CRD converts through a webhook:
+    /// `object` (in the request's version) in the storage version `storage` and in the
+    /// `others` served versions, or a stop of the pass until the webhook has answered.
+    pub fn converting(
+        &mut self,
+        object: &Value,
+        storage: &str,
+        others: &[String],
+    ) -> Result<Vec<(String, Value)>, ApiError> {
+        if let Some((input, outputs)) = &self.converted
+            && input == object
+        {
+            return Ok(outputs.clone());
+        }
+        self.pending = Some(Pending::Convert {
+            object: object.clone(),
+            storage: storage.to_owned(),
+            others: others.to_vec(),
+        });
+        Err(waiting())
+    }
+
     /// Calls the webhooks the last pass waits for and records their answer; an error is the
     /// request's answer (a refusal, a failed call under `failurePolicy: Fail`).
     pub async fn settle(&mut self, cx: &Context) -> Result<(), ApiError> {
@@ -386,6 +417,42 @@ impl Gate {
                     output: object,
                 });
             }
+            Pending::Convert {
+                object,
+                storage,
+                others,
+            } => {
+                let crd = {
+                    let inner = cx.storage.lock();
+                    inner.crd_of(&self.request.info).map(|c| c.value())
+                };
+                let own = object["apiVersion"].as_str().unwrap_or_default().to_owned();
+                let stored = if own == storage {
+                    object.clone()
+                } else {
+                    conversion::convert(cx, crd.as_ref(), vec![object.clone()], &storage)
+                        .await?
+                        .remove(0)
+                };
+                let mut outputs = Vec::new();
+                // Only the conversion to the storage version decides the write, as in
+                // kube-apiserver; a form the webhook cannot give now is asked for again by
+                // each read in that version (and fails it then).
+                for to in others.iter().filter(|v| **v != own && **v != storage) {
+                    match conversion::convert(cx, crd.as_ref(), vec![stored.clone()], to).await {
+                        Ok(mut view) => outputs.push((to.clone(), view.remove(0))),
+                        Err(e) => tracing::warn!(
+                            version = %to,
+                            "a written object could not be converted for watches: {}",
+                            e.message
+                        ),
+                    }
+                }
+                if own != storage {
+                    outputs.insert(0, (storage, stored));
+                }
+                self.converted = Some((object, outputs));
+            }
         }
         Ok(())
     }
@@ -395,6 +462,14 @@ impl Gate {
     pub async fn admit_delete(&mut self, cx: &Context, old: &Value) -> Result<(), ApiError> {
         dispatch::delete(cx, self, old).await
     }
+}
+
+/// Whether `info` is a version of a custom resource whose CRD converts through a webhook
+/// (its writes are converted to the storage version at the gate's conversion point).
+pub(crate) fn converts(inner: &Inner, info: &ResourceInfo) -> bool {
+    inner
+        .crd_of(info)
+        .is_some_and(|crd| conversion::is_webhook(&crd.value()))
 }
 
 /// Whether any stored webhook could select a request for `info` (and `subresource`) with

@@ -306,7 +306,7 @@ pub(crate) fn delete(
         inner.commit(
             &storage,
             EventType::Modified,
-            Obj::new(&value, info),
+            Obj::new(&value, info).keeping_views(&old),
             Some(old),
         )
     };
@@ -375,14 +375,14 @@ pub(crate) fn remove_finalizer(
         if let Some(m) = value["metadata"].as_object_mut() {
             m.remove("finalizers");
         }
-        let obj_new = Obj::new(&value, info);
+        let obj_new = Obj::new(&value, info).keeping_views(obj);
         return Some(inner.commit(&storage, EventType::Deleted, obj_new, Some(obj.clone())));
     }
     value["metadata"]["finalizers"] = json!(left);
     Some(inner.commit(
         &storage,
         EventType::Modified,
-        Obj::new(&value, info),
+        Obj::new(&value, info).keeping_views(obj),
         Some(obj.clone()),
     ))
 }
@@ -428,7 +428,7 @@ fn orphan_dependents(inner: &mut Inner, uid: &str) {
         inner.commit(
             &info.storage_key(),
             EventType::Modified,
-            Obj::new(&value, &info),
+            Obj::new(&value, &info).keeping_views(&dep),
             Some(dep),
         );
     }
@@ -451,7 +451,7 @@ fn delete_namespace(
         inner.commit(
             &info.storage_key(),
             EventType::Modified,
-            Obj::new(&value, info),
+            Obj::new(&value, info).keeping_views(&old),
             Some(old),
         )
     } else {

@@ -296,13 +296,98 @@ pub(crate) fn create(
     if let Some(gate) = check.admission.as_mut() {
         gate.validating(&value, None, None)?;
     }
+    let converted = conversion_point(inner, info, check, &value)?;
     let rv = inner.next_rv();
     value["metadata"]["resourceVersion"] = json!(rv.to_string());
     if let Some(versions) = crd_versions {
         register_crd(inner, &mut value, versions);
     }
     crate::handlers::fieldmanager::on_write(inner, info, None, &mut value, false);
-    Ok(inner.commit(&storage, EventType::Added, Obj::new(&value, info), None))
+    let obj = stored_obj(info, &value, converted);
+    Ok(inner.commit(&storage, EventType::Added, obj, None))
+}
+
+/// The conversion point of a write (module `admission::conversion`): for a custom resource
+/// whose CRD converts through a webhook, `value` (in the request's version) in the storage
+/// version and every other served version; `None` for any other resource.
+fn conversion_point(
+    inner: &Inner,
+    info: &ResourceInfo,
+    check: &mut Check,
+    value: &Value,
+) -> Result<Option<Converted>, ApiError> {
+    let Some(gate) = check.admission.as_mut() else {
+        return Ok(None);
+    };
+    let Some(crd) = inner.crd_of(info).map(|c| c.value()) else {
+        return Ok(None);
+    };
+    if !crate::admission::conversion::is_webhook(&crd) {
+        return Ok(None);
+    }
+    let versions = crd["spec"]["versions"].as_array().cloned().unwrap_or_default();
+    let api_version = |v: &Value| format!("{}/{}", info.group, v["name"].as_str().unwrap_or_default());
+    let Some(storage) = versions
+        .iter()
+        .find(|v| v["storage"].as_bool() == Some(true))
+        .map(api_version)
+    else {
+        return Ok(None);
+    };
+    let others: Vec<String> = versions
+        .iter()
+        .filter(|v| v["served"].as_bool() == Some(true))
+        .map(api_version)
+        .filter(|v| *v != storage && *v != info.api_version())
+        .collect();
+    let views = gate.converting(value, &storage, &others)?;
+    Ok(Some(Converted { storage, views }))
+}
+
+/// A write's object in the other versions of its resource.
+struct Converted {
+    /// `group/version` of the storage version.
+    storage: String,
+    /// The forms in the storage version (unless the request's) and the other served ones.
+    views: Vec<(String, Value)>,
+}
+
+/// The object to store for the final `value` of a write: as it is, or, converted by a
+/// webhook, in the storage version with its forms in the other versions, each carrying
+/// `value`'s final metadata but for the labels and annotations the webhook gave.
+fn stored_obj(info: &ResourceInfo, value: &Value, converted: Option<Converted>) -> Obj {
+    let Some(Converted { storage, views }) = converted else {
+        return Obj::new(value, info);
+    };
+    let with_meta = |mut form: Value| {
+        let mut meta = value["metadata"].clone();
+        for key in ["labels", "annotations"] {
+            match form["metadata"].get(key) {
+                Some(x) if !x.is_null() => meta[key] = x.clone(),
+                _ => {
+                    if let Some(m) = meta.as_object_mut() {
+                        m.remove(key);
+                    }
+                }
+            }
+        }
+        form["metadata"] = meta;
+        form
+    };
+    let own = info.api_version();
+    let mut stored = None;
+    let mut others = Vec::new();
+    for (version, form) in views {
+        if version == storage {
+            stored = Some(with_meta(form));
+        } else {
+            others.push((version, with_meta(form)));
+        }
+    }
+    if own != storage {
+        others.push((own, value.clone()));
+    }
+    Obj::new(stored.as_ref().unwrap_or(value), info).with_views(others)
 }
 
 /// The specs of the stored Services but the one with uid `except` (their cluster IPs and
@@ -524,6 +609,7 @@ fn replace(
     if let Some(gate) = check.admission.as_mut() {
         gate.validating(&new, Some(&old_v), Some(old.rv))?;
     }
+    let converted = conversion_point(inner, info, check, &new)?;
     crate::handlers::fieldmanager::on_write(inner, info, Some(&old_v), &mut new, status_only);
     if new == old_v {
         return Ok(old.clone());
@@ -558,7 +644,7 @@ fn replace(
         .is_some_and(|f| !f.is_empty());
     let rv = inner.next_rv();
     new["metadata"]["resourceVersion"] = json!(rv.to_string());
-    let obj = Obj::new(&new, info);
+    let obj = stored_obj(info, &new, converted);
     if !new["metadata"]["deletionTimestamp"].is_null() && !finalizers_left {
         // The last finalizer is gone: the object goes away with this write.
         return Ok(inner.commit(&storage, EventType::Deleted, obj, Some(old.clone())));
