@@ -69,9 +69,14 @@ pub fn allow() -> Value {
     json!({"allowed": true})
 }
 
-/// `allowed: false` with a Status of `code` and `message`.
+/// `allowed: false` with a Status of `code` and `message`, and for 403 the reason
+/// `Forbidden`, as controller-runtime's `admission.Denied` answers.
 pub fn deny(code: u16, message: &str) -> Value {
-    json!({"allowed": false, "status": {"code": code, "message": message}})
+    let mut status = json!({"code": code, "message": message});
+    if code == 403 {
+        status["reason"] = json!("Forbidden");
+    }
+    json!({"allowed": false, "status": status})
 }
 
 /// `allowed: true` with the JSON Patch `ops` (base64, `patchType: JSONPatch`).
@@ -133,12 +138,8 @@ impl WebhookServer {
         let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let addr = listener.local_addr().expect("address");
-        let routes: Arc<HashMap<String, Route>> = Arc::new(
-            routes
-                .into_iter()
-                .map(|(p, r)| (p.to_owned(), r))
-                .collect(),
-        );
+        let routes: Arc<HashMap<String, Route>> =
+            Arc::new(routes.into_iter().map(|(p, r)| (p.to_owned(), r)).collect());
         let seen = Arc::new(Mutex::new(Vec::new()));
         let seen2 = seen.clone();
         let task = tokio::spawn(async move {
@@ -354,3 +355,138 @@ pub fn core_rule(operations: &[&str], resources: &[&str]) -> Value {
 
 /// How long a "slow" webhook of a timeout test takes.
 pub const SLOW: Duration = Duration::from_secs(3);
+
+/// The conversion of the two-version `Widget` of [`widget_crd`]: `example.com/v1` says
+/// `spec.size: "WxH"`, `example.com/v2` says `spec.width` and `spec.height`; a v1 size that
+/// is not `WxH` cannot be converted (the webhook answers a `Failure` naming it).
+pub fn widget_conversion() -> Route {
+    Route::Conversion(Arc::new(|object, desired| {
+        let mut out = object.clone();
+        let from = object["apiVersion"].as_str().unwrap_or_default();
+        let spec = &object["spec"];
+        out["spec"] = match (from, desired) {
+            ("example.com/v1", "example.com/v2") => {
+                let size = spec["size"].as_str().unwrap_or_default();
+                let (w, h) = size
+                    .split_once('x')
+                    .and_then(|(w, h)| Some((w.parse::<i64>().ok()?, h.parse::<i64>().ok()?)))
+                    .ok_or_else(|| format!("spec.size {size:?} is not WxH"))?;
+                json!({"width": w, "height": h})
+            }
+            ("example.com/v2", "example.com/v1") => {
+                json!({"size": format!("{}x{}", spec["width"], spec["height"])})
+            }
+            (a, b) if a == b => spec.clone(),
+            (a, b) => return Err(format!("cannot convert {a} to {b}")),
+        };
+        out["apiVersion"] = json!(desired);
+        Ok(out)
+    }))
+}
+
+/// The `widgets.example.com` CRD: versions `v1` (stored) and `v2`, both served, converted
+/// by the webhook at `client_config` (see [`widget_conversion`]).
+pub fn widget_crd(client_config: Value) -> Value {
+    let version = |name: &str, storage: bool, spec: Value| {
+        json!({
+            "name": name, "served": true, "storage": storage,
+            "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                "spec": {"type": "object", "properties": spec}}}},
+            "additionalPrinterColumns": if name == "v1" {
+                json!([{"name": "Size", "type": "string", "jsonPath": ".spec.size"}])
+            } else {
+                json!([{"name": "Width", "type": "integer", "jsonPath": ".spec.width"},
+                       {"name": "Height", "type": "integer", "jsonPath": ".spec.height"}])
+            },
+        })
+    };
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {
+            "group": "example.com",
+            "scope": "Namespaced",
+            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
+            "versions": [
+                version("v1", true, json!({"size": {"type": "string"}})),
+                version("v2", false, json!({"width": {"type": "integer"}, "height": {"type": "integer"}})),
+            ],
+            "conversion": {"strategy": "Webhook", "webhook": {
+                "clientConfig": client_config,
+                "conversionReviewVersions": ["v1"],
+            }},
+        },
+    })
+}
+
+/// The webhooks of the kubectl and Python acceptance tests, registered in a TestApiServer
+/// as a cluster would have them:
+///
+/// - a mutating webhook `tier.example.com` defaulting the label `tier: standard` on
+///   ConfigMaps (`failurePolicy: Ignore`);
+/// - a validating webhook `team.example.com` refusing ConfigMaps without a `team` label
+///   (`failurePolicy: Fail`);
+/// - a validating webhook `secrets.example.com` refusing Secrets named `blocked-*`
+///   (`failurePolicy: Ignore`);
+/// - the `widgets.example.com` CRD converted by [`widget_conversion`].
+pub struct Demo {
+    /// The one server behind every webhook (`/default`, `/validate`, `/secrets`,
+    /// `/convert`); [`WebhookServer::stop`] takes them all down.
+    pub hooks: WebhookServer,
+}
+
+impl Demo {
+    /// Starts the webhooks and registers them in `server`.
+    pub async fn install(server: &kinform::testing::TestApiServer) -> Self {
+        let secrets = admission(|request| {
+            let name = request["name"].as_str().unwrap_or_default();
+            if request["operation"] == "CREATE" && name.starts_with("blocked-") {
+                deny(403, &format!("secret {name:?} is blocked"))
+            } else {
+                allow()
+            }
+        });
+        let hooks = WebhookServer::start(
+            &[],
+            vec![
+                ("/default", default_label("tier", "standard")),
+                ("/validate", require_label("team")),
+                ("/secrets", secrets),
+                ("/convert", widget_conversion()),
+            ],
+        )
+        .await;
+        let configmaps = core_rule(&["CREATE", "UPDATE"], &["configmaps"]);
+        for config in [
+            configuration(
+                true,
+                "defaults",
+                "tier.example.com",
+                hooks.url_config("/default"),
+                configmaps.clone(),
+                json!({"failurePolicy": "Ignore"}),
+            ),
+            configuration(
+                false,
+                "require-team",
+                "team.example.com",
+                hooks.url_config("/validate"),
+                configmaps,
+                json!({"failurePolicy": "Fail"}),
+            ),
+            configuration(
+                false,
+                "secrets",
+                "secrets.example.com",
+                hooks.url_config("/secrets"),
+                core_rule(&["CREATE"], &["secrets"]),
+                json!({"failurePolicy": "Ignore"}),
+            ),
+            widget_crd(hooks.url_config("/convert")),
+        ] {
+            server.create_object(config).expect("registered");
+        }
+        Self { hooks }
+    }
+}

@@ -173,10 +173,7 @@ pub(super) async fn post(
 async fn post_now(endpoint: &Endpoint, body: Vec<u8>) -> Result<Bytes, String> {
     let config = tls_config(endpoint.ca_bundle.as_deref()).map_err(|e| e.0)?;
     let (tcp, shown) = match &endpoint.connect {
-        Connect::Addr(addr) => (
-            tokio::net::TcpStream::connect(addr).await,
-            addr.to_string(),
-        ),
+        Connect::Addr(addr) => (tokio::net::TcpStream::connect(addr).await, addr.to_string()),
         Connect::Host(host, port) => (
             tokio::net::TcpStream::connect((host.as_str(), *port)).await,
             format!("{host}:{port}"),

@@ -16,8 +16,7 @@ use crate::storage::{Inner, Obj};
 /// The storage of the mutating configurations.
 pub(super) const MUTATING: &str = "admissionregistration.k8s.io/mutatingwebhookconfigurations";
 /// The storage of the validating configurations.
-pub(super) const VALIDATING: &str =
-    "admissionregistration.k8s.io/validatingwebhookconfigurations";
+pub(super) const VALIDATING: &str = "admissionregistration.k8s.io/validatingwebhookconfigurations";
 
 /// One `rules` entry (`RuleWithOperations`).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -208,7 +207,9 @@ pub(crate) fn validate_configuration(info: &ResourceInfo, value: &Value) -> Resu
     };
     let mut causes = Vec::new();
     let mut cause = |field: String, reason: &str, message: String| {
-        causes.push(json!({"reason": reason, "message": format!("{field}: {message}"), "field": field}));
+        causes.push(
+            json!({"reason": reason, "message": format!("{field}: {message}"), "field": field}),
+        );
     };
     let mut names = std::collections::HashSet::new();
     for (i, w) in value["webhooks"]
@@ -235,7 +236,9 @@ pub(crate) fn validate_configuration(info: &ResourceInfo, value: &Value) -> Resu
             cause(
                 at("name"),
                 "FieldValueInvalid",
-                format!("Invalid value: {name:?}: should be a domain with at least three segments separated by dots"),
+                format!(
+                    "Invalid value: {name:?}: should be a domain with at least three segments separated by dots"
+                ),
             );
         }
         match w["sideEffects"].as_str() {
@@ -248,7 +251,9 @@ pub(crate) fn validate_configuration(info: &ResourceInfo, value: &Value) -> Resu
             Some(other) => cause(
                 at("sideEffects"),
                 "FieldValueNotSupported",
-                format!("Unsupported value: {other:?}: supported values: \"None\", \"NoneOnDryRun\""),
+                format!(
+                    "Unsupported value: {other:?}: supported values: \"None\", \"NoneOnDryRun\""
+                ),
             ),
         }
         let versions = strings(&w["admissionReviewVersions"]);
@@ -262,7 +267,10 @@ pub(crate) fn validate_configuration(info: &ResourceInfo, value: &Value) -> Resu
             cause(
                 at("admissionReviewVersions"),
                 "FieldValueInvalid",
-                format!("Invalid value: {:?}: must include at least one of v1, v1beta1", versions),
+                format!(
+                    "Invalid value: {:?}: must include at least one of v1, v1beta1",
+                    versions
+                ),
             );
         }
         if let Some(t) = w["timeoutSeconds"].as_i64()
@@ -294,7 +302,10 @@ pub(crate) fn validate_configuration(info: &ResourceInfo, value: &Value) -> Resu
                     cause(
                         at("clientConfig.url"),
                         "FieldValueInvalid",
-                        format!("Invalid value: {:?}: 'https' is the only allowed URL scheme", url.split("://").next().unwrap_or_default()),
+                        format!(
+                            "Invalid value: {:?}: 'https' is the only allowed URL scheme",
+                            url.split("://").next().unwrap_or_default()
+                        ),
                     );
                 }
             }
@@ -394,7 +405,12 @@ mod tests {
         assert_eq!(b.timeout, Duration::from_secs(3));
         let s = b.service.as_ref().unwrap();
         assert_eq!(
-            (s.namespace.as_str(), s.name.as_str(), s.path.as_str(), s.port),
+            (
+                s.namespace.as_str(),
+                s.name.as_str(),
+                s.path.as_str(),
+                s.port
+            ),
             ("ns", "svc", "/m", 443)
         );
         // Validating webhooks are never reinvoked.
@@ -418,7 +434,15 @@ mod tests {
         let e = validate_configuration(&info, &bad).unwrap_err();
         assert_eq!(e.code, 422);
         assert!(e.message.contains("webhooks[0].sideEffects: Unsupported value: \"Some\": supported values: \"None\", \"NoneOnDryRun\""), "{}", e.message);
-        assert!(e.message.contains("webhooks[1].name: Duplicate value"), "{}", e.message);
-        assert!(e.message.contains("'https' is the only allowed URL scheme"), "{}", e.message);
+        assert!(
+            e.message.contains("webhooks[1].name: Duplicate value"),
+            "{}",
+            e.message
+        );
+        assert!(
+            e.message.contains("'https' is the only allowed URL scheme"),
+            "{}",
+            e.message
+        );
     }
 }

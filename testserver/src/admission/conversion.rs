@@ -23,11 +23,25 @@ pub(crate) fn is_webhook(crd: &Value) -> bool {
     crd["spec"]["conversion"]["strategy"].as_str() == Some("Webhook")
 }
 
+/// Whether the stored CRD `crd` converts through a webhook, and then the CRD: its JSON is
+/// parsed only when it names the strategy at all (a CRD may be a megabyte, and this is
+/// asked on every write and read of its objects).
+pub(crate) fn webhook_crd(crd: &crate::storage::Obj) -> Option<Value> {
+    const NEEDLE: &[u8] = b"\"Webhook\"";
+    if !crd.bytes.windows(NEEDLE.len()).any(|w| w == NEEDLE) {
+        return None;
+    }
+    Some(crd.value()).filter(is_webhook)
+}
+
 /// `group/version, Kind=Kind` of an object, as Go prints a `GroupVersionKind`.
 fn gvk(object: &Value) -> String {
     let api_version = object["apiVersion"].as_str().unwrap_or_default();
     let (g, v) = api_version.split_once('/').unwrap_or(("", api_version));
-    format!("{g}/{v}, Kind={}", object["kind"].as_str().unwrap_or_default())
+    format!(
+        "{g}/{v}, Kind={}",
+        object["kind"].as_str().unwrap_or_default()
+    )
 }
 
 fn failed(object: &Value, why: impl std::fmt::Display) -> ApiError {
@@ -194,7 +208,7 @@ pub(crate) async fn refresh(
     let storage = info.storage_key();
     let (crd, objects) = {
         let inner = cx.storage.lock();
-        let Some(crd) = inner.crd_of(info).map(|c| c.value()).filter(is_webhook) else {
+        let Some(crd) = inner.crd_of(info).and_then(|c| webhook_crd(&c)) else {
             return Ok(());
         };
         let objects: Vec<_> = match name {
@@ -317,19 +331,27 @@ mod tests {
         let answer = |v: Value| answer_objects("v1", "u", v.to_string().as_bytes());
         let review = |r: Value| json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview", "response": r});
         assert_eq!(
-            answer(review(json!({"uid": "u", "result": {"status": "Success"}, "convertedObjects": [{}]})))
-                .unwrap()
-                .len(),
+            answer(review(
+                json!({"uid": "u", "result": {"status": "Success"}, "convertedObjects": [{}]})
+            ))
+            .unwrap()
+            .len(),
             1
         );
         assert_eq!(
-            answer(review(json!({"uid": "u", "result": {"status": "Failure", "message": "cannot"}}))).unwrap_err(),
+            answer(review(
+                json!({"uid": "u", "result": {"status": "Failure", "message": "cannot"}})
+            ))
+            .unwrap_err(),
             "cannot"
         );
         assert_eq!(
             answer(review(json!({"uid": "v", "result": {"status": "Success"}}))).unwrap_err(),
             "expected response.uid=\"u\", got \"v\""
         );
-        assert_eq!(gvk(&json!({"apiVersion": "example.com/v2", "kind": "Widget"})), "example.com/v2, Kind=Widget");
+        assert_eq!(
+            gvk(&json!({"apiVersion": "example.com/v2", "kind": "Widget"})),
+            "example.com/v2, Kind=Widget"
+        );
     }
 }

@@ -58,6 +58,14 @@ fn snapshot(cx: &Context, req: &Request, mutating: bool) -> Snapshot {
     }
 }
 
+/// Whether a `metav1.LabelSelector` has no requirement (it selects everything).
+fn empty_selector(selector: &Value) -> bool {
+    selector.as_object().is_none_or(|m| {
+        m.values()
+            .all(|v| v.is_null() || v == &json!({}) || v == &json!([]))
+    })
+}
+
 /// Whether `hook` is called for this request, and in which version; an error is the
 /// request's answer.
 fn select(
@@ -69,9 +77,50 @@ fn select(
     old: Option<&Value>,
 ) -> Result<Option<Invocation>, ApiError> {
     let info = &req.info;
+    let ns = if info.is_namespace() {
+        ""
+    } else {
+        req.namespace.as_str()
+    };
+    let exact = hook.rules.iter().any(|r| {
+        matching::rule_matches(
+            r,
+            op,
+            &info.group,
+            &info.version,
+            info,
+            &req.subresource,
+            ns,
+        )
+    });
+    let invocation = if exact {
+        Some(Invocation {
+            group: info.group.clone(),
+            version: info.version.clone(),
+            kind: info.kind.clone(),
+        })
+    } else if !hook.exact {
+        hook.rules.iter().find_map(|r| {
+            snap.equivalents.iter().find_map(|(version, kind)| {
+                matching::rule_matches(r, op, &info.group, version, info, &req.subresource, ns)
+                    .then(|| Invocation {
+                        group: info.group.clone(),
+                        version: version.clone(),
+                        kind: kind.clone(),
+                    })
+            })
+        })
+    } else {
+        None
+    };
+    if invocation.is_none() {
+        return Ok(None);
+    }
     // The namespace selector: a namespaced request is matched on its namespace's labels,
     // a Namespace on its own, any other cluster-scoped request always.
-    let ns_labels = if info.is_namespace() && req.subresource.is_empty() {
+    let ns_labels = if empty_selector(&hook.namespace_selector) {
+        None
+    } else if info.is_namespace() && req.subresource.is_empty() {
         Some(match op {
             Operation::Delete => old.map_or(Value::Null, |o| o["metadata"]["labels"].clone()),
             _ => object
@@ -99,41 +148,9 @@ fn select(
             None => Ok(false),
         }
     };
-    let empty_selector = hook
-        .object_selector
-        .as_object()
-        .is_none_or(|m| m.values().all(|v| v.is_null() || v == &json!({}) || v == &json!([])));
-    if !empty_selector && !obj_selected(object)? && !obj_selected(old)? {
+    if !empty_selector(&hook.object_selector) && !obj_selected(object)? && !obj_selected(old)? {
         return Ok(None);
     }
-    let ns = if info.is_namespace() {
-        ""
-    } else {
-        req.namespace.as_str()
-    };
-    let exact = hook.rules.iter().any(|r| {
-        matching::rule_matches(r, op, &info.group, &info.version, info, &req.subresource, ns)
-    });
-    let invocation = if exact {
-        Some(Invocation {
-            group: info.group.clone(),
-            version: info.version.clone(),
-            kind: info.kind.clone(),
-        })
-    } else if !hook.exact {
-        hook.rules.iter().find_map(|r| {
-            snap.equivalents.iter().find_map(|(version, kind)| {
-                matching::rule_matches(r, op, &info.group, version, info, &req.subresource, ns)
-                    .then(|| Invocation {
-                        group: info.group.clone(),
-                        version: version.clone(),
-                        kind: kind.clone(),
-                    })
-            })
-        })
-    } else {
-        None
-    };
     Ok(invocation)
 }
 
@@ -224,8 +241,7 @@ async fn to_version(
     if o["apiVersion"].as_str() == Some(to) {
         return Ok(Some(o.clone()));
     }
-    let converted =
-        conversion::convert(cx, snap.crd.as_ref(), vec![o.clone()], to).await?;
+    let converted = conversion::convert(cx, snap.crd.as_ref(), vec![o.clone()], to).await?;
     Ok(converted.into_iter().next())
 }
 
@@ -258,8 +274,7 @@ pub(super) async fn mutate(
         }
         for hook in snap.hooks.iter() {
             let id = (hook.configuration.clone(), hook.index);
-            let Some(invocation) =
-                select(&snap, &gate.request, hook, op, Some(&object), old)?
+            let Some(invocation) = select(&snap, &gate.request, hook, op, Some(&object), old)?
             else {
                 continue;
             };
@@ -379,9 +394,7 @@ pub(super) async fn validate(
     }
     let mut running: FuturesUnordered<_> = calls
         .iter()
-        .map(|(hook, review_request)| async move {
-            (*hook, call(cx, hook, review_request).await)
-        })
+        .map(|(hook, review_request)| async move { (*hook, call(cx, hook, review_request).await) })
         .collect();
     let mut first_error = None;
     let mut warnings = Vec::new();
@@ -422,7 +435,14 @@ pub(super) async fn delete(cx: &Context, gate: &mut Gate, old: &Value) -> Result
 async fn mutate_delete(cx: &Context, gate: &mut Gate, old: &Value) -> Result<(), ApiError> {
     let snap = snapshot(cx, &gate.request, true);
     for hook in snap.hooks.iter() {
-        let Some(invocation) = select(&snap, &gate.request, hook, Operation::Delete, None, Some(old))?
+        let Some(invocation) = select(
+            &snap,
+            &gate.request,
+            hook,
+            Operation::Delete,
+            None,
+            Some(old),
+        )?
         else {
             continue;
         };
@@ -435,7 +455,13 @@ async fn mutate_delete(cx: &Context, gate: &mut Gate, old: &Value) -> Result<(),
             None,
             versioned_old.as_ref(),
         );
-        if !conditions(&gate.request, hook, None, versioned_old.as_ref(), &review_request)? {
+        if !conditions(
+            &gate.request,
+            hook,
+            None,
+            versioned_old.as_ref(),
+            &review_request,
+        )? {
             continue;
         }
         check_dry_run(&gate.request, hook)?;

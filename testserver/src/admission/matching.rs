@@ -100,7 +100,11 @@ pub(super) fn selects(selector: &Value, labels: &Value) -> Result<bool, String> 
             return Ok(false);
         }
     }
-    for e in selector["matchExpressions"].as_array().into_iter().flatten() {
+    for e in selector["matchExpressions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+    {
         let key = e["key"].as_str().unwrap_or_default();
         let values: Vec<&str> = e["values"]
             .as_array()
@@ -276,8 +280,14 @@ mod tests {
     fn selectors_select_as_metav1_label_selectors() {
         let labels = json!({"env": "prod", "tier": "web"});
         assert_eq!(selects(&json!({}), &labels), Ok(true));
-        assert_eq!(selects(&json!({"matchLabels": {"env": "prod"}}), &labels), Ok(true));
-        assert_eq!(selects(&json!({"matchLabels": {"env": "dev"}}), &labels), Ok(false));
+        assert_eq!(
+            selects(&json!({"matchLabels": {"env": "prod"}}), &labels),
+            Ok(true)
+        );
+        assert_eq!(
+            selects(&json!({"matchLabels": {"env": "dev"}}), &labels),
+            Ok(false)
+        );
         let e = |op: &str, v: Value| json!({"matchExpressions": [{"key": "env", "operator": op, "values": v}]});
         assert_eq!(selects(&e("In", json!(["prod", "x"])), &labels), Ok(true));
         assert_eq!(selects(&e("NotIn", json!(["prod"])), &labels), Ok(false));
@@ -305,10 +315,16 @@ mod tests {
         let run = |exprs: &[&str]| conditions_match(&hook(exprs), Some(&obj), None, &req);
         assert_eq!(run(&["request.operation == 'CREATE'"]), Ok(true));
         assert_eq!(
-            run(&["!('skip' in object.metadata.labels)", "request.userInfo.username == 'alice'"]),
+            run(&[
+                "!('skip' in object.metadata.labels)",
+                "request.userInfo.username == 'alice'"
+            ]),
             Ok(false)
         );
-        assert!(matches!(run(&["object.spec.x == 1"]), Err(ConditionError::Evaluation(_))));
+        assert!(matches!(
+            run(&["object.spec.x == 1"]),
+            Err(ConditionError::Evaluation(_))
+        ));
         // A false condition wins over another's error.
         assert_eq!(run(&["object.spec.x == 1", "false"]), Ok(false));
         assert!(matches!(

@@ -70,7 +70,15 @@
 //! for a webhook without `caBundle` (the call fails); audit annotations (accepted and
 //! dropped); the wording of network failures beyond Go's common ones (`connect: connection
 //! refused`, `context deadline exceeded`); metrics of webhook calls (rejections and
-//! failures that were ignored are logged as warnings).
+//! failures that were ignored are logged as warnings). Of CRD conversion: a watch in a
+//! version other than the storage version sends the form the webhook gave when the object
+//! was written (kube-apiserver converts each event as it sends it, and ends the watch with
+//! an error the webhook gives); an object the webhook could not convert then, or written
+//! before the CRD named its webhook, or through the server's Rust API
+//! ([`TestApiServer::create_object`]), is sent with only its `apiVersion` rewritten; a CRD
+//! whose storage version changes keeps its objects as they were stored.
+//!
+//! [`TestApiServer::create_object`]: crate::TestApiServer::create_object
 //!
 //! Written by hand: no Rust crate implements kube-apiserver's admission (kube-rs has the
 //! review types only, as `kube::core::admission`, which would bring kube-core and its own
@@ -469,7 +477,7 @@ impl Gate {
 pub(crate) fn converts(inner: &Inner, info: &ResourceInfo) -> bool {
     inner
         .crd_of(info)
-        .is_some_and(|crd| conversion::is_webhook(&crd.value()))
+        .is_some_and(|crd| conversion::webhook_crd(&crd).is_some())
 }
 
 /// Whether any stored webhook could select a request for `info` (and `subresource`) with

@@ -200,7 +200,9 @@ pub(super) fn calling_failed(name: &str, reason: &str) -> ApiError {
 
 /// `NewDryRunUnsupportedErr`.
 pub(super) fn dry_run_unsupported(name: &str) -> ApiError {
-    ApiError::bad_request(format!("admission webhook {name:?} does not support dry run"))
+    ApiError::bad_request(format!(
+        "admission webhook {name:?} does not support dry run"
+    ))
 }
 
 /// `NewForbidden(resource, name, err)` of a request whose `matchConditions` failed.
@@ -211,7 +213,11 @@ pub(super) fn conditions_failed(req: &Request, name: &str, why: &str) -> ApiErro
     } else {
         format!("{}.{}", info.plural, info.group)
     };
-    let mut e = ApiError::new(403, "Forbidden", format!("{resource} {name:?} is forbidden: {why}"));
+    let mut e = ApiError::new(
+        403,
+        "Forbidden",
+        format!("{resource} {name:?} is forbidden: {why}"),
+    );
     e.details = Some(json!({"name": name, "group": info.group, "kind": info.plural}));
     e
 }
@@ -222,7 +228,10 @@ mod tests {
 
     #[test]
     fn refusals_read_and_code_as_to_status_err() {
-        let e = denied("deny.example.com", &json!({"code": 403, "message": "no thanks"}));
+        let e = denied(
+            "deny.example.com",
+            &json!({"code": 403, "message": "no thanks"}),
+        );
         assert_eq!(e.code, 403);
         assert_eq!(
             e.message,
@@ -231,11 +240,17 @@ mod tests {
         let e = denied("d", &json!({"code": 200}));
         assert_eq!(
             (e.code, e.message.as_str()),
-            (400, "admission webhook \"d\" denied the request without explanation")
+            (
+                400,
+                "admission webhook \"d\" denied the request without explanation"
+            )
         );
         assert_eq!(denied("d", &Value::Null).code, 400);
         let e = denied("d", &json!({"reason": "Forbidden"}));
-        assert_eq!(e.message, "admission webhook \"d\" denied the request: Forbidden");
+        assert_eq!(
+            e.message,
+            "admission webhook \"d\" denied the request: Forbidden"
+        );
         assert_eq!(e.reason, "Forbidden");
     }
 
@@ -243,7 +258,11 @@ mod tests {
     fn answers_are_verified_as_upstream() {
         let ok = |body: Value, mutating| verify("v1", "u1", mutating, body.to_string().as_bytes());
         let review = |response: Value| json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": response});
-        assert!(ok(review(json!({"uid": "u1", "allowed": true})), false).unwrap().allowed);
+        assert!(
+            ok(review(json!({"uid": "u1", "allowed": true})), false)
+                .unwrap()
+                .allowed
+        );
         assert_eq!(
             ok(review(json!({"uid": "u2", "allowed": true})), false).unwrap_err(),
             "expected response.uid=\"u1\", got \"u2\""
@@ -254,15 +273,30 @@ mod tests {
         );
         let patch = base64::engine::general_purpose::STANDARD.encode("[]");
         assert_eq!(
-            ok(review(json!({"uid": "u1", "allowed": true, "patch": patch})), true).unwrap_err(),
+            ok(
+                review(json!({"uid": "u1", "allowed": true, "patch": patch})),
+                true
+            )
+            .unwrap_err(),
             "webhook returned response.patch but not response.patchType"
         );
         assert!(
-            ok(review(json!({"uid": "u1", "allowed": true, "patch": patch, "patchType": "JSONPatch"})), false)
-                .is_err()
+            ok(
+                review(
+                    json!({"uid": "u1", "allowed": true, "patch": patch, "patchType": "JSONPatch"})
+                ),
+                false
+            )
+            .is_err()
         );
         let a = ok(review(json!({"uid": "u1", "allowed": true, "patch": patch, "patchType": "JSONPatch", "warnings": ["w"]})), true).unwrap();
-        assert_eq!((a.patch.as_deref(), a.warnings), (Some(&b"[]"[..]), vec!["w".to_owned()]));
-        assert_eq!(ok(review(Value::Null), false).unwrap_err(), "webhook response was absent");
+        assert_eq!(
+            (a.patch.as_deref(), a.warnings),
+            (Some(&b"[]"[..]), vec!["w".to_owned()])
+        );
+        assert_eq!(
+            ok(review(Value::Null), false).unwrap_err(),
+            "webhook response was absent"
+        );
     }
 }

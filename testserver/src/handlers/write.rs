@@ -319,14 +319,18 @@ fn conversion_point(
     let Some(gate) = check.admission.as_mut() else {
         return Ok(None);
     };
-    let Some(crd) = inner.crd_of(info).map(|c| c.value()) else {
+    let Some(crd) = inner
+        .crd_of(info)
+        .and_then(|c| crate::admission::conversion::webhook_crd(&c))
+    else {
         return Ok(None);
     };
-    if !crate::admission::conversion::is_webhook(&crd) {
-        return Ok(None);
-    }
-    let versions = crd["spec"]["versions"].as_array().cloned().unwrap_or_default();
-    let api_version = |v: &Value| format!("{}/{}", info.group, v["name"].as_str().unwrap_or_default());
+    let versions = crd["spec"]["versions"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let api_version =
+        |v: &Value| format!("{}/{}", info.group, v["name"].as_str().unwrap_or_default());
     let Some(storage) = versions
         .iter()
         .find(|v| v["storage"].as_bool() == Some(true))

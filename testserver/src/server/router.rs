@@ -239,7 +239,8 @@ async fn route(state: &Arc<State>, req: Request<Incoming>) -> Result<Response<Bo
         )
         .await?;
     }
-    let Some(mut gate) = admission_gate(state, &user, &method, &target, &query, &content_type, &body)?
+    let Some(mut gate) =
+        admission_gate(state, &user, &method, &target, &query, &content_type, &body)?
     else {
         return crate::handlers::fieldmanager::with_writer(writer, || {
             dispatch(
@@ -350,15 +351,11 @@ fn admission_gate(
     use Operation::{Create, Delete, Update};
     let (operations, operation, options_kind): (&[Operation], _, _) =
         match (method, t.name.is_some()) {
-            (&Method::POST, false) if sub.is_empty() => {
-                (&[Create], Some(Create), "CreateOptions")
-            }
+            (&Method::POST, false) if sub.is_empty() => (&[Create], Some(Create), "CreateOptions"),
             (&Method::PUT, true) => (&[Update], Some(Update), "UpdateOptions"),
             (&Method::PATCH, true) if apply => (&[Create, Update], None, "PatchOptions"),
             (&Method::PATCH, true) => (&[Update], Some(Update), "PatchOptions"),
-            (&Method::DELETE, true) if sub.is_empty() => {
-                (&[Delete], Some(Delete), "DeleteOptions")
-            }
+            (&Method::DELETE, true) if sub.is_empty() => (&[Delete], Some(Delete), "DeleteOptions"),
             _ => return Ok(None),
         };
     {

@@ -43,8 +43,7 @@ fn cm(name: &str, labels: Value) -> Value {
 /// attributes (`CreateAdmissionObjects`).
 #[tokio::test]
 async fn a_validating_webhook_refuses_with_its_message_and_code() {
-    let (_server, raw, hooks) =
-        setup(vec![("/validate", webhook::require_label("team"))]).await;
+    let (_server, raw, hooks) = setup(vec![("/validate", webhook::require_label("team"))]).await;
     register(
         &raw,
         configuration(
@@ -75,16 +74,26 @@ async fn a_validating_webhook_refuses_with_its_message_and_code() {
     let r = &review["request"];
     assert_eq!(r["uid"].as_str().unwrap().len(), 36);
     assert_eq!(r["operation"], "CREATE");
-    assert_eq!(r["kind"], json!({"group": "", "version": "v1", "kind": "ConfigMap"}));
+    assert_eq!(
+        r["kind"],
+        json!({"group": "", "version": "v1", "kind": "ConfigMap"})
+    );
     assert_eq!(
         r["resource"],
         json!({"group": "", "version": "v1", "resource": "configmaps"})
     );
-    assert_eq!((r["name"].as_str(), r["namespace"].as_str()), (Some("owned"), Some("default")));
+    assert_eq!(
+        (r["name"].as_str(), r["namespace"].as_str()),
+        (Some("owned"), Some("default"))
+    );
     assert_eq!(r["dryRun"], false);
     assert_eq!(r["options"]["kind"], "CreateOptions");
     assert!(r["oldObject"].is_null());
-    assert!(r["userInfo"]["username"].as_str().is_some_and(|u| !u.is_empty()));
+    assert!(
+        r["userInfo"]["username"]
+            .as_str()
+            .is_some_and(|u| !u.is_empty())
+    );
     // The validating webhook sees the object as it is stored but for its resourceVersion.
     assert!(r["object"]["metadata"]["uid"].is_string());
     assert!(r["object"]["metadata"]["resourceVersion"].is_null());
@@ -100,7 +109,10 @@ async fn a_validating_webhook_refuses_with_its_message_and_code() {
     assert_eq!(r.status, 403);
     let last = hooks.reviews("/validate").pop().unwrap();
     assert_eq!(last["request"]["operation"], "UPDATE");
-    assert_eq!(last["request"]["oldObject"]["metadata"]["labels"]["team"], "a");
+    assert_eq!(
+        last["request"]["oldObject"]["metadata"]["labels"]["team"],
+        "a"
+    );
     assert_eq!(last["request"]["options"]["kind"], "UpdateOptions");
 }
 
@@ -115,7 +127,10 @@ async fn a_mutating_webhook_defaults_before_validation() {
         ("/silent", admission(|_| json!({"allowed": false}))),
     ])
     .await;
-    for (mutating, name, path) in [(true, "default-team", "/default"), (false, "require-team", "/validate")] {
+    for (mutating, name, path) in [
+        (true, "default-team", "/default"),
+        (false, "require-team", "/validate"),
+    ] {
         register(
             &raw,
             configuration(
@@ -262,7 +277,10 @@ async fn a_webhook_that_is_down_fails_or_is_ignored_by_failure_policy() {
     )
     .await;
     let r = raw.post(CMS, &cm("x", json!({"team": "a"}))).await;
-    assert_eq!((r.status, r.body["reason"].as_str()), (500, Some("InternalError")));
+    assert_eq!(
+        (r.status, r.body["reason"].as_str()),
+        (500, Some("InternalError"))
+    );
     let message = r.body["message"].as_str().unwrap();
     let url = hooks.url("/validate?timeout=10s");
     assert_eq!(
@@ -285,13 +303,16 @@ async fn a_webhook_that_is_down_fails_or_is_ignored_by_failure_policy() {
 /// certificate is verified against its `caBundle`.
 #[tokio::test]
 async fn timeouts_and_the_ca_bundle_bound_the_call() {
-    let (_server, raw, hooks) = setup(vec![(
-        "/slow",
-        admission_async(|_| async {
-            tokio::time::sleep(webhook::SLOW).await;
-            allow()
-        }),
-    ), ("/ok", admission(|_| allow()))])
+    let (_server, raw, hooks) = setup(vec![
+        (
+            "/slow",
+            admission_async(|_| async {
+                tokio::time::sleep(webhook::SLOW).await;
+                allow()
+            }),
+        ),
+        ("/ok", admission(|_| allow())),
+    ])
     .await;
     register(
         &raw,
@@ -310,14 +331,17 @@ async fn timeouts_and_the_ca_bundle_bound_the_call() {
     let took = started.elapsed();
     assert_eq!(r.status, 500, "{}", r.body);
     assert!(
-        r.body["message"]
-            .as_str()
-            .unwrap()
-            .ends_with(&format!("Post \"{}\": context deadline exceeded", hooks.url("/slow?timeout=1s"))),
+        r.body["message"].as_str().unwrap().ends_with(&format!(
+            "Post \"{}\": context deadline exceeded",
+            hooks.url("/slow?timeout=1s")
+        )),
         "{}",
         r.body
     );
-    assert!(took >= Duration::from_millis(900) && took < webhook::SLOW, "{took:?}");
+    assert!(
+        took >= Duration::from_millis(900) && took < webhook::SLOW,
+        "{took:?}"
+    );
 
     // Another CA's bundle: the certificate is not trusted.
     let stranger = WebhookServer::start(&[], vec![]).await;
@@ -343,7 +367,10 @@ async fn timeouts_and_the_ca_bundle_bound_the_call() {
         .await;
     assert_eq!(r.status, 500, "{}", r.body);
     assert!(
-        r.body["message"].as_str().unwrap().contains("tls: failed to verify certificate"),
+        r.body["message"]
+            .as_str()
+            .unwrap()
+            .contains("tls: failed to verify certificate"),
         "{}",
         r.body
     );
@@ -372,7 +399,14 @@ async fn a_service_reference_reaches_the_registered_port() {
     // Not registered yet: the call fails (failurePolicy Fail).
     let r = raw.post(CMS, &cm("a", json!({}))).await;
     assert_eq!(r.status, 500, "{}", r.body);
-    assert!(r.body["message"].as_str().unwrap().contains("Post \"https://hooks.webhooks.svc:8443/validate?timeout=10s\""), "{}", r.body);
+    assert!(
+        r.body["message"]
+            .as_str()
+            .unwrap()
+            .contains("Post \"https://hooks.webhooks.svc:8443/validate?timeout=10s\""),
+        "{}",
+        r.body
+    );
     server.register_service_port("webhooks", "hooks", 8443, hooks.addr());
     let r = raw.post(CMS, &cm("b", json!({}))).await;
     assert_eq!(r.status, 403, "{}", r.body);
@@ -391,7 +425,12 @@ async fn selectors_and_match_conditions_choose_the_requests() {
     let ns = raw.get("/api/v1/namespaces/guarded").await.body;
     let mut labelled = ns.clone();
     labelled["metadata"]["labels"] = json!({"guard": "on"});
-    assert_eq!(raw.put("/api/v1/namespaces/guarded", &labelled).await.status, 200);
+    assert_eq!(
+        raw.put("/api/v1/namespaces/guarded", &labelled)
+            .await
+            .status,
+        200
+    );
     register(
         &raw,
         configuration(
@@ -409,14 +448,26 @@ async fn selectors_and_match_conditions_choose_the_requests() {
     )
     .await;
     let guarded = "/api/v1/namespaces/guarded/configmaps";
-    assert_eq!(raw.post(guarded, &configmap("guarded", "a", json!({}))).await.status, 403);
+    assert_eq!(
+        raw.post(guarded, &configmap("guarded", "a", json!({})))
+            .await
+            .status,
+        403
+    );
     assert_eq!(raw.post(CMS, &cm("a", json!({}))).await.status, 201);
     assert_eq!(
-        raw.post(guarded, &configmap("guarded", "b", json!({"exempt": "yes"}))).await.status,
+        raw.post(
+            guarded,
+            &configmap("guarded", "b", json!({"exempt": "yes"}))
+        )
+        .await
+        .status,
         201
     );
     assert_eq!(
-        raw.post(guarded, &configmap("guarded", "admin-c", json!({}))).await.status,
+        raw.post(guarded, &configmap("guarded", "admin-c", json!({})))
+            .await
+            .status,
         201
     );
     assert_eq!(hooks.reviews("/deny").len(), 1);
@@ -434,10 +485,25 @@ async fn selectors_and_match_conditions_choose_the_requests() {
     )
     .await;
     let r = raw
-        .post("/api/v1/namespaces/default/secrets", &json!({"metadata": {"name": "s"}}))
+        .post(
+            "/api/v1/namespaces/default/secrets",
+            &json!({"metadata": {"name": "s"}}),
+        )
         .await;
-    assert_eq!((r.status, r.body["reason"].as_str()), (403, Some("Forbidden")), "{}", r.body);
-    assert!(r.body["message"].as_str().unwrap().starts_with("secrets \"s\" is forbidden: "), "{}", r.body);
+    assert_eq!(
+        (r.status, r.body["reason"].as_str()),
+        (403, Some("Forbidden")),
+        "{}",
+        r.body
+    );
+    assert!(
+        r.body["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("secrets \"s\" is forbidden: "),
+        "{}",
+        r.body
+    );
     assert_eq!(hooks.reviews("/deny").len(), 1);
 }
 
@@ -445,7 +511,8 @@ async fn selectors_and_match_conditions_choose_the_requests() {
 /// whose `sideEffects` is `Some` is refused when written, as v1 validation refuses it.
 #[tokio::test]
 async fn dry_runs_reach_webhooks_and_side_effects_are_validated() {
-    let (_server, raw, hooks) = setup(vec![("/default", webhook::default_label("team", "dry"))]).await;
+    let (_server, raw, hooks) =
+        setup(vec![("/default", webhook::default_label("team", "dry"))]).await;
     register(
         &raw,
         configuration(
@@ -458,11 +525,16 @@ async fn dry_runs_reach_webhooks_and_side_effects_are_validated() {
         ),
     )
     .await;
-    let r = raw.post(&format!("{CMS}?dryRun=All"), &cm("dry", json!({}))).await;
+    let r = raw
+        .post(&format!("{CMS}?dryRun=All"), &cm("dry", json!({})))
+        .await;
     assert_eq!(r.status, 201, "{}", r.body);
     assert_eq!(r.body["metadata"]["labels"]["team"], "dry");
     assert_eq!(hooks.reviews("/default")[0]["request"]["dryRun"], true);
-    assert_eq!(hooks.reviews("/default")[0]["request"]["options"]["dryRun"], json!(["All"]));
+    assert_eq!(
+        hooks.reviews("/default")[0]["request"]["options"]["dryRun"],
+        json!(["All"])
+    );
     assert_eq!(raw.get(&format!("{CMS}/dry")).await.status, 404);
 
     let mut bad = configuration(
@@ -488,15 +560,29 @@ async fn dry_runs_reach_webhooks_and_side_effects_are_validated() {
 /// refuses everything can still be removed.
 #[tokio::test]
 async fn deletes_are_admitted_and_configurations_are_exempt() {
-    let (_server, raw, hooks) = setup(vec![("/deny", admission(|r| {
-        if r["operation"] == "DELETE" { deny(403, "keep it") } else { allow() }
-    }))])
+    let (_server, raw, hooks) = setup(vec![(
+        "/deny",
+        admission(|r| {
+            if r["operation"] == "DELETE" {
+                deny(403, "keep it")
+            } else {
+                allow()
+            }
+        }),
+    )])
     .await;
     assert_eq!(raw.post(CMS, &cm("keep", json!({}))).await.status, 201);
     let rules = json!([{"operations": ["*"], "apiGroups": ["*"], "apiVersions": ["*"], "resources": ["*/*"]}]);
     register(
         &raw,
-        configuration(false, "everything", "all.example.com", hooks.url_config("/deny"), rules, json!({})),
+        configuration(
+            false,
+            "everything",
+            "all.example.com",
+            hooks.url_config("/deny"),
+            rules,
+            json!({}),
+        ),
     )
     .await;
     let r = raw.delete(&format!("{CMS}/keep")).await;
@@ -533,7 +619,11 @@ async fn a_webhook_may_call_back_the_server_while_it_decides() {
                     // At most two ConfigMaps in the namespace.
                     let list = raw.get(CMS).await;
                     let n = list.body["items"].as_array().map_or(0, Vec::len);
-                    if n >= 2 { deny(403, "quota exceeded") } else { allow() }
+                    if n >= 2 {
+                        deny(403, "quota exceeded")
+                    } else {
+                        allow()
+                    }
                 }
             }),
         )],
@@ -541,8 +631,14 @@ async fn a_webhook_may_call_back_the_server_while_it_decides() {
     .await;
     register(
         &raw,
-        configuration(false, "quota", "quota.example.com", hooks.url_config("/quota"),
-                      core_rule(&["CREATE"], &["configmaps"]), json!({})),
+        configuration(
+            false,
+            "quota",
+            "quota.example.com",
+            hooks.url_config("/quota"),
+            core_rule(&["CREATE"], &["configmaps"]),
+            json!({}),
+        ),
     )
     .await;
     for name in ["one", "two"] {
@@ -550,5 +646,10 @@ async fn a_webhook_may_call_back_the_server_while_it_decides() {
     }
     let r = raw.post(CMS, &cm("three", json!({}))).await;
     assert_eq!(r.status, 403, "{}", r.body);
-    assert!(r.body["message"].as_str().unwrap().ends_with("quota exceeded"));
+    assert!(
+        r.body["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("quota exceeded")
+    );
 }

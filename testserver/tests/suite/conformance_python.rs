@@ -48,3 +48,37 @@ async fn python_client_conformance_suite_passes() {
     // The summary line (`N passed, M xfailed`) in the test's output.
     println!("{}", stdout.lines().last().unwrap_or_default());
 }
+
+/// The official Python client against TestApiServer with admission and conversion webhooks
+/// registered (`kinform_tests::webhook::Demo`): `conformance/webhooks/test_webhooks_up.py`
+/// while they answer, `test_webhooks_down.py` once they are stopped.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn python_client_sees_webhook_decisions() {
+    let Some(py) =
+        python::interpreter_or_skip(&["kubernetes", "pytest"], "the Python webhook tests")
+    else {
+        return;
+    };
+    let server = TestApiServer::builder()
+        .https()
+        .start()
+        .await
+        .expect("server starts");
+    let demo = kinform_tests::webhook::Demo::install(&server).await;
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("conformance/webhooks");
+    for phase in ["up", "down"] {
+        if phase == "down" {
+            demo.hooks.stop();
+        }
+        let file = dir.join(format!("test_webhooks_{phase}.py"));
+        let out = python::pytest(py, &server, &file, &[]).await;
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.success(),
+            "pytest {phase} failed ({}):\n{stdout}\n{stderr}",
+            out.status
+        );
+        println!("{phase}: {}", stdout.lines().last().unwrap_or_default());
+    }
+}

@@ -6,6 +6,7 @@
 
 mod admission_webhooks;
 mod conformance_python;
+mod conversion_webhooks;
 mod https;
 mod kubectl;
 mod kubectl_conformance;
@@ -13,6 +14,7 @@ mod kubectl_connect;
 mod kubectl_patch;
 mod kubectl_pods;
 mod kubectl_protobuf;
+mod kubectl_webhooks;
 mod server_side_apply;
 mod testserver_delete;
 mod testserver_discovery;
