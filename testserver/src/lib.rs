@@ -47,8 +47,9 @@
 //!   on every write they select, over HTTPS with their `caBundle` (`url`, or a `service`
 //!   resolved to the address a test gives [`TestApiServer::register_service_port`]), with
 //!   kube-apiserver's rules, selectors, `matchConditions`, order, reinvocation, failure
-//!   policies, timeouts and error messages; CRDs with `conversion.strategy: Webhook` are
-//!   stored in their storage version and converted by their webhook (module `admission`);
+//!   policies, timeouts and error messages; ValidatingAdmissionPolicies evaluated in CEL;
+//!   CRDs with `conversion.strategy: Webhook` are stored in their storage version and
+//!   converted by their webhook (module `admission`);
 //! - garbage collection of dependents through `ownerReferences` (`controllers::gc`), as
 //!   kube-controller-manager does in a real cluster, and namespace termination as the
 //!   namespace controller does.

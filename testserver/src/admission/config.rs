@@ -78,6 +78,22 @@ fn strings(v: &Value) -> Vec<String> {
         .collect()
 }
 
+/// A list of `RuleWithOperations` (webhooks' `rules`, policies' `resourceRules`).
+pub(super) fn rules_of(rules: &Value) -> Vec<Rule> {
+    rules
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|r| Rule {
+            operations: strings(&r["operations"]),
+            api_groups: strings(&r["apiGroups"]),
+            api_versions: strings(&r["apiVersions"]),
+            resources: strings(&r["resources"]),
+            scope: r["scope"].as_str().unwrap_or("*").to_owned(),
+        })
+        .collect()
+}
+
 /// The webhooks of one configuration object, in their order.
 pub(super) fn parse_configuration(config: &Value, mutating: bool) -> Vec<Webhook> {
     let configuration = config["metadata"]["name"]
@@ -117,18 +133,7 @@ pub(super) fn parse_configuration(config: &Value, mutating: bool) -> Vec<Webhook
                 .as_str()
                 .filter(|s| !s.is_empty())
                 .and_then(|s| base64::engine::general_purpose::STANDARD.decode(s).ok());
-            let rules = w["rules"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(|r| Rule {
-                    operations: strings(&r["operations"]),
-                    api_groups: strings(&r["apiGroups"]),
-                    api_versions: strings(&r["apiVersions"]),
-                    resources: strings(&r["resources"]),
-                    scope: r["scope"].as_str().unwrap_or("*").to_owned(),
-                })
-                .collect();
+            let rules = rules_of(&w["rules"]);
             let selector = |key: &str| match &w[key] {
                 Value::Object(_) => w[key].clone(),
                 _ => json!({}),

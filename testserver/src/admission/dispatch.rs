@@ -364,6 +364,14 @@ pub(super) async fn validate(
     object: Option<&Value>,
     old: Option<&Value>,
 ) -> Result<(), ApiError> {
+    // ValidatingAdmissionPolicies come first in kube-apiserver's validating chain.
+    let own = Invocation {
+        group: gate.request.info.group.clone(),
+        version: gate.request.info.version.clone(),
+        kind: gate.request.info.kind.clone(),
+    };
+    let own_request = review::request(&gate.request, &own, op, object, old);
+    super::policy::validate(cx, gate, op, object, old, &own_request)?;
     let snap = snapshot(cx, &gate.request, false);
     let mut calls = Vec::new();
     for hook in snap.hooks.iter() {

@@ -159,9 +159,114 @@ pub(super) enum ConditionError {
     Evaluation(String),
 }
 
-/// `matchConditions` of `hook` with `object`, `oldObject` and `request` bound: `Ok(false)`
-/// as soon as one is false, as `matchconditions.matcher` does; errors of the others
-/// decide by the failure policy (the caller's).
+/// Evaluates one CEL `expression` with `bindings` (name and JSON value; `variables` may
+/// be bound to an object of computed values): CEL's standard library with the `strings`
+/// and `lists` extensions, as far as the `cel` crate goes.
+pub(super) fn evaluate(
+    expression: &str,
+    bindings: &[(&str, &Value)],
+) -> Result<Value, ConditionError> {
+    let mut env = cel::Env::stdlib();
+    let _ = env.add_extension(cel::extensions::strings);
+    let _ = env.add_extension(cel::extensions::lists);
+    let env = Arc::new(env);
+    let compiled =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| env.compile(expression)));
+    let program = match compiled {
+        Ok(Ok(p)) => p,
+        Ok(Err(e)) => {
+            return Err(ConditionError::Unsupported(format!(
+                "expression {expression:?} cannot be evaluated by TestApiServer: {e}"
+            )));
+        }
+        Err(_) => {
+            return Err(ConditionError::Unsupported(format!(
+                "expression {expression:?} cannot be evaluated by TestApiServer"
+            )));
+        }
+    };
+    if program.references().has_variable("authorizer") {
+        return Err(ConditionError::Unsupported(format!(
+            "expression {expression:?}: the authorizer variable is not supported by TestApiServer"
+        )));
+    }
+    let run = std::panic::AssertUnwindSafe(|| {
+        let mut ctx = cel::Context::with_env(env.clone());
+        for (name, value) in bindings {
+            ctx.add_variable_from_value(*name, to_cel(value));
+        }
+        program.execute(&ctx).map_err(|e| e.to_string())
+    });
+    match std::panic::catch_unwind(run) {
+        Ok(Ok(v)) => Ok(from_cel(&v)),
+        Ok(Err(e)) => Err(ConditionError::Evaluation(format!(
+            "expression {expression:?} resulted in error: {e}"
+        ))),
+        Err(_) => Err(ConditionError::Evaluation(format!(
+            "expression {expression:?} could not be evaluated"
+        ))),
+    }
+}
+
+/// A CEL value as JSON (what `variables` and messages need).
+fn from_cel(v: &cel::Value) -> Value {
+    match v {
+        cel::Value::Null => Value::Null,
+        cel::Value::Bool(b) => json!(b),
+        cel::Value::Int(i) => json!(i),
+        cel::Value::UInt(u) => json!(u),
+        cel::Value::Float(f) => json!(f),
+        cel::Value::String(s) => json!(s.as_str()),
+        cel::Value::List(items) => Value::Array(items.iter().map(from_cel).collect()),
+        cel::Value::Map(m) => Value::Object(
+            m.map
+                .iter()
+                .map(|(k, v)| {
+                    let key = match k {
+                        Key::String(s) => s.to_string(),
+                        Key::Int(i) => i.to_string(),
+                        Key::Uint(u) => u.to_string(),
+                        Key::Bool(b) => b.to_string(),
+                    };
+                    (key, from_cel(v))
+                })
+                .collect(),
+        ),
+        other => json!(format!("{other:?}")),
+    }
+}
+
+/// `matchConditions` (name, expression) with `bindings`: `Ok(false)` as soon as one is
+/// false, as `matchconditions.matcher` does; the errors of the others are returned for
+/// the caller's failure policy to decide.
+pub(super) fn conditions_hold(
+    conditions: &[(String, String)],
+    bindings: &[(&str, &Value)],
+) -> Result<bool, ConditionError> {
+    let mut errors = Vec::new();
+    for (name, expression) in conditions {
+        match evaluate(expression, bindings) {
+            Ok(Value::Bool(false)) => return Ok(false),
+            Ok(Value::Bool(true)) => {}
+            Ok(other) => errors.push(format!(
+                "expression {expression:?} resulted in a non-boolean value: {other}"
+            )),
+            Err(ConditionError::Unsupported(why)) => {
+                return Err(ConditionError::Unsupported(format!(
+                    "matchConditions[{name:?}]: {why}"
+                )));
+            }
+            Err(ConditionError::Evaluation(why)) => errors.push(why),
+        }
+    }
+    if errors.is_empty() {
+        Ok(true)
+    } else {
+        Err(ConditionError::Evaluation(errors.join(", ")))
+    }
+}
+
+/// `matchConditions` of `hook` with `object`, `oldObject` and `request` bound.
 pub(super) fn conditions_match(
     hook: &Webhook,
     object: Option<&Value>,
@@ -171,54 +276,15 @@ pub(super) fn conditions_match(
     if hook.match_conditions.is_empty() {
         return Ok(true);
     }
-    let mut env = cel::Env::stdlib();
-    let _ = env.add_extension(cel::extensions::strings);
-    let _ = env.add_extension(cel::extensions::lists);
-    let env = Arc::new(env);
-    let mut errors = Vec::new();
-    for (name, expression) in &hook.match_conditions {
-        let compiled =
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| env.compile(expression)));
-        let program = match compiled {
-            Ok(Ok(p)) => p,
-            Ok(Err(e)) => {
-                return Err(ConditionError::Unsupported(format!(
-                    "matchConditions[{name:?}]: expression {expression:?} cannot be evaluated by TestApiServer: {e}"
-                )));
-            }
-            Err(_) => {
-                return Err(ConditionError::Unsupported(format!(
-                    "matchConditions[{name:?}]: expression {expression:?} cannot be evaluated by TestApiServer"
-                )));
-            }
-        };
-        if program.references().has_variable("authorizer") {
-            return Err(ConditionError::Unsupported(format!(
-                "matchConditions[{name:?}]: the authorizer variable is not supported by TestApiServer"
-            )));
-        }
-        let run = std::panic::AssertUnwindSafe(|| {
-            let mut ctx = cel::Context::with_env(env.clone());
-            ctx.add_variable_from_value("object", object.map_or(cel::Value::Null, to_cel));
-            ctx.add_variable_from_value("oldObject", old.map_or(cel::Value::Null, to_cel));
-            ctx.add_variable_from_value("request", to_cel(request));
-            program.execute(&ctx).map_err(|e| e.to_string())
-        });
-        match std::panic::catch_unwind(run) {
-            Ok(Ok(cel::Value::Bool(false))) => return Ok(false),
-            Ok(Ok(cel::Value::Bool(true))) => {}
-            Ok(Ok(other)) => errors.push(format!(
-                "expression {expression:?} resulted in a non-boolean value: {other:?}"
-            )),
-            Ok(Err(e)) => errors.push(format!("expression {expression:?} resulted in error: {e}")),
-            Err(_) => errors.push(format!("expression {expression:?} could not be evaluated")),
-        }
-    }
-    if errors.is_empty() {
-        Ok(true)
-    } else {
-        Err(ConditionError::Evaluation(errors.join(", ")))
-    }
+    let null = Value::Null;
+    conditions_hold(
+        &hook.match_conditions,
+        &[
+            ("object", object.unwrap_or(&null)),
+            ("oldObject", old.unwrap_or(&null)),
+            ("request", request),
+        ],
+    )
 }
 
 /// The CEL `request` of `matchConditions`: the AdmissionRequest's fields but the objects.

@@ -36,6 +36,8 @@
 //!   answered; `failurePolicy: Ignore` admits past a webhook that cannot be called (or
 //!   answers nonsense), `Fail` refuses; a dry run refuses webhooks whose `sideEffects` is
 //!   neither `None` nor `NoneOnDryRun` (`admission webhook "x" does not support dry run`);
+//! - `policy`: ValidatingAdmissionPolicies and their bindings, in CEL, at the validating
+//!   point before the validating webhooks (see that module for what it evaluates);
 //! - `conversion`: `apiextensions.k8s.io/v1` `ConversionReview`s, their answers checked
 //!   (count, `apiVersion`, `kind`, name, namespace and uid kept; metadata but labels and
 //!   annotations restored), failures as `conversion webhook for <group>/<version>,
@@ -60,8 +62,8 @@
 //! never sent to webhooks (`IsExemptAdmissionConfigurationResource`), so a broken webhook can
 //! always be removed.
 //!
-//! Not reproduced: ValidatingAdmissionPolicy and MutatingAdmissionPolicy (stored, never
-//! evaluated); the `authorizer` and Kubernetes' own CEL libraries in `matchConditions` (a
+//! Not reproduced: MutatingAdmissionPolicy (stored, never evaluated), and of
+//! ValidatingAdmissionPolicy what module `policy` lists; the `authorizer` and Kubernetes' own CEL libraries in `matchConditions` (a
 //! condition the `cel` crate cannot compile refuses the request, naming it, rather than being
 //! skipped); the `CONNECT` operation (exec, attach, port-forward and proxy are not admitted);
 //! admission of `pods/eviction`, `pods/binding`, `pods/ephemeralcontainers`, the `scale`
@@ -93,6 +95,7 @@ mod config;
 pub(crate) mod conversion;
 mod dispatch;
 mod matching;
+mod policy;
 mod review;
 
 use std::collections::HashMap;
@@ -492,13 +495,17 @@ pub(crate) fn may_apply(
     if matching::exempt(info) {
         return false;
     }
-    [true, false].into_iter().any(|mutating| {
+    let webhooks = [true, false].into_iter().any(|mutating| {
         config::webhooks(inner, mutating).iter().any(|w| {
             operations
                 .iter()
                 .any(|op| matching::rules_may_match(w, info, subresource, *op))
         })
-    })
+    });
+    webhooks
+        || operations
+            .iter()
+            .any(|op| policy::may_apply(inner, info, subresource, *op))
 }
 
 /// Bounded interning of the `reason`s webhooks answer (a `Status` reason is a

@@ -4,6 +4,7 @@
 //! The crate's one integration test target; why one, and how to run a module's tests:
 //! ARCHITECTURE.md, "Integration tests".
 
+mod admission_policies;
 mod admission_webhooks;
 mod conformance_python;
 mod conversion_webhooks;
