@@ -191,8 +191,9 @@ pub(crate) struct Request {
     pub user: UserInfo,
     /// `dryRun=All`.
     pub dry_run: bool,
-    /// `CreateOptions`, `UpdateOptions`, `PatchOptions` or `DeleteOptions`, as sent to
-    /// webhooks in `request.options`.
+    /// The request's options, sent to webhooks in `request.options` as the
+    /// `CreateOptions`, `UpdateOptions` or `DeleteOptions` of the operation (a PATCH's too,
+    /// as `patchToCreateOptions` and `patchToUpdateOptions` make them).
     pub options: Value,
     /// The operation, once known (a server-side apply is a CREATE or an UPDATE depending on
     /// whether the object exists).

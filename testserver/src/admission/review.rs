@@ -37,6 +37,19 @@ pub(super) fn request(
     old: Option<&Value>,
 ) -> Value {
     let info = &req.info;
+    // A PATCH is admitted with the options of what it does (`patchToCreateOptions`,
+    // `patchToUpdateOptions`).
+    let mut options = req.options.clone();
+    options["kind"] = json!(match operation {
+        Operation::Create => "CreateOptions",
+        Operation::Update => "UpdateOptions",
+        Operation::Delete => "DeleteOptions",
+    });
+    if operation != Operation::Delete
+        && let Some(m) = options.as_object_mut()
+    {
+        m.remove("force");
+    }
     let mut r = json!({
         "kind": {"group": invocation.group, "version": invocation.version, "kind": invocation.kind},
         "resource": {"group": info.group, "version": invocation.version, "resource": info.plural},
@@ -47,7 +60,7 @@ pub(super) fn request(
         "object": object.cloned().unwrap_or(Value::Null),
         "oldObject": old.cloned().unwrap_or(Value::Null),
         "dryRun": req.dry_run,
-        "options": req.options,
+        "options": options,
     });
     let name = if req.name.is_empty() {
         object

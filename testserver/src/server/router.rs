@@ -386,9 +386,6 @@ fn admission_gate(
                 options[key] = json!(v);
             }
         }
-        if apply && q.flag("force") == Some(true) {
-            options["force"] = json!(true);
-        }
     }
     let request = AdmissionRequest {
         info: t.info.clone(),

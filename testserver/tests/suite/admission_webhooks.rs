@@ -114,6 +114,22 @@ async fn a_validating_webhook_refuses_with_its_message_and_code() {
         "a"
     );
     assert_eq!(last["request"]["options"]["kind"], "UpdateOptions");
+    // A patch is an UPDATE with UpdateOptions (`patchToUpdateOptions`).
+    let r = raw
+        .patch(
+            &format!("{CMS}/owned?fieldManager=tester"),
+            "application/merge-patch+json",
+            &json!({"data": {"x": "y"}}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let last = hooks.reviews("/validate").pop().unwrap();
+    assert_eq!(last["request"]["operation"], "UPDATE");
+    assert_eq!(
+        last["request"]["options"],
+        json!({"kind": "UpdateOptions", "apiVersion": "meta.k8s.io/v1", "fieldManager": "tester"})
+    );
+    assert_eq!(last["request"]["object"]["data"]["x"], "y");
 }
 
 /// Mutating webhooks run before the registry's validation and before validating webhooks:
