@@ -5,8 +5,11 @@
 //! `group/version` with its kind, name, namespace and uid; its metadata restored from the
 //! original but for labels and annotations.
 
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+use parking_lot::Mutex;
 use serde_json::{Value, json};
 
 use super::Context;
@@ -23,15 +26,32 @@ pub(crate) fn is_webhook(crd: &Value) -> bool {
     crd["spec"]["conversion"]["strategy"].as_str() == Some("Webhook")
 }
 
-/// Whether the stored CRD `crd` converts through a webhook, and then the CRD: its JSON is
-/// parsed only when it names the strategy at all (a CRD may be a megabyte, and this is
-/// asked on every write and read of its objects).
-pub(crate) fn webhook_crd(crd: &crate::storage::Obj) -> Option<Value> {
-    const NEEDLE: &[u8] = b"\"Webhook\"";
-    if !crd.bytes.windows(NEEDLE.len()).any(|w| w == NEEDLE) {
-        return None;
+/// Whether the stored CRD `crd` converts through a webhook, and then the CRD: answered once
+/// per stored state of the CRD (a CRD may be a megabyte, and this is asked on every write
+/// and read of its objects), its JSON parsed only when it names the strategy at all.
+pub(crate) fn webhook_crd(crd: &Arc<crate::storage::Obj>) -> Option<Arc<Value>> {
+    type Cache = HashMap<String, (Arc<crate::storage::Obj>, Option<Arc<Value>>)>;
+    static CACHE: OnceLock<Mutex<Cache>> = OnceLock::new();
+    let mut cache = CACHE.get_or_init(Default::default).lock();
+    if let Some((stored, answer)) = cache.get(&crd.key)
+        && Arc::ptr_eq(stored, crd)
+    {
+        return answer.clone();
     }
-    Some(crd.value()).filter(is_webhook)
+    const NEEDLE: &[u8] = b"\"Webhook\"";
+    let answer = crd
+        .bytes
+        .windows(NEEDLE.len())
+        .any(|w| w == NEEDLE)
+        .then(|| crd.value())
+        .filter(is_webhook)
+        .map(Arc::new);
+    if cache.len() > 256 {
+        cache.clear();
+    }
+    // Keeping the stored object keeps its address from being reused by another.
+    cache.insert(crd.key.clone(), (crd.clone(), answer.clone()));
+    answer
 }
 
 /// `group/version, Kind=Kind` of an object, as Go prints a `GroupVersionKind`.
@@ -211,6 +231,7 @@ pub(crate) async fn refresh(
         let Some(crd) = inner.crd_of(info).and_then(|c| webhook_crd(&c)) else {
             return Ok(());
         };
+        let crd = (*crd).clone();
         let objects: Vec<_> = match name {
             Some(n) => inner
                 .get(

@@ -502,3 +502,44 @@ async fn mutate_delete(cx: &Context, gate: &mut Gate, old: &Value) -> Result<(),
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::admission::config::parse_configuration;
+
+    #[test]
+    fn dry_runs_refuse_webhooks_with_side_effects() {
+        let hook = |effects: &str| {
+            parse_configuration(
+                &json!({"metadata": {"name": "c"}, "webhooks": [{"name": "a.b.c", "sideEffects": effects}]}),
+                false,
+            )
+            .remove(0)
+        };
+        let info = crate::registry::Registry::with_builtins()
+            .get("", "v1", "configmaps")
+            .expect("served");
+        let mut req = Request {
+            info,
+            subresource: String::new(),
+            namespace: "default".into(),
+            name: "x".into(),
+            user: Default::default(),
+            dry_run: true,
+            options: json!({}),
+            operation: None,
+        };
+        assert!(check_dry_run(&req, &hook("None")).is_ok());
+        assert!(check_dry_run(&req, &hook("NoneOnDryRun")).is_ok());
+        for effects in ["Some", "Unknown", ""] {
+            let e = check_dry_run(&req, &hook(effects)).unwrap_err();
+            assert_eq!(
+                (e.code, e.message.as_str()),
+                (400, "admission webhook \"a.b.c\" does not support dry run")
+            );
+        }
+        req.dry_run = false;
+        assert!(check_dry_run(&req, &hook("Some")).is_ok());
+    }
+}
