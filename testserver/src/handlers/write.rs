@@ -29,6 +29,13 @@
 //! (see [`super::validate`]); then every create and replace passes its object to
 //! `apply::on_write`, which maintains `metadata.managedFields` for the request's field
 //! manager.
+//!
+//! A write that webhooks may select carries an admission gate in its [`Check`] (module
+//! `admission`): it stops at the mutating point (after decoding, defaulting and the
+//! namespace, before `PrepareForCreate`/`PrepareForUpdate`), at the validating point (after
+//! validation, before the resourceVersion is taken) and, for a custom resource converted by
+//! a webhook, at the conversion point, until the gate holds the webhooks' answers; the
+//! router then runs it again. Nothing is committed before the last point.
 
 use std::sync::Arc;
 
