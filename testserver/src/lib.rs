@@ -115,9 +115,23 @@
 //!   do not expire and outlive their ServiceAccount or bound object; their user has no
 //!   `authentication.kubernetes.io/*` extras;
 //! - defaulting beyond the common built-ins of module `registry::strategy` (Pods and pod templates,
-//!   workloads, Services, Secrets, PersistentVolumeClaims) and CRD schema defaults; admission
-//!   webhooks, and the admission plugins that need cluster state (ServiceAccount token
-//!   volumes, LimitRanger, ResourceQuota);
+//!   workloads, Services, Secrets, PersistentVolumeClaims) and CRD schema defaults; the
+//!   admission plugins that need cluster state (ServiceAccount token volumes, LimitRanger,
+//!   ResourceQuota);
+//! - of admission (module `admission`): MutatingAdmissionPolicy; of ValidatingAdmissionPolicy
+//!   `paramKind`/`paramRef` and the `authorizer` variable (refused clearly), `auditAnnotations`,
+//!   `resourceNames` and `matchPolicy: Equivalent`; CEL expressions that need Kubernetes' CEL
+//!   libraries (refused clearly); the CONNECT operation and the admission of `pods/eviction`,
+//!   `pods/binding`, `pods/ephemeralcontainers`, `scale`, `serviceaccounts/token` and
+//!   collection deletes; webhook client authentication, the system trust store for a webhook
+//!   without `caBundle`, audit annotations and webhook metrics; the wording of network failures
+//!   beyond Go's common ones;
+//! - of CRD conversion webhooks: a watch in a version other than the storage version sends the
+//!   form the webhook gave when the object was written (get and list ask the webhook again);
+//!   objects written through the server's Rust API (`create_object`) are stored as sent;
+//! - `metadata.finalizers` names are not validated (kube-apiserver refuses names that are not
+//!   qualified names with 422 and warns about names without a domain), and a finalizer added
+//!   to an object that already has `deletionTimestamp` is accepted (kube-apiserver forbids it);
 //! - authentication and authorization are off unless asked for
 //!   ([`TestApiServerBuilder::rbac`]: bearer tokens and RBAC, module `authorization`); off, every
 //!   request is the one admin user and is allowed;
