@@ -31,4 +31,5 @@ mod informer_lean;
 mod informer_reclaim;
 mod informer_relist_reuse;
 mod informer_server_restart;
+mod informer_watermark;
 mod leader_election;
