@@ -137,6 +137,19 @@ impl ControllerQueue {
         self.len() == 0
     }
 
+    /// Keys waiting to be handed out, by priority, highest first (see
+    /// [`PriorityQueue::len_by_priority`]); the rate-limiting queue's keys all count as
+    /// [`Priority::NORMAL`].
+    pub fn len_by_priority(&self) -> Vec<(Priority, usize)> {
+        match self {
+            Self::RateLimiting(q) => match q.len() {
+                0 => Vec::new(),
+                n => vec![(Priority::NORMAL, n)],
+            },
+            Self::Priority(q) => q.len_by_priority(),
+        }
+    }
+
     /// Keys handed out and not yet done.
     pub fn processing_len(&self) -> usize {
         both!(self, q => q.processing_len())

@@ -13,6 +13,7 @@ use futures_util::future::{BoxFuture, join_all};
 use parking_lot::Mutex;
 
 use super::shared::{CacheView, SharedIndexInformer};
+use super::snapshot::{InformerSnapshot, short_type_name};
 use crate::lister::Lister;
 use crate::reflector::ListerWatcher;
 use crate::reflector::{ListMode, ReflectorConfig};
@@ -208,6 +209,8 @@ trait Control: CacheView {
     fn has_synced(&self) -> bool;
     fn wait_for_sync(&self) -> BoxFuture<'static, ()>;
     fn shutdown(&self) -> BoxFuture<'static, ()>;
+    /// The informer now (`started`, `resource`, `scope` are the factory's to fill in).
+    fn snapshot(&self, key: &Key, started: bool) -> InformerSnapshot;
 }
 
 impl<K: HasMetadata> Control for SharedIndexInformer<K> {
@@ -227,6 +230,20 @@ impl<K: HasMetadata> Control for SharedIndexInformer<K> {
     fn shutdown(&self) -> BoxFuture<'static, ()> {
         let me = self.clone();
         Box::pin(async move { me.shutdown().await })
+    }
+    fn snapshot(&self, key: &Key, started: bool) -> InformerSnapshot {
+        InformerSnapshot {
+            name: SharedIndexInformer::name(self).to_owned(),
+            resource: key.resource.clone(),
+            cache_type: short_type_name(std::any::type_name::<K>()),
+            scope: key.scope.clone(),
+            started,
+            running: self.is_running(),
+            synced: SharedIndexInformer::has_synced(self),
+            objects: self.store().len(),
+            pending_notifications: self.pending_notifications(),
+            reflector: self.metrics(),
+        }
     }
 }
 
@@ -497,6 +514,40 @@ impl InformerFactory {
 
     fn entries(&self) -> Vec<Arc<Entry>> {
         self.inner.informers.lock().values().cloned().collect()
+    }
+
+    /// Every informer of the factory as it is now, whatever its type, sorted by name,
+    /// cached type and scope: a read-only view for status pages and metrics (the admin
+    /// endpoint's `/debug/state` and the informer metrics of `/metrics`). Takes each
+    /// informer's locks briefly, one after the other; the snapshots of two informers are not
+    /// taken at one instant.
+    pub fn informers(&self) -> Vec<InformerSnapshot> {
+        let entries: Vec<(Key, Arc<Entry>)> = self
+            .inner
+            .informers
+            .lock()
+            .iter()
+            .map(|(k, e)| (k.clone(), e.clone()))
+            .collect();
+        let mut out: Vec<InformerSnapshot> = entries
+            .iter()
+            .map(|(k, e)| e.control.snapshot(k, e.started.load(Ordering::SeqCst)))
+            .collect();
+        out.sort_by(|a, b| {
+            (
+                &a.name,
+                &a.cache_type,
+                &a.scope.label_selector,
+                &a.scope.field_selector,
+            )
+                .cmp(&(
+                    &b.name,
+                    &b.cache_type,
+                    &b.scope.label_selector,
+                    &b.scope.field_selector,
+                ))
+        });
+        out
     }
 
     /// Starts every informer not started yet (client-go's `Start`): idempotent, and a later

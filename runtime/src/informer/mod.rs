@@ -64,6 +64,7 @@ mod factory;
 mod handler;
 mod registration;
 mod shared;
+mod snapshot;
 
 pub(crate) use factory::Tweak;
 pub use factory::{
@@ -73,3 +74,4 @@ pub use handler::{EventHandler, EventHandlerFns, Notification};
 pub use registration::Registration;
 pub(crate) use shared::CacheView;
 pub use shared::{AlreadyStarted, MINIMUM_RESYNC_PERIOD, SharedIndexInformer};
+pub use snapshot::InformerSnapshot;

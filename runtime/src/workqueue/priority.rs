@@ -811,6 +811,23 @@ impl<T: Hash + Eq + Clone + Send + Sync + 'static> PriorityQueue<T> {
         self.shared.state.lock().delayed.len()
     }
 
+    /// Items waiting to be handed out, counted by their priority (the highest they were
+    /// added at), highest first, each priority once and none with a count of 0: the queue's
+    /// depth per priority now, as the depth metrics count it. Aging hands an old item out
+    /// early but does not change its priority here. Walks the ready items once under the
+    /// queue's lock.
+    pub fn len_by_priority(&self) -> Vec<(Priority, usize)> {
+        let state = self.shared.state.lock();
+        let mut out: Vec<(Priority, usize)> = Vec::new();
+        for (Reverse(p), _, _) in &state.by_priority {
+            match out.last_mut() {
+                Some((last, n)) if last == p => *n += 1,
+                _ => out.push((*p, 1)),
+            }
+        }
+        out
+    }
+
     /// Stops the queue (client-go `ShutDown`): later adds are ignored, delayed adds are
     /// dropped, workers get the items still queued and then `None`. Also releases a pending
     /// [`shutdown_with_drain`](Self::shutdown_with_drain).

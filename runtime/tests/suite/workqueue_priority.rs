@@ -50,6 +50,34 @@ fn drain_now<T: std::hash::Hash + Eq + Clone + Send + Sync + 'static>(
 }
 
 #[tokio::test(start_paused = true)]
+async fn len_by_priority_counts_ready_items_under_their_highest_priority() {
+    let q = queue(None);
+    assert_eq!(q.len_by_priority(), vec![]);
+    for key in ["a", "b", "c"] {
+        q.add_with_priority(key, Priority::LOW);
+    }
+    q.add("d");
+    // Re-added higher: counted once, at the higher priority.
+    q.add_with_priority("a", HIGH);
+    // Delayed and processing items are not waiting to be handed out.
+    q.add_after_with_priority("later", Duration::from_secs(60), HIGH);
+    assert_eq!(
+        q.len_by_priority(),
+        vec![(HIGH, 1), (Priority::NORMAL, 1), (Priority::LOW, 2)]
+    );
+    let (first, _) = q.get_with_priority().await.expect("an item");
+    assert_eq!(first, "a");
+    assert_eq!(
+        q.len_by_priority(),
+        vec![(Priority::NORMAL, 1), (Priority::LOW, 2)]
+    );
+    assert_eq!(
+        q.len_by_priority().iter().map(|(_, n)| n).sum::<usize>(),
+        q.len()
+    );
+}
+
+#[tokio::test(start_paused = true)]
 async fn higher_priority_first() {
     let q = queue(None);
     q.add_with_priority("listed", Priority::LOW);
