@@ -13,6 +13,8 @@
 //! - [`shard`]: a Widget CRD, a witness of concurrent reconciles and sharded replicas;
 //! - [`consistency`]: a Tally CRD and a controller that counts its acts on a stale cache,
 //!   for the consistency guard;
+//! - [`election`]: replicas of a leader-elected controller and a log of their reconciles
+//!   that catches two replicas reconciling at once;
 //! - [`http`]: a raw HTTP client (no kinform code) for checking the test server against the
 //!   wire protocol itself;
 //! - [`kubectl`]: the real kubectl pointed at a test server;
@@ -30,6 +32,7 @@ use std::time::Duration;
 
 pub mod consistency;
 pub mod controller;
+pub mod election;
 pub mod env;
 pub mod http;
 pub mod informer;

@@ -10,6 +10,7 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::election::{ElectionState, LeaderElection};
 use super::filter::{Filter, all};
 use super::guard::GuardConfig;
 use super::metrics::{ControllerMetricsProvider, Recorder};
@@ -88,6 +89,8 @@ pub struct ControllerBuilder<K> {
     filter: Option<Filter<K>>,
     related_filters: RelatedFilters,
     guard: GuardConfig,
+    election: Option<LeaderElection>,
+    warm_standby: bool,
     _kind: PhantomData<fn() -> K>,
 }
 
@@ -117,6 +120,8 @@ impl<K: Resource> ControllerBuilder<K> {
             filter: None,
             related_filters: RelatedFilters::default(),
             guard: GuardConfig::default(),
+            election: None,
+            warm_standby: false,
             _kind: PhantomData,
         }
     }
@@ -240,10 +245,42 @@ impl<K: Resource> ControllerBuilder<K> {
     /// [`validate_controller_name`](super::shard::validate_controller_name)), or if a
     /// member's identity cannot end its Lease name. Set the name before.
     pub fn sharded(mut self, config: ShardingConfig) -> Result<Self, ConfigError> {
+        if self.election.is_some() {
+            return Err(ConfigError::ShardedAndLeaderElected);
+        }
         config.validate()?;
         validate_names(&self.name, &config)?;
         self.sharding = Some(config);
         Ok(self)
+    }
+
+    /// Runs this controller under leader election (see [`election`](super::election)): the
+    /// replicas compete for the Lease `election` names and only the holder reconciles; a
+    /// replica that loses the Lease stops reconciling at once and stands by, competing
+    /// again, instead of ending its run. Its informers start when it first wins, unless
+    /// [`warm_standby`](Self::warm_standby). Fails if the timing is invalid (as
+    /// [`LeaderElectionConfig::validate`](crate::leader::LeaderElectionConfig::validate)),
+    /// the identity or Lease name is empty, or the controller is already
+    /// [sharded](Self::sharded) ([`ConfigError::ShardedAndLeaderElected`]).
+    pub fn leader_election(mut self, election: LeaderElection) -> Result<Self, ConfigError> {
+        if self.sharding.is_some() {
+            return Err(ConfigError::ShardedAndLeaderElected);
+        }
+        election.validate()?;
+        self.election = Some(election);
+        Ok(self)
+    }
+
+    /// Whether a [leader-elected](Self::leader_election) replica keeps warm caches while it
+    /// stands by (default: off, a cold standby). A warm standby starts the factory's
+    /// informers and syncs them before it holds the Lease, and its handlers queue every key
+    /// meanwhile, so it reconciles the moment it wins (controller-runtime's `EnableWarmup`);
+    /// the price is a standby's memory and its own list and watch traffic on the API server.
+    /// A cold standby starts them after winning and reconciles once they have synced. No
+    /// effect without leader election.
+    pub fn warm_standby(mut self, warm: bool) -> Self {
+        self.warm_standby = warm;
+        self
     }
 
     /// Reconciles the keys of `K` that `mapper` returns for every change of a `C` (for an
@@ -351,6 +388,11 @@ impl<K: Resource> ControllerBuilder<K> {
             shared.as_ref(),
         );
         let recorder = Recorder::new(&self.name, self.metrics.as_deref());
+        let election = self.election.map(|config| super::run::Election {
+            state: Arc::new(ElectionState::new(config, self.warm_standby)),
+            register: register.clone(),
+            queue: spec.clone(),
+        });
         let sharding = shared.map(|shared| super::run::Sharding {
             shared,
             scope: factory_scope,
@@ -369,6 +411,7 @@ impl<K: Resource> ControllerBuilder<K> {
             sharding,
             self.reconcile_timeout,
             self.guard,
+            election,
         )
     }
 }
@@ -408,6 +451,59 @@ mod tests {
                 other => panic!("{bad:?}: {other:?}"),
             }
         }
+    }
+
+    #[tokio::test]
+    async fn leader_election_is_validated_and_excludes_sharding() {
+        use crate::controller::LeaderElection;
+        use crate::leader::LeaderElectionConfig;
+        let factory = factory();
+        let bad_timing = LeaderElection::new("ns", "lease", "r0").timing(
+            LeaderElectionConfig::default().with_durations(
+                Duration::from_secs(1),
+                Duration::from_secs(2),
+                Duration::from_millis(100),
+            ),
+        );
+        assert!(matches!(
+            ControllerBuilder::<ConfigMap>::new(&factory).leader_election(bad_timing),
+            Err(ConfigError::LeaseNotAboveDeadline { .. })
+        ));
+        assert!(matches!(
+            ControllerBuilder::<ConfigMap>::new(&factory)
+                .leader_election(LeaderElection::new("ns", "lease", "")),
+            Err(ConfigError::EmptyIdentity)
+        ));
+        assert!(matches!(
+            ControllerBuilder::<ConfigMap>::new(&factory)
+                .leader_election(LeaderElection::new("ns", "", "r0")),
+            Err(ConfigError::EmptyLeaseName)
+        ));
+        let elected = ControllerBuilder::<ConfigMap>::new(&factory)
+            .leader_election(LeaderElection::new("ns", "lease", "r0"))
+            .expect("a valid election");
+        assert!(matches!(
+            elected.sharded(ShardingConfig::new("ns", "r0")),
+            Err(ConfigError::ShardedAndLeaderElected)
+        ));
+        let sharded = ControllerBuilder::<ConfigMap>::new(&factory)
+            .sharded(ShardingConfig::new("ns", "r0"))
+            .expect("a valid sharding");
+        assert!(matches!(
+            sharded.leader_election(LeaderElection::new("ns", "lease", "r0")),
+            Err(ConfigError::ShardedAndLeaderElected)
+        ));
+        let controller = ControllerBuilder::<ConfigMap>::new(&factory)
+            .leader_election(LeaderElection::new("ns", "lease", "r0"))
+            .expect("a valid election")
+            .warm_standby(true)
+            .build();
+        let election = controller.status().snapshot().election.expect("elected");
+        assert!(election.warm_standby && !election.leading);
+        assert_eq!(
+            controller.status().snapshot().phase,
+            crate::controller::ControllerPhase::Idle
+        );
     }
 
     #[tokio::test]

@@ -46,6 +46,14 @@
 //! - **Sharding.** [`sharded`](ControllerBuilder::sharded) makes N replicas share the
 //!   objects, each reconciling only its part, coordinated through Leases and labels alone
 //!   ([`shard`]).
+//! - **Leader election.** [`leader_election`](ControllerBuilder::leader_election) makes N
+//!   replicas compete for one Lease, only the holder reconciling; a lost Lease sends the
+//!   replica back to standby, never out of its run, and
+//!   [`warm_standby`](ControllerBuilder::warm_standby) keeps a standby's caches synced so
+//!   it reconciles the moment it wins ([`election`]).
+//! - **Status.** [`Controller::status`] is a read-only handle on the live state (phase,
+//!   caches, queue depth per priority, election or shard, counters) that status pages and
+//!   the admin endpoint read while the controller runs.
 //! - **Metrics.** The queue's workqueue metrics (per priority too), plus reconcile totals by
 //!   result, errors, terminal errors, panics, timeouts, durations and active workers with
 //!   controller-runtime's names ([`ControllerMetricsProvider`], Prometheus implementation
@@ -162,6 +170,7 @@
 mod action;
 mod builder;
 mod client;
+pub mod election;
 mod error;
 mod filter;
 mod finalizer;
@@ -173,11 +182,13 @@ mod prometheus;
 mod queue;
 mod run;
 pub mod shard;
+mod status;
 mod watch;
 
 pub use action::{Action, Request};
 pub use builder::{ControllerBuilder, key_of};
 pub use client::{ReconcileClient, TrackedApi};
+pub use election::LeaderElection;
 pub use error::{ReconcileError, ReconcileFailure};
 pub use filter::Filter;
 pub use finalizer::{FinalizerError, FinalizerEvent, FinalizerWrite, finalizer};
@@ -188,3 +199,6 @@ pub use owner::{controller_of, controller_reference, is_controlled_by, owner_key
 pub use prometheus::PrometheusControllerMetrics;
 pub use queue::ControllerQueue;
 pub use run::{Controller, StatsHandle, shutdown_signal};
+pub use status::{
+    ControllerPhase, ControllerSnapshot, ControllerStatus, QueueSnapshot, ShardSnapshot,
+};

@@ -1,4 +1,7 @@
 //! [`Controller`]: waits for the caches, runs the workers, shuts down with a drain.
+//! The run of a leader-elected controller, term after term, is in `run/elected.rs`.
+
+mod elected;
 
 use std::fmt;
 use std::future::Future;
@@ -23,6 +26,7 @@ use super::shard::{
     Gate, MemberEnd, OwnedLabeller, ShardHandle, Shared, gate, lease_name, observe_members,
     run_member, run_sharder, write_labels,
 };
+use super::status::{ControllerPhase, ControllerStatus, StatusCell};
 use super::watch::Watch;
 use crate::informer::{InformerFactory, InformerScope};
 use crate::leader::{LeaderCallbacks, LeaderElector, LeaseLock};
@@ -30,6 +34,8 @@ use crate::lister::Lister;
 use crate::workqueue::Priority;
 use kinform_core::resource::Resource;
 use tokio::task::JoinHandle;
+
+pub(crate) use elected::Election;
 
 /// Reconciles the objects of `K`: informer handlers put keys into a rate-limited priority
 /// workqueue and N workers take them out and call the reconcile function (see the
@@ -46,6 +52,8 @@ pub struct Controller<K> {
     /// [`ControllerBuilder::reconcile_timeout`].
     reconcile_timeout: Option<Duration>,
     guard: GuardOwner,
+    election: Option<Election<K>>,
+    status: Arc<StatusCell>,
 }
 
 /// The parts of a sharded controller ([`ControllerBuilder::sharded`]).
@@ -113,9 +121,17 @@ impl<K: Resource> Controller<K> {
         sharding: Option<Sharding<K>>,
         reconcile_timeout: Option<Duration>,
         guard: GuardConfig,
+        election: Option<Election<K>>,
     ) -> Self {
         let recorder = Arc::new(recorder);
         let guard = GuardOwner::new(name.clone(), guard, factory.clone(), recorder.clone());
+        let status = Arc::new(StatusCell::new(
+            name.clone(),
+            queue.clone(),
+            recorder.clone(),
+            election.as_ref().map(|e| e.state.clone()),
+            sharding.as_ref().map(|s| s.shared.clone()),
+        ));
         Self {
             name,
             workers,
@@ -127,7 +143,16 @@ impl<K: Resource> Controller<K> {
             sharding,
             reconcile_timeout,
             guard,
+            election,
+            status,
         }
+    }
+
+    /// A handle on this controller's live state (phase, caches, workqueue, election or
+    /// shard, counters), for status pages such as the admin endpoint's: take it before
+    /// [`run`](Self::run), which consumes the controller.
+    pub fn status(&self) -> ControllerStatus {
+        ControllerStatus(self.status.clone())
     }
 
     /// The handle on this replica's sharding, when [sharded](ControllerBuilder::sharded).
@@ -188,7 +213,10 @@ impl<K: Resource> Controller<K> {
     ///
     /// A [sharded](ControllerBuilder::sharded) replica runs until `shutdown` or
     /// [`ShardHandle::abandon`]; a lost membership makes it stop reconciling at once and join
-    /// again with fresh caches (see [`shard`](super::shard)).
+    /// again with fresh caches (see [`shard`](super::shard)). A
+    /// [leader-elected](ControllerBuilder::leader_election) one reconciles only while it
+    /// holds the Lease, and a lost Lease sends it back to standby with its caches kept; it
+    /// runs until `shutdown` (see [`election`](super::election)).
     pub async fn run<F, Fut, E>(
         mut self,
         reconcile: F,
@@ -202,9 +230,11 @@ impl<K: Resource> Controller<K> {
         let reconcile = Arc::new(reconcile);
         let shutdown = std::pin::pin!(shutdown);
         tracing::info!(controller = %self.name, "starting controller");
-        match self.sharding.take() {
-            Some(sharding) => self.run_sharded(sharding, reconcile, shutdown).await,
-            None => {
+        self.status.set_phase(ControllerPhase::Syncing);
+        match (self.sharding.take(), self.election.take()) {
+            (Some(sharding), _) => self.run_sharded(sharding, reconcile, shutdown).await,
+            (None, Some(election)) => self.run_elected(election, reconcile, shutdown).await,
+            (None, None) => {
                 self.factory.start();
                 let mut shutdown = shutdown;
                 let synced = tokio::select! {
@@ -212,8 +242,11 @@ impl<K: Resource> Controller<K> {
                     () = &mut shutdown => false,
                 };
                 let workers = if synced {
+                    self.status.set_synced(true);
+                    self.status.set_phase(ControllerPhase::Running);
                     let workers = self.spawn_workers(&self.queue, &self.lister, &reconcile, None);
                     shutdown.await;
+                    self.status.set_phase(ControllerPhase::Stopping);
                     Some(workers)
                 } else {
                     None
@@ -224,6 +257,7 @@ impl<K: Resource> Controller<K> {
                 }
             }
         }
+        self.status.set_phase(ControllerPhase::Stopped);
         let stats = self.recorder.counters.snapshot();
         tracing::info!(controller = %self.name, ?stats, "controller stopped");
         stats
@@ -281,6 +315,9 @@ impl<K: Resource> Controller<K> {
                     (queue, lister, watches)
                 });
                 let watches: &[Box<dyn Watch>] = first_watches.take().map_or(&own_watches, |w| w);
+                self.status.set_queue(&queue);
+                self.status.set_synced(false);
+                self.status.set_phase(ControllerPhase::Syncing);
                 let counted = lister.clone();
                 shared.set_cache(Some(Box::new(move || counted.store().len())));
                 let (joined, leave, gone) = (
@@ -323,6 +360,8 @@ impl<K: Resource> Controller<K> {
                 };
                 let mut workers = None;
                 if synced {
+                    self.status.set_synced(true);
+                    self.status.set_phase(ControllerPhase::Running);
                     tracing::info!(controller = %self.name, %identity, workers = self.workers, "caches synced; starting workers");
                     workers = Some(self.spawn_workers(&queue, &lister, &reconcile, Some(&shared)));
                     tokio::select! {
@@ -331,6 +370,7 @@ impl<K: Resource> Controller<K> {
                     }
                 }
                 let lost = gone.is_cancelled();
+                self.status.set_phase(ControllerPhase::Stopping);
                 if lost {
                     tracing::warn!(controller = %self.name, %identity, "shard membership ended; stopping the workers at once");
                 }
@@ -388,7 +428,24 @@ impl<K: Resource> Controller<K> {
         Fut: Future<Output = Result<Action, E>> + Send + 'static,
         E: ReconcileFailure,
     {
-        let halt = CancellationToken::new();
+        self.spawn_workers_until(queue, lister, reconcile, shard, CancellationToken::new())
+    }
+
+    /// [`spawn_workers`](Self::spawn_workers) whose workers stop taking keys once `halt` is
+    /// cancelled (a leading token's child stops them the instant the Lease is lost).
+    fn spawn_workers_until<F, Fut, E>(
+        &self,
+        queue: &ControllerQueue,
+        lister: &Lister<K>,
+        reconcile: &Arc<F>,
+        shard: Option<&Arc<Shared>>,
+        halt: CancellationToken,
+    ) -> Workers
+    where
+        F: Fn(Request<K>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Action, E>> + Send + 'static,
+        E: ReconcileFailure,
+    {
         let tasks = (0..self.workers)
             .map(|_| {
                 tokio::spawn(worker(

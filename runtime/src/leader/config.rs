@@ -70,6 +70,15 @@ pub enum ConfigError {
     /// The identity is empty.
     #[error("lock identity is empty")]
     EmptyIdentity,
+    /// A [leader-elected](crate::controller::ControllerBuilder::leader_election)
+    /// controller's Lease name is empty.
+    #[error("the Lease name is empty")]
+    EmptyLeaseName,
+    /// A controller was made both [sharded](crate::controller::ControllerBuilder::sharded)
+    /// and [leader-elected](crate::controller::ControllerBuilder::leader_election): a
+    /// sharded replica reconciles its share whoever leads, so the two exclude each other.
+    #[error("a controller is either sharded or leader-elected, not both")]
+    ShardedAndLeaderElected,
     /// A shard replica's identity is not a label value short enough to carry a rejoin
     /// suffix ([`ShardingConfig::validate`](crate::controller::shard::ShardingConfig::validate)).
     #[error("shard identity {identity:?}: {reason}")]

@@ -17,6 +17,7 @@ mod controller_errors;
 mod controller_filter;
 mod controller_finalizer;
 mod controller_gc;
+mod controller_leader;
 mod controller_owns;
 mod controller_priority;
 mod controller_run;
