@@ -15,7 +15,8 @@
 //! - [`kinform_client`] as [`client`]: config, transport, `Api<K>`, discovery, connect, and
 //!   the list/watch decoding pipeline;
 //! - [`kinform_runtime`]: [`reflector`], [`fifo`], [`store`], [`informer`], [`lister`],
-//!   [`workqueue`], [`controller`], [`leader`], [`events`];
+//!   [`workqueue`], [`controller`], [`leader`], [`events`], [`admin`] (the admin HTTP
+//!   endpoint), [`consistency`];
 //! - `kinform_testserver` as `testing` (feature `testing`): `TestApiServer`;
 //! - `kinform_webhook` as `webhook` (feature `webhook`): admission and CRD conversion
 //!   webhooks, their TLS server and their configuration objects.
@@ -73,7 +74,8 @@ pub use kinform_client as client;
 pub use kinform_core::crd;
 pub use kinform_core::{defaulting, lean, resource, selector, value};
 pub use kinform_runtime::{
-    consistency, controller, events, fifo, informer, leader, lister, reflector, store, workqueue,
+    admin, consistency, controller, events, fifo, informer, leader, lister, reflector, store,
+    workqueue,
 };
 #[cfg(feature = "testing")]
 pub use kinform_testserver as testing;

@@ -164,6 +164,22 @@ impl Raw {
             .await
     }
 
+    /// Sends `method path` without a body and reads the whole answer as text (an endpoint
+    /// that does not answer JSON: probes, metrics).
+    pub async fn text(&self, method: &str, path: &str) -> TextResp {
+        let r = self
+            .send_bytes(method, path, Bytes::new(), "text/plain", None)
+            .await;
+        let status = r.status().as_u16();
+        let headers = r.headers().clone();
+        let bytes = r.into_body().collect().await.unwrap().to_bytes();
+        TextResp {
+            status,
+            headers,
+            body: String::from_utf8_lossy(&bytes).into_owned(),
+        }
+    }
+
     /// Opens a watch (or any streaming GET) and returns its line reader.
     pub async fn watch(&self, path: &str) -> Watch {
         self.watch_with(path, None).await
@@ -180,6 +196,16 @@ impl Raw {
             buf: Vec::new(),
         }
     }
+}
+
+/// A response read as text.
+pub struct TextResp {
+    /// The HTTP status code.
+    pub status: u16,
+    /// The response headers.
+    pub headers: http::HeaderMap,
+    /// The body, as UTF-8 (invalid bytes replaced).
+    pub body: String,
 }
 
 /// Newline-delimited JSON events of a watch response.

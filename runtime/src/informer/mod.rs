@@ -62,6 +62,8 @@
 mod buffer;
 mod factory;
 mod handler;
+#[cfg(feature = "prometheus")]
+mod prometheus;
 mod registration;
 mod shared;
 mod snapshot;
@@ -71,6 +73,8 @@ pub use factory::{
     CacheSyncError, InformerFactory, InformerFactoryBuilder, InformerScope, drop_managed_fields,
 };
 pub use handler::{EventHandler, EventHandlerFns, Notification};
+#[cfg(feature = "prometheus")]
+pub use prometheus::PrometheusInformerMetrics;
 pub use registration::Registration;
 pub(crate) use shared::CacheView;
 pub use shared::{AlreadyStarted, MINIMUM_RESYNC_PERIOD, SharedIndexInformer};

@@ -3,6 +3,7 @@
 //! The crate's one integration test target; why one, and how to run a module's tests:
 //! ARCHITECTURE.md, "Integration tests".
 
+mod admin_endpoint;
 mod client_next_page;
 mod client_read_ahead;
 mod client_server_connect;
