@@ -63,6 +63,8 @@ pub struct Call {
 #[derive(Default)]
 pub struct Activity {
     calls: Mutex<Vec<Call>>,
+    /// Per replica: reconciles finished, and when its first one started.
+    counts: Mutex<HashMap<String, (usize, Option<Instant>)>>,
     in_flight: Mutex<HashMap<String, usize>>,
     /// Every overlap seen.
     pub violations: Mutex<Vec<String>>,
@@ -112,6 +114,12 @@ impl Activity {
                 ));
             }
             *in_flight.entry(replica.to_owned()).or_default() += 1;
+            self.counts
+                .lock()
+                .entry(replica.to_owned())
+                .or_default()
+                .1
+                .get_or_insert_with(Instant::now);
             let mut calls = self.calls.lock();
             calls.push(Call {
                 replica: replica.to_owned(),
@@ -127,7 +135,51 @@ impl Activity {
         let _ = held.wait_for(|h| !h.contains(key)).await;
         *self.in_flight.lock().entry(replica.to_owned()).or_default() -= 1;
         self.calls.lock()[index].finished = true;
+        self.counts.lock().entry(replica.to_owned()).or_default().0 += 1;
         self.changed.notify_waiters();
+    }
+
+    /// Reconciles `replica` has finished.
+    pub fn finished(&self, replica: &str) -> usize {
+        self.counts.lock().get(replica).map_or(0, |c| c.0)
+    }
+
+    /// When `replica`'s first reconcile started.
+    pub fn first_start(&self, replica: &str) -> Option<Instant> {
+        self.counts.lock().get(replica).and_then(|c| c.1)
+    }
+
+    /// Waits until `replica` has finished `n` reconciles (cheap to check: for thousands).
+    pub async fn wait_finished(&self, replica: &str, n: usize) {
+        self.wait_until(&format!("{replica} finishing {n} reconciles"), || {
+            self.finished(replica) >= n
+        })
+        .await;
+    }
+
+    /// Waits until `replica` has started a reconcile; when the first one started.
+    pub async fn wait_started(&self, replica: &str) -> Instant {
+        self.wait_until(&format!("{replica} starting a reconcile"), || {
+            self.first_start(replica).is_some()
+        })
+        .await;
+        self.first_start(replica).unwrap_or_else(Instant::now)
+    }
+
+    async fn wait_until(&self, what: &str, cond: impl Fn() -> bool) {
+        let wait = async {
+            loop {
+                let mut notified = pin!(self.changed.notified());
+                notified.as_mut().enable();
+                if cond() {
+                    return;
+                }
+                notified.await;
+            }
+        };
+        if tokio::time::timeout(WAIT, wait).await.is_err() {
+            panic!("timed out waiting for {what}");
+        }
     }
 
     /// Every call so far.
@@ -188,6 +240,8 @@ pub fn all_reconciled(calls: &[Call], replica: &str, keys: &[String], term: u64)
 pub struct ReplicaOptions {
     /// Warm standby.
     pub warm: bool,
+    /// The Lease's name ([`LEASE`] by default).
+    pub lease: String,
     /// The Lease timing.
     pub timing: LeaderElectionConfig,
     /// Workers.
@@ -199,6 +253,7 @@ impl ReplicaOptions {
     pub fn new(warm: bool) -> Self {
         Self {
             warm,
+            lease: LEASE.to_owned(),
             timing: timing(),
             workers: 2,
         }
@@ -229,7 +284,7 @@ impl Replica {
             .namespace(NAMESPACE)
             .build();
         let election =
-            LeaderElection::new(NAMESPACE, LEASE, identity).timing(options.timing.clone());
+            LeaderElection::new(NAMESPACE, &options.lease, identity).timing(options.timing.clone());
         let controller = Controller::<ConfigMap>::builder(&factory)
             .workers(options.workers)
             .leader_election(election)
@@ -328,10 +383,22 @@ impl Replica {
 /// Creates the ConfigMaps `cm-00000..cm-{n-1}` in [`NAMESPACE`] through the server's store;
 /// returns their keys.
 pub fn create_configmaps(server: &TestApiServer, n: usize) -> Vec<String> {
+    create_configmaps_of(server, n, "v")
+}
+
+/// [`create_configmaps`] whose `data.k` is `payload` (the benchmark's object size).
+pub fn create_configmaps_of(server: &TestApiServer, n: usize, payload: &str) -> Vec<String> {
     (0..n)
         .map(|i| {
             let name = format!("cm-{i:05}");
-            create_configmap(server, &name)
+            server
+                .create_object(serde_json::json!({
+                    "apiVersion": "v1", "kind": "ConfigMap",
+                    "metadata": {"name": name, "namespace": NAMESPACE},
+                    "data": {"k": payload}
+                }))
+                .expect("create a ConfigMap");
+            format!("{NAMESPACE}/{name}")
         })
         .collect()
 }
