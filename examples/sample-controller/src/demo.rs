@@ -2,6 +2,7 @@
 //! ([`Embedded`]), the sharded one ([`sharded`], `--shards`), and the [`Observer`] that
 //! watches Foos and Deployments converge (also used by the integration tests).
 
+use std::net::SocketAddr;
 use std::pin::pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -15,6 +16,7 @@ use kinform::informer::{EventHandlerFns, InformerFactory};
 use kinform::lister::Lister;
 use kinform::testing::TestApiServer;
 use kinform::{Client, HasMetadata};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::Notify;
 
 use crate::api::prelude::*;
@@ -24,6 +26,25 @@ use crate::{FOO_CRD_YAML, simulator};
 
 /// The error of the embedded demos.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// `GET path` on the admin endpoint at `address` (HTTP/1.0, no client library): the status
+/// code and the body, as `curl` would show them.
+pub async fn admin_get(address: SocketAddr, path: &str) -> Result<(u16, String), BoxError> {
+    let mut stream = tokio::net::TcpStream::connect(address).await?;
+    stream
+        .write_all(format!("GET {path} HTTP/1.0\r\nHost: {address}\r\n\r\n").as_bytes())
+        .await?;
+    let mut answer = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut answer)).await??;
+    let answer = String::from_utf8_lossy(&answer);
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| format!("not an HTTP answer: {head:?}"))?;
+    Ok((status, body.to_owned()))
+}
 use crate::api::samplecontroller::v1alpha1::foo::FooSpec;
 
 /// A Foo to create.

@@ -35,7 +35,10 @@ use k8s_openapi::api::core::v1::{Container, PodSpec, PodTemplateSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use kinform::client::{Patch, PatchParams, PostParams};
 use kinform::controller::shard::{ShardHandle, ShardLabels, ShardingConfig};
-use kinform::controller::{Action, Controller, Request, controller_reference, is_controlled_by};
+use kinform::controller::{
+    Action, Controller, ControllerMetricsProvider, LeaderElection, Request, controller_reference,
+    is_controlled_by,
+};
 use kinform::events::{EventRecorder, NewEvent};
 use kinform::informer::InformerFactory;
 use kinform::leader::ConfigError;
@@ -118,6 +121,29 @@ impl FooController {
             .owns::<Deployment>()
             .build();
         (Self::around(factory, recorder), controller)
+    }
+
+    /// [`new`](Self::new), as one replica of a leader-elected controller: it reconciles
+    /// only while it holds the Lease `election` names, and with `warm_standby` keeps its
+    /// caches synced meanwhile; reconcile and workqueue metrics go to `metrics`.
+    pub fn elected(
+        factory: &InformerFactory,
+        workers: usize,
+        recorder: Option<EventRecorder>,
+        election: LeaderElection,
+        warm_standby: bool,
+        metrics: Option<Arc<dyn ControllerMetricsProvider>>,
+    ) -> Result<(Arc<Self>, Controller<Foo>), ConfigError> {
+        let mut builder = Controller::<Foo>::builder(factory)
+            .name(CONTROLLER_NAME)
+            .workers(workers)
+            .owns::<Deployment>()
+            .leader_election(election)?
+            .warm_standby(warm_standby);
+        if let Some(metrics) = metrics {
+            builder = builder.metrics(metrics);
+        }
+        Ok((Self::around(factory, recorder), builder.build()))
     }
 
     /// [`new`](Self::new), as one replica of a sharded controller when `sharding` is given

@@ -1,25 +1,22 @@
-//! Runs the Foo controller the way it is deployed: under leader election on a Lease, with an
-//! event recorder, until cancelled (sample-controller's `main.go`, plus the leader election
+//! Runs the Foo controller the way it is deployed: under leader election on a Lease (the
+//! toolkit's, with a warm standby by default), with an event recorder and the admin endpoint
+//! (probes, metrics, live state), until cancelled (sample-controller's `main.go`, plus what
 //! every production controller adds).
 
-use std::sync::{Arc, Mutex};
+use std::net::SocketAddr;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use k8s_openapi::api::coordination::v1::Lease;
 use kinform::CancellationToken;
-use kinform::controller::ReconcileStats;
+use kinform::Client;
+use kinform::admin::{AdminError, AdminServer};
 use kinform::controller::shard::{ShardRole, ShardingConfig};
+use kinform::controller::{LeaderElection, PrometheusControllerMetrics, ReconcileStats};
 use kinform::events::{EventRecorder, RecorderConfig};
 use kinform::informer::InformerFactory;
-use kinform::leader::{
-    ConfigError, LeaderCallbacks, LeaderElectionConfig, LeaderElector, LeaseLock, RunOutcome,
-};
-use kinform::{Api, Client};
-use tokio::sync::Semaphore;
+use kinform::leader::{ConfigError, LeaderElectionConfig};
 
 use crate::foo_controller::{CONTROLLER_NAME, FooController};
-
-const MAX_TERMS: usize = 1024;
 
 /// How the controller runs.
 #[derive(Clone, Debug)]
@@ -32,11 +29,19 @@ pub struct Options {
     pub identity: String,
     /// Leader election timing (client-go's defaults: 15 s / 10 s / 2 s).
     pub election: LeaderElectionConfig,
+    /// Whether a standby keeps its caches synced while another replica leads (on by
+    /// default: it reconciles as soon as it takes over).
+    pub warm_standby: bool,
     /// A sharded replica's role (member and sharder candidate by default).
     pub shard_role: ShardRole,
     /// Test-sized reflector backoff (`InformerFactoryBuilder::test_backoff`), for runs
     /// against a `TestApiServer` in tests; off (client-go's backoff) by default.
     pub test_backoff: bool,
+    /// Where the admin endpoint listens (`/healthz`, `/readyz`, `/metrics`, `/debug/state`);
+    /// port 0 picks a free port; `None` serves none. Default `127.0.0.1:0`.
+    pub admin_address: Option<SocketAddr>,
+    /// Filled with the admin endpoint's bound address once it listens.
+    pub admin_bound: Arc<OnceLock<SocketAddr>>,
 }
 
 impl Options {
@@ -47,8 +52,11 @@ impl Options {
             lease_namespace: "default".to_owned(),
             identity: identity.into(),
             election: LeaderElectionConfig::default().release_on_cancel(true),
+            warm_standby: true,
             shard_role: ShardRole::default(),
             test_backoff: false,
+            admin_address: Some(SocketAddr::from(([127, 0, 0, 1], 0))),
+            admin_bound: Arc::default(),
         }
     }
 }
@@ -56,41 +64,34 @@ impl Options {
 /// What a run did.
 #[derive(Clone, Debug, Default)]
 pub struct Report {
-    /// Reconcile counters summed over every leadership term.
+    /// Reconcile counters over every leadership term.
     pub stats: ReconcileStats,
     /// How many times this replica became leader.
     pub terms: u64,
-    /// How the election ended.
-    pub outcome: Option<RunOutcome>,
 }
 
-/// Reconcile counters summed across leadership terms.
-#[derive(Default)]
-struct Totals(Mutex<(ReconcileStats, u64)>);
-
-impl Totals {
-    fn add(&self, s: ReconcileStats) {
-        let mut t = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        t.0.reconciles += s.reconciles;
-        t.0.successes += s.successes;
-        t.0.requeues += s.requeues;
-        t.0.errors += s.errors;
-        t.0.panics += s.panics;
-        t.1 += 1;
-    }
-    fn get(&self) -> (ReconcileStats, u64) {
-        *self.0.lock().unwrap_or_else(|e| e.into_inner())
-    }
+/// Why a run could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The election or sharding configuration is invalid.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The admin endpoint could not listen.
+    #[error(transparent)]
+    Admin(#[from] AdminError),
+    /// The metrics could not be registered.
+    #[error("metrics: {0}")]
+    Metrics(#[from] prometheus::Error),
 }
 
-/// Runs until `cancel`: competes for the Lease `sample-controller`; while leading, runs the
-/// Foo controller (informers, workers); records events; on cancel, drains and releases the
-/// Lease.
+/// Runs until `cancel`: competes for the Lease `sample-controller` (standing by, warm, while
+/// another replica holds it, and again after losing it); while leading, reconciles the Foos;
+/// records events; serves the admin endpoint; on cancel, drains and releases the Lease.
 pub async fn run(
     client: Client,
     options: Options,
     cancel: CancellationToken,
-) -> Result<Report, ConfigError> {
+) -> Result<Report, RunError> {
     let recorder = EventRecorder::new(
         client.clone(),
         RecorderConfig::new(
@@ -98,63 +99,55 @@ pub async fn run(
             options.identity.clone(),
         ),
     );
-    let totals = Arc::new(Totals::default());
-    let lock = LeaseLock::new(
-        Api::<Lease>::namespaced(client.clone(), &options.lease_namespace),
-        CONTROLLER_NAME,
-        options.identity.clone(),
-    );
-    // The elector waits for the leading work at most one lease duration before it returns;
-    // each term holds a permit until its controller has drained, and the run waits for every
-    // permit at the end, so the report counts all of a term's work however long it drains.
-    let terms = Arc::new(Semaphore::new(MAX_TERMS));
-    let callbacks = {
-        let (client, recorder, totals, workers, test_backoff) = (
-            client.clone(),
-            recorder.clone(),
-            totals.clone(),
-            options.workers,
-            options.test_backoff,
-        );
-        let terms = terms.clone();
-        LeaderCallbacks::new(move |leading: CancellationToken| {
-            let (client, recorder, totals) = (client.clone(), recorder.clone(), totals.clone());
-            let terms = terms.clone();
-            async move {
-                let Ok(_term) = terms.acquire().await else {
-                    return;
-                };
-                tracing::info!("became leader: starting the Foo controller");
-                // One factory per term: stepping down stops every informer.
-                let mut factory = InformerFactory::builder(client);
-                if test_backoff {
-                    factory = factory.test_backoff();
-                }
-                let factory = factory.build();
-                let (foos, controller) = FooController::new(&factory, workers, Some(recorder));
-                let stats = controller
-                    .run(
-                        move |req| foos.clone().reconcile(req),
-                        leading.cancelled_owned(),
-                    )
-                    .await;
-                factory.shutdown().await;
-                totals.add(stats);
-            }
-        })
-        .on_stopped_leading(|| tracing::info!("stopped leading"))
-        .on_new_leader(|id| tracing::info!(leader = %id, "leader elected"))
+    let mut factory = InformerFactory::builder(client);
+    if options.test_backoff {
+        factory = factory.test_backoff();
+    }
+    // One factory for the whole run: a lost Lease keeps the caches for the next term.
+    let factory = factory.build();
+    let registry = prometheus::Registry::new();
+    let metrics = Arc::new(PrometheusControllerMetrics::new(&registry)?);
+    let election =
+        LeaderElection::new(&options.lease_namespace, CONTROLLER_NAME, &options.identity)
+            .timing(options.election.clone());
+    let (foos, controller) = FooController::elected(
+        &factory,
+        options.workers,
+        Some(recorder.clone()),
+        election,
+        options.warm_standby,
+        Some(metrics),
+    )?;
+    let status = controller.status();
+    let admin = match options.admin_address {
+        Some(address) => {
+            let admin = AdminServer::builder()
+                .informers(&factory)
+                .controller(status.clone())
+                .registry(registry)
+                .serve(address, cancel.clone())
+                .await?;
+            let _ = options.admin_bound.set(admin.local_addr());
+            tracing::info!(address = %admin.local_addr(), "admin endpoint: /healthz /readyz /metrics /debug/state");
+            Some(admin)
+        }
+        None => None,
     };
-    let elector = LeaderElector::new(lock, options.election.clone(), callbacks)?;
-    let outcome = elector.run(cancel).await;
-    let _all_terms_ended = terms.acquire_many(MAX_TERMS as u32).await;
+    let stats = controller
+        .run(
+            move |req| foos.clone().reconcile(req),
+            cancel.clone().cancelled_owned(),
+        )
+        .await;
+    factory.shutdown().await;
+    if let Some(admin) = admin {
+        admin.wait().await;
+    }
     // Let the last events reach the server.
     let _ = tokio::time::timeout(Duration::from_secs(5), recorder.shutdown()).await;
-    let (stats, terms) = totals.get();
     Ok(Report {
         stats,
-        terms,
-        outcome: Some(outcome),
+        terms: status.snapshot().election.map_or(0, |e| e.terms),
     })
 }
 
@@ -167,7 +160,7 @@ pub async fn run_sharded(
     client: Client,
     options: Options,
     cancel: CancellationToken,
-) -> Result<Report, ConfigError> {
+) -> Result<Report, RunError> {
     let recorder = EventRecorder::new(
         client.clone(),
         RecorderConfig::new(
@@ -193,9 +186,5 @@ pub async fn run_sharded(
         .await;
     factory.shutdown().await;
     let _ = tokio::time::timeout(Duration::from_secs(5), recorder.shutdown()).await;
-    Ok(Report {
-        stats,
-        terms: 1,
-        outcome: None,
-    })
+    Ok(Report { stats, terms: 1 })
 }

@@ -14,7 +14,7 @@ use kinform::informer::InformerFactory;
 use kinform::testing::TestApiServer;
 use kinform::{Api, HasMetadata, ListParams};
 use sample_controller::api::prelude::*;
-use sample_controller::demo::{Observer, Snapshot, foo};
+use sample_controller::demo::{self, Observer, Snapshot, foo};
 use sample_controller::runner::{self, Options};
 use sample_controller::{FOO_CRD_YAML, foo_controller, simulator};
 
@@ -47,14 +47,12 @@ async fn deployments_and_statuses_follow_the_foos() {
         Duration::from_millis(20),
         cancel.clone().cancelled_owned(),
     ));
-    let controller = tokio::spawn(runner::run(
-        client.clone(),
-        Options {
-            test_backoff: true,
-            ..Options::new("test-replica")
-        },
-        cancel.clone(),
-    ));
+    let options = Options {
+        test_backoff: true,
+        ..Options::new("test-replica")
+    };
+    let admin = options.admin_bound.clone();
+    let controller = tokio::spawn(runner::run(client.clone(), options, cancel.clone()));
     let observer = Observer::start(client.clone()).await.unwrap();
     let foos = client.samplecontroller_v1alpha1().foos(ns);
 
@@ -134,6 +132,23 @@ async fn deployments_and_statuses_follow_the_foos() {
     })
     .await;
     assert!(s.deployment(ns, "a-dep").is_some() && s.deployment(ns, "b-dep").is_some());
+
+    // The admin endpoint, over HTTP: ready (the leader), the reconciles counted, the Lease
+    // held.
+    let address = *admin.get().expect("the admin endpoint listens");
+    let (status, body) = demo::admin_get(address, "/readyz?verbose").await.unwrap();
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("[+]controller sample-controller ok"), "{body}");
+    let (_, metrics) = demo::admin_get(address, "/metrics").await.unwrap();
+    assert!(
+        metrics
+            .contains("controller_runtime_reconcile_total{controller=\"sample-controller\",result=\"success\"}"),
+        "{metrics}"
+    );
+    let (_, state) = demo::admin_get(address, "/debug/state").await.unwrap();
+    let state: serde_json::Value = serde_json::from_str(&state).unwrap();
+    assert_eq!(state["leases"][0]["name"], "sample-controller");
+    assert_eq!(state["leases"][0]["held"], true);
 
     cancel.cancel();
     let report = controller.await.unwrap().unwrap();
