@@ -59,10 +59,17 @@ pub fn client_config() -> ClientConfig {
         .inject_ca_from(NAMESPACE, CERTIFICATE)
 }
 
-/// The Queue CRD: both versions, v2 stored, converted by the webhook.
+/// The Queue CRD: both versions, v2 stored, converted by the webhook as
+/// [`client_config`] reaches it.
 pub fn crd() -> Result<CustomResourceDefinition, ManifestError> {
+    crd_for(&client_config())
+}
+
+/// The Queue CRD converted by the webhook reached through `client` (a test gives the
+/// `caBundle` cert-manager would inject).
+pub fn crd_for(client: &ClientConfig) -> Result<CustomResourceDefinition, ManifestError> {
     let mut crd = merge_crds(vec![v1::Queue::crd(), v2::Queue::crd()], "v2")?;
-    webhooks().set_crd_conversion(&mut crd, &client_config())?;
+    webhooks().set_crd_conversion(&mut crd, client)?;
     Ok(crd)
 }
 
