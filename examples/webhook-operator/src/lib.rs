@@ -10,6 +10,19 @@
 //!   the Validating and Mutating webhook configurations, Service, Deployment, and a
 //!   cert-manager Issuer and Certificate;
 //! - [`serve`]: the server as the binary runs it.
+//!
+//! # Tests
+//!
+//! `cargo test -p webhook-operator` runs the suite (`tests/suite/`):
+//!
+//! - `served`: the three webhooks over HTTPS with reviews as kube-apiserver sends them;
+//! - `kubectl`: the same server registered in a `TestApiServer` as `deploy/` registers it
+//!   on a cluster (the CRD and both configurations made here, the Service resolved to the
+//!   test's port, the `caBundle` a test CA), driven by kubectl and kinform's typed client:
+//!   refusals, defaults, both versions read back, and `failurePolicy` with the server down.
+//!   It needs `kubectl` on the PATH and says it skipped otherwise (it fails instead under
+//!   `KINFORM_CONFORMANCE=require`, as CI runs it);
+//! - `manifests`: `deploy/` against what [`manifests::files`] produces.
 
 pub mod api;
 pub mod manifests;

@@ -1,5 +1,5 @@
 //! The deployment manifests of `deploy/`, made from the code: the CRD with its conversion
-//! stanza, the two webhook configurations (from [`webhooks`](crate::webhooks::webhooks), so
+//! stanza, the two webhook configurations (from [`webhooks`], so
 //! their paths and rules are the server's), the Service and Deployment, and a cert-manager
 //! self-signed Issuer and Certificate whose Secret the pod mounts and whose CA
 //! cert-manager's CA injector writes into every `caBundle`
