@@ -187,11 +187,17 @@ pub(crate) fn metrics(sources: &Sources) -> super::routes::Reply {
     use crate::informer::PrometheusInformerMetrics;
 
     let mut families = sources.registry.gather();
-    let has_informers = families
-        .iter()
-        .any(|f| PrometheusInformerMetrics::names().any(|n| n == f.name()));
+    let has = |families: &[prometheus::proto::MetricFamily], name: &str| {
+        families.iter().any(|f| f.name() == name)
+    };
+    let has_informers = PrometheusInformerMetrics::names().any(|n| has(&families, n));
     if !has_informers && !sources.factories.is_empty() {
         families.extend(PrometheusInformerMetrics::of(&sources.factories).collect());
+    }
+    for family in controller_families(sources) {
+        if !has(&families, family.name()) {
+            families.push(family);
+        }
     }
     let encoder = prometheus::TextEncoder::new();
     let mut body = Vec::new();
@@ -206,4 +212,54 @@ pub(crate) fn metrics(sources: &Sources) -> super::routes::Reply {
             format!("500 cannot encode the metrics: {error}\n"),
         ),
     }
+}
+
+/// The controllers' families, read from their status at each scrape:
+/// `kinform_controller_ready{controller}` (1 when `/readyz` would pass it) and, for
+/// leader-elected ones, client-go's `leader_election_master_status{name}` (1 while this
+/// replica holds the Lease `name`).
+#[cfg(feature = "prometheus")]
+fn controller_families(sources: &Sources) -> Vec<prometheus::proto::MetricFamily> {
+    use prometheus::core::Collector;
+    use prometheus::{IntGaugeVec, Opts};
+
+    let (Ok(ready), Ok(leading)) = (
+        IntGaugeVec::new(
+            Opts::new(
+                "kinform_controller_ready",
+                "Whether the controller is ready: caches synced, and leading or a warm standby",
+            ),
+            &["controller"],
+        ),
+        IntGaugeVec::new(
+            Opts::new(
+                "leader_election_master_status",
+                "Whether this replica holds the leader Lease (1) or not (0)",
+            ),
+            &["name"],
+        ),
+    ) else {
+        return Vec::new();
+    };
+    let mut any_election = false;
+    for controller in &sources.controllers {
+        let s = controller.snapshot();
+        ready
+            .with_label_values(&[s.name.as_str()])
+            .set(i64::from(s.readiness().is_ok()));
+        if let Some(e) = &s.election {
+            any_election = true;
+            leading
+                .with_label_values(&[e.lease_name.as_str()])
+                .set(i64::from(e.leading));
+        }
+    }
+    let mut out = Vec::new();
+    if !sources.controllers.is_empty() {
+        out.extend(ready.collect());
+    }
+    if any_election {
+        out.extend(leading.collect());
+    }
+    out
 }

@@ -203,6 +203,8 @@ impl Collector for PrometheusInformerMetrics {
 
     fn collect(&self) -> Vec<MetricFamily> {
         let out = families();
+        // A family without a sample cannot be encoded: only those given one are collected.
+        let mut sampled = vec![false; out.len()];
         for informer in self.factories.iter().flat_map(InformerFactory::informers) {
             let labels = [
                 informer.name.as_str(),
@@ -210,13 +212,18 @@ impl Collector for PrometheusInformerMetrics {
                 informer.scope.label_selector.as_deref().unwrap_or(""),
                 informer.scope.field_selector.as_deref().unwrap_or(""),
             ];
-            for family in &out {
+            for (family, sampled) in out.iter().zip(sampled.iter_mut()) {
                 if let Some(v) = (family.value)(&informer) {
                     family.set(&labels, v);
+                    *sampled = true;
                 }
             }
         }
-        out.iter().flat_map(Family::collect).collect()
+        out.iter()
+            .zip(sampled)
+            .filter(|(_, sampled)| *sampled)
+            .flat_map(|(family, _)| family.collect())
+            .collect()
     }
 }
 

@@ -129,6 +129,10 @@ async fn probes_metrics_and_state_of_a_running_controller() {
         )),
         Some(&1.0)
     );
+    assert_eq!(
+        samples.get(r#"kinform_controller_ready{controller="configmaps"}"#),
+        Some(&1.0)
+    );
 
     let s = state(&http).await;
     let i = &s["informers"][0];
@@ -220,6 +224,15 @@ async fn readiness_and_leases_of_leader_elected_replicas() {
     let http: Vec<Raw> = admins.iter().map(raw).collect();
 
     assert_eq!(http[0].text("GET", "/readyz").await.status, 200);
+    for (h, leading) in [(&http[0], "1"), (&http[1], "0"), (&http[2], "0")] {
+        let m = h.text("GET", "/metrics").await.body;
+        assert!(
+            m.contains(&format!(
+                "leader_election_master_status{{name=\"configmaps-leader\"}} {leading}\n"
+            )),
+            "{m}"
+        );
+    }
     let cold_ready = http[1].text("GET", "/readyz").await;
     assert_eq!(cold_ready.status, 503);
     assert!(

@@ -138,7 +138,10 @@ async fn deployments_and_statuses_follow_the_foos() {
     let address = *admin.get().expect("the admin endpoint listens");
     let (status, body) = demo::admin_get(address, "/readyz?verbose").await.unwrap();
     assert_eq!(status, 200, "{body}");
-    assert!(body.contains("[+]controller sample-controller ok"), "{body}");
+    assert!(
+        body.contains("[+]controller sample-controller ok"),
+        "{body}"
+    );
     let (_, metrics) = demo::admin_get(address, "/metrics").await.unwrap();
     assert!(
         metrics
