@@ -6,11 +6,14 @@
 //! kinform-gen openapi <swagger.json | v3 dir>... --out DIR [--group G]... [--version V]...
 //!     [--runtime-crate ::kinform] [--k8s-openapi-crate PATH] [--root-file mod.rs]
 //!     [--feature-per-group] [--root-doc-include ../README.md] [--check]
-//! kinform-gen in-place <swagger.json> --out FILE [--check]
+//! kinform-gen in-place <swagger.json | k8s-openapi's src/v1_XX> --kubernetes 1.XX --out FILE
+//!     [--check]
 //! ```
 //!
 //! `in-place` writes the in-place decoders of k8s-openapi's types that kinform-client keeps
-//! in `client/src/decode/in_place/k8s_1_35.rs` (see `kinform_codegen::emit_in_place_decoders`).
+//! in `client/src/decode/in_place/k8s_1_XX.rs`, one file per Kubernetes version, from that
+//! version's OpenAPI spec or, where there is none, from k8s-openapi's sources of it (see
+//! `kinform_codegen::emit_in_place_decoders`).
 //!
 //! `--check` writes nothing and exits with status 1, listing the files of DIR that are out of
 //! date, when generating would change DIR. Errors exit with status 2, among them a run that
@@ -53,10 +56,14 @@ enum Command {
         #[command(flatten)]
         common: Common,
     },
-    /// kinform-client's in-place decoders of k8s-openapi's types, from a swagger.json.
+    /// kinform-client's in-place decoders of k8s-openapi's types, from a swagger.json or
+    /// from k8s-openapi's sources of the version.
     InPlace {
-        /// The spec file.
+        /// The version's spec file, or k8s-openapi's `src/v1_XX` directory.
         input: PathBuf,
+        /// The Kubernetes version the input describes (`1.36`).
+        #[arg(long)]
+        kubernetes: String,
         /// Output file.
         #[arg(long)]
         out: PathBuf,
@@ -114,12 +121,22 @@ fn main() -> ExitCode {
             }
             run(generator, common)
         }
-        Command::InPlace { input, out, check } => in_place(&input, &out, check),
+        Command::InPlace {
+            input,
+            kubernetes,
+            out,
+            check,
+        } => in_place(&input, &kubernetes, &out, check),
     }
 }
 
-fn in_place(input: &std::path::Path, out: &std::path::Path, check: bool) -> ExitCode {
-    let code = match kinform_codegen::emit_in_place_decoders(input) {
+fn in_place(
+    input: &std::path::Path,
+    kubernetes: &str,
+    out: &std::path::Path,
+    check: bool,
+) -> ExitCode {
+    let code = match kinform_codegen::emit_in_place_decoders(input, kubernetes) {
         Ok(code) => code,
         Err(e) => return fail(&e),
     };
