@@ -9,6 +9,11 @@
 //! suite; at length with e.g.
 //! `PROPTEST_CASES=200000 cargo test --release -p kinform-client --lib differential`.
 //!
+//! Watch lines are also decoded into objects the cache let go of (`reclaim`): with the
+//! enabled Kubernetes version's in-place decoders, and with none, the path every type takes
+//! with a version that has no decoders (`in_place`, "Another Kubernetes version"); both
+//! must give what `serde_json` gives.
+//!
 //! Objects reused from the reflector's cache are not compared: they are, by design, not
 //! decoded again (see `page`).
 
@@ -233,11 +238,24 @@ where
 /// One watch line decoded by the reflector's path and by `Api::watch`'s: they must agree.
 fn check_line<K>(line: &[u8]) -> Result<(), TestCaseError>
 where
-    K: HasMetadata + Clone + DeserializeOwned + PartialEq + std::fmt::Debug,
+    K: HasMetadata + Clone + DeserializeOwned + PartialEq + std::fmt::Debug + 'static,
+{
+    check_line_into::<K>(line, &mut Decoder::default(), None)
+}
+
+/// [`check_line`] with `decoder`, the line's object decoded into `reuse` when it can be (an
+/// object the cache let go of).
+fn check_line_into<K>(
+    line: &[u8],
+    decoder: &mut Decoder,
+    reuse: Option<Arc<K>>,
+) -> Result<(), TestCaseError>
+where
+    K: HasMetadata + Clone + DeserializeOwned + PartialEq + std::fmt::Debug + 'static,
 {
     let plain = decode_watch_line::<K>(line);
     let hints = ListHints::<K>::default();
-    let fast = decode_line_shared(line, &hints, &hints, &mut Decoder::default(), None)
+    let fast = decode_line_shared(line, &hints, &hints, decoder, reuse)
         .map(|ev| ev.map(|o| Arc::unwrap_or_clone(o)));
     let text = String::from_utf8_lossy(line);
     match (plain, fast) {
@@ -337,5 +355,23 @@ proptest! {
         let line = serde_json::to_vec(&json!({"type": kind, "object": object})).expect("JSON");
         let line = mutate(line, &mutations);
         check_line::<DynamicObject>(&line)?;
+    }
+
+    /// A pod's watch line decoded into another pod the cache let go of, with the enabled
+    /// version's in-place decoders and without any.
+    #[test]
+    fn differential_pod_watch_lines_into_replaced_pods(
+        pods in pods(),
+        kind in prop::sample::select(vec!["ADDED", "MODIFIED", "DELETED"]),
+        mutations in proptest::collection::vec(mutation(), 0..3),
+        in_place in any::<bool>(),
+    ) {
+        let mut pods = pods.into_iter();
+        let object = pods.next().unwrap_or_else(|| json!({"metadata": {"name": "p"}}));
+        let replaced: Option<Pod> = pods.next().and_then(|p| serde_json::from_value(p).ok());
+        let line = serde_json::to_vec(&json!({"type": kind, "object": object})).expect("JSON");
+        let line = mutate(line, &mutations);
+        let mut decoder = if in_place { Decoder::default() } else { Decoder::without_in_place() };
+        check_line_into::<Pod>(&line, &mut decoder, replaced.map(Arc::new))?;
     }
 }

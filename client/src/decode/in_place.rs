@@ -33,17 +33,29 @@
 //!    had, when that was more than the new value needs.
 //!
 //! `tests` checks rule 1 against the types' `Deserialize`, on real objects of twenty kinds
-//! and on mutated pods.
+//! and on mutated pods, at every version that has decoders.
 //!
 //! Which types: the k8s-openapi types reachable from every built-in resource that can be
-//! listed and watched, for the Kubernetes version of the spec the impls were generated from
-//! (`k8s_1_35`, emitted by `kinform-gen in-place` from the v1.35 OpenAPI spec; every
-//! struct's fields are listed in a pattern without `..`, so the impls do not compile against
-//! types whose fields differ), and the lean cache's objects of those resources and of
-//! `DynamicObject` (`lean`: the metadata decoded in place, the body's text kept when it is
-//! unchanged). With another version of k8s-openapi enabled, and for every other type
-//! (custom resources, `DynamicObject` itself, the lean form of a generated or derived
-//! type), no type is supported and replaced objects are freed before each decode.
+//! listed and watched, at the Kubernetes version enabled, and the lean cache's objects of
+//! those resources and of `DynamicObject` (`lean`: the metadata decoded in place, the body's
+//! text kept when it is unchanged). Each version kinform supports has its own generated
+//! file (`k8s_1_35`, `k8s_1_36`, `k8s_1_37`), emitted by `kinform-gen in-place` from that
+//! version's definitions: the OpenAPI spec of 1.35 and of 1.36, and for 1.37, whose spec
+//! the corpus lacks, k8s-openapi's own sources of it (the types its generator wrote from
+//! that spec; the code generator's drift test checks that both sources give the same file
+//! for 1.35 and 1.36). Every struct's fields are listed in a pattern without `..`, so a
+//! file does not compile against types whose fields differ: each is compiled only at its
+//! own version. For every other type (custom resources, `DynamicObject` itself, the lean
+//! form of a generated or derived type) nothing is decoded in place, and replaced objects
+//! are freed before each decode.
+//!
+//! **Another Kubernetes version** (one k8s-openapi has and kinform has no file for: older
+//! than 1.35, or one newer than kinform) falls back to that ordinary path for every type
+//! (`without`): the objects are decoded by serde as they are for custom resources, equal
+//! to what the decoders would have built, only with more allocation and CPU per event.
+//! `fallback_tests` checks which types each version decodes in place (every built-in
+//! resource at every supported version, none at another), and `differential_tests` checks
+//! the fallback's objects against `serde_json`'s.
 
 use std::any::Any;
 use std::sync::Arc;
@@ -80,7 +92,7 @@ impl<'i> Source<'i> {
     }
 
     /// The document's text as received.
-    #[allow(dead_code)] // Read by the lean objects' decoder, for Kubernetes 1.35 only.
+    #[allow(dead_code)] // Read by the lean objects' decoder, which needs a version's decoders.
     pub(crate) fn text(self) -> &'i [u8] {
         self.text
     }
@@ -94,32 +106,50 @@ impl<'i> Source<'i> {
     }
 }
 
+// The shared pieces of the decoders, at every version that has generated ones.
+k8s_openapi::k8s_if_ge_1_35! {
+    k8s_openapi::k8s_if_le_1_37! {
+        mod fields;
+        mod lean;
+        #[cfg(test)]
+        mod tests;
+        mod time;
+        mod values;
+
+        pub(crate) use values::{
+            InPlace, Mismatch, Result, Root, RootFn, Scratch, Value, fresh, fresh_in_place,
+            new_by_default, root_of,
+        };
+    }
+}
+
+// The generated decoders of the enabled version; their entry points shadow `without`'s.
 k8s_openapi::k8s_if_1_35! {
-    mod fields;
     #[rustfmt::skip]
     mod k8s_1_35;
-    mod lean;
-    mod time;
-    #[cfg(test)]
-    mod tests;
-    mod values;
-
-    pub(crate) use values::{
-        InPlace, Mismatch, Result, Root, RootFn, Scratch, Value, fresh, fresh_in_place,
-        new_by_default, root_of,
-    };
+    use k8s_1_35 as generated;
+}
+k8s_openapi::k8s_if_1_36! {
+    #[rustfmt::skip]
+    mod k8s_1_36;
+    use k8s_1_36 as generated;
+}
+k8s_openapi::k8s_if_1_37! {
+    #[rustfmt::skip]
+    mod k8s_1_37;
+    use k8s_1_37 as generated;
 }
 
-// Without the generated decoders (another Kubernetes version), no type is decoded in place.
-k8s_openapi::k8s_if_le_1_34! {
-    pub(crate) use without::{Root, root_of};
-}
-k8s_openapi::k8s_if_ge_1_36! {
-    pub(crate) use without::{Root, root_of};
-}
+#[cfg(test)]
+mod fallback_tests;
+
+// Any other Kubernetes version: no type is decoded in place. A glob import, which the named
+// imports above shadow where a version has decoders.
+#[allow(unused_imports)]
+pub(crate) use without::*;
 
 /// The decoding entry points when no type has in-place decoding.
-#[allow(dead_code)] // With the 1.35 decoders, the entry points are `values`'.
+#[allow(dead_code)] // With a version's decoders, the entry points are `values`'.
 mod without {
     use std::any::Any;
 

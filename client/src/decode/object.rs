@@ -70,6 +70,9 @@ pub(crate) struct Decoder {
     /// Whether the heap is grown again in steps once `heap_ahead_for` is used up (see
     /// [`Decoder::prepare_for_new`]).
     steps: bool,
+    /// Whether the in-place decoders are used; `false` only in tests, for the path every
+    /// type takes with a Kubernetes version that has none (see [`in_place`]).
+    in_place: bool,
 }
 
 /// When the heap grown ahead is used up, it is grown again for this much more JSON at
@@ -89,11 +92,31 @@ impl Default for Decoder {
             announced: 0,
             heap_ahead_for: 0,
             steps: true,
+            in_place: true,
         }
     }
 }
 
 impl Decoder {
+    /// A decoder that decodes nothing in place: what a Kubernetes version without in-place
+    /// decoders runs for every type (see [`in_place`]).
+    #[cfg(test)]
+    pub(crate) fn without_in_place() -> Self {
+        Self {
+            in_place: false,
+            ..Self::default()
+        }
+    }
+
+    /// The in-place decoder of `K` (see `in_place::root_of`), when this decoder uses them.
+    fn root_of<K: 'static>(&self) -> Option<in_place::Root> {
+        if self.in_place {
+            in_place::root_of::<K>()
+        } else {
+            None
+        }
+    }
+
     /// A decoder for about `json_bytes` of objects on this thread, whose heap is made ready
     /// for them when the first is decoded (see [`heap`]).
     pub(crate) fn for_objects(json_bytes: usize) -> Self {
@@ -141,7 +164,8 @@ impl Decoder {
         src: &[u8],
         skip_managed_fields: bool,
     ) -> serde_json::Result<K> {
-        self.decode_with(src, skip_managed_fields, in_place::root_of::<Option<K>>())
+        let walk = self.root_of::<Option<K>>();
+        self.decode_with(src, skip_managed_fields, walk)
     }
 
     /// [`decode`](Self::decode) without the in-place walk: simd-json's serde driver builds
@@ -181,7 +205,7 @@ impl Decoder {
         skip_managed_fields: bool,
         current: Option<Current<'_>>,
     ) -> bool {
-        let Some(root) = in_place::root_of::<K>() else {
+        let Some(root) = self.root_of::<K>() else {
             return false;
         };
         self.with_tape(src, skip_managed_fields, |tape, source, scratch| {

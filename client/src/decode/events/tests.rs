@@ -300,8 +300,9 @@ async fn replaced_objects_handed_back_are_dropped_while_decoding_after_the_initi
     assert!(batches.next().await.is_none());
 }
 
-// In-place decoding exists for the Kubernetes 1.35 types only (see `in_place`).
-k8s_openapi::k8s_if_1_35! {
+// In-place decoding exists for the Kubernetes versions kinform supports, 1.35 on (see
+// `in_place`).
+k8s_openapi::k8s_if_ge_1_35! {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn replaced_objects_handed_back_are_decoded_into_after_the_initial_events() {
         let reclaim = Arc::new(Reclaim::new(16));

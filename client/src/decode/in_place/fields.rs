@@ -1,8 +1,8 @@
 //! How k8s-openapi's structs are decoded in place: their fields (`Field`: every member read
 //! as an `Option`, a required one taking its type's default when absent), the macros the
-//! generated decoders (`k8s_1_35`) invoke for each struct and for the root types, and the
-//! entry point of a root type. Only those decoders use it, so it exists with them, for
-//! Kubernetes 1.35 (see the parent module).
+//! generated decoders (`k8s_1_35`, ...) invoke for each struct and for the root types, and
+//! the entry point of a root type. Only those decoders use it, so it exists with them, at
+//! the Kubernetes versions that have them (see the parent module).
 
 use std::any::Any;
 use std::collections::BTreeMap;

@@ -1,7 +1,8 @@
 //! In-place decoding leaves exactly what a fresh decode builds: every real object (the
 //! test server's realistic pods, objects of eighteen more built-in kinds as it stores them,
-//! the corpus's CustomResourceDefinitions) decoded into up to eight objects of its type and
-//! into the default, and, in property tests, mutated pods (members dropped, nulled,
+//! the corpus's example manifests and CustomResourceDefinitions) decoded into up to eight
+//! objects of its type (three for the large CRDs) and into the default, as its type and as
+//! its lean form, and, in property tests, mutated pods (members dropped, nulled,
 //! retyped, added, a wrong `kind`) decoded into objects of other mutated pods. Where in-place
 //! decoding gives up, the caller decodes afresh, so giving up is allowed; a different
 //! object is not.
@@ -24,7 +25,7 @@ use proptest::prelude::*;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use super::super::differential_tests::{runtime, yaml_documents};
+use super::super::differential_tests::{corpus, runtime, yaml_documents};
 use super::super::object::Decoder;
 use super::super::object::tests::value;
 use crate::DynamicObject;
@@ -150,8 +151,8 @@ fn to_create() -> Vec<(&'static str, Value)> {
 }
 
 /// Real objects to decode: the test server's realistic pods (with `managedFields`), the
-/// objects of [`to_create`] as it stored them, and the corpus's CustomResourceDefinitions
-/// (large nested schemas).
+/// objects of [`to_create`] as it stored them, the corpus's example manifests (custom
+/// resources) and its CustomResourceDefinitions (large nested schemas).
 fn objects() -> &'static [Value] {
     static OBJECTS: OnceLock<Vec<Value>> = OnceLock::new();
     OBJECTS.get_or_init(|| {
@@ -185,6 +186,7 @@ fn objects() -> &'static [Value] {
             }));
             out
         });
+        out.extend(corpus().iter().cloned());
         out.extend(
             yaml_documents("crds")
                 .into_iter()
@@ -218,10 +220,10 @@ fn fresh<K: DeserializeOwned + 'static>(doc: &[u8], skip_managed_fields: bool) -
         .ok()
 }
 
-/// Every object of type `K` decoded into the first eight of them and into the default, with
-/// and without `managedFields` cut, as `K` and as `Lean<K>`: always taken, always equal to
-/// the fresh decode. Returns the number of objects.
-fn round<K>() -> usize
+/// Every object of type `K` decoded into the first `targets` of them and into the default,
+/// with and without `managedFields` cut, as `K` and as `Lean<K>`: always taken, always equal
+/// to the fresh decode. Returns the number of objects.
+fn round<K>(targets: usize) -> usize
 where
     K: k8s_openapi::Resource
         + DeserializeOwned
@@ -232,25 +234,25 @@ where
         + 'static,
 {
     let docs = examples::<K>();
-    every_into_eight(&docs, K::default());
-    every_into_eight(
+    every_into(&docs, targets, K::default());
+    every_into(
         &docs,
+        targets,
         fresh::<Lean<K>>(b"{}", false).expect("an empty lean object"),
     );
     docs.len()
 }
 
-/// Every document of `docs` decoded into the first eight of them and into `blank`, with and
-/// without `managedFields` cut: always taken, always equal to the fresh decode.
-fn every_into_eight<T>(docs: &[&Value], blank: T)
+/// Every document of `docs` decoded into the first `targets` of them and into `blank`, with
+/// and without `managedFields` cut: always taken, always equal to the fresh decode.
+fn every_into<T>(docs: &[&Value], targets: usize, blank: T)
 where
     T: DeserializeOwned + Clone + PartialEq + std::fmt::Debug + 'static,
 {
-    // The first eight objects and the default: a pod's neighbours are enough to vary its
-    // shape.
+    // The first objects and the default: a pod's neighbours are enough to vary its shape.
     let targets: Vec<T> = docs
         .iter()
-        .take(8)
+        .take(targets)
         .map(|t| fresh::<T>(&serde_json::to_vec(t).expect("JSON"), false).expect("decodes"))
         .chain([blank])
         .collect();
@@ -276,40 +278,54 @@ where
 #[test]
 fn every_real_object_decodes_in_place_to_what_a_fresh_decode_builds() {
     let counts = [
-        ("Pod", round::<Pod>()),
-        ("Deployment", round::<Deployment>()),
-        ("StatefulSet", round::<StatefulSet>()),
-        ("DaemonSet", round::<DaemonSet>()),
-        ("Job", round::<Job>()),
-        ("CronJob", round::<CronJob>()),
-        ("Service", round::<Service>()),
-        ("ConfigMap", round::<ConfigMap>()),
-        ("Secret", round::<Secret>()),
-        ("PersistentVolumeClaim", round::<PersistentVolumeClaim>()),
-        ("Event", round::<Event>()),
-        ("Node", round::<Node>()),
-        ("Namespace", round::<Namespace>()),
-        ("Ingress", round::<Ingress>()),
-        ("NetworkPolicy", round::<NetworkPolicy>()),
-        ("ClusterRole", round::<ClusterRole>()),
-        ("RoleBinding", round::<RoleBinding>()),
-        ("Lease", round::<Lease>()),
+        ("Pod", round::<Pod>(8)),
+        ("Deployment", round::<Deployment>(8)),
+        ("StatefulSet", round::<StatefulSet>(8)),
+        ("DaemonSet", round::<DaemonSet>(8)),
+        ("Job", round::<Job>(8)),
+        ("CronJob", round::<CronJob>(8)),
+        ("Service", round::<Service>(8)),
+        ("ConfigMap", round::<ConfigMap>(8)),
+        ("Secret", round::<Secret>(8)),
+        ("PersistentVolumeClaim", round::<PersistentVolumeClaim>(8)),
+        ("Event", round::<Event>(8)),
+        ("Node", round::<Node>(8)),
+        ("Namespace", round::<Namespace>(8)),
+        ("Ingress", round::<Ingress>(8)),
+        ("NetworkPolicy", round::<NetworkPolicy>(8)),
+        ("ClusterRole", round::<ClusterRole>(8)),
+        ("RoleBinding", round::<RoleBinding>(8)),
+        ("Lease", round::<Lease>(8)),
         (
             "HorizontalPodAutoscaler",
-            round::<HorizontalPodAutoscaler>(),
-        ),
-        (
-            "CustomResourceDefinition",
-            round::<CustomResourceDefinition>(),
+            round::<HorizontalPodAutoscaler>(8),
         ),
     ];
     for (kind, n) in counts {
         assert!(n > 0, "no {kind} to decode: {counts:?}");
     }
-    // The dynamic lean informer's objects: every object of every kind.
-    let all: Vec<&Value> = objects().iter().collect();
-    every_into_eight(
+}
+
+/// The corpus's CRDs, each a large nested schema (of a few hundred kilobytes): decoded into
+/// three others, which vary the schemas' shapes enough, and into the default.
+#[test]
+fn every_corpus_crd_decodes_in_place_to_what_a_fresh_decode_builds() {
+    assert!(round::<CustomResourceDefinition>(3) > 10, "the corpus's CRDs");
+}
+
+#[test]
+fn every_real_object_decodes_in_place_as_a_lean_dynamic_object() {
+    // The dynamic lean informer's objects: every object of every kind, the corpus's custom
+    // resources among them; the CRDs' lean form is the previous test's `Lean<K>` (a lean
+    // body does not depend on its type).
+    let all: Vec<&Value> = objects()
+        .iter()
+        .filter(|d| d["kind"] != "CustomResourceDefinition")
+        .collect();
+    assert!(all.iter().any(|d| d["kind"] == "HelmRelease"), "the corpus's examples");
+    every_into(
         &all,
+        8,
         fresh::<Lean<DynamicObject>>(b"{}", false).expect("an empty lean object"),
     );
 }

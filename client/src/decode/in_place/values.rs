@@ -533,7 +533,7 @@ fn roots() -> &'static HashMap<TypeId, RootFn> {
     static ROOTS: OnceLock<HashMap<TypeId, RootFn>> = OnceLock::new();
     ROOTS.get_or_init(|| {
         let mut roots: HashMap<TypeId, RootFn> = HashMap::new();
-        super::k8s_1_35::roots(&mut |id, f| {
+        super::generated::roots(&mut |id, f| {
             roots.insert(id, f);
         });
         // A lean object's body does not depend on its type: the dynamic lean informer's too.
