@@ -8,16 +8,33 @@
 //! JSON name is kept separately (serde renames), so nothing depends on the conversion being
 //! reversible.
 //!
-//! API groups are named as client-go names built-in groups, after their first DNS label
-//! (`rbac.authorization.k8s.io` -> `RbacV1()`, `apps` -> `AppsV1()`, the core group ->
-//! `CoreV1()`), for groups that are Kubernetes' own (no dot, or under `.k8s.io`); everyone
-//! else's group keeps its whole name (`example.com` -> `example_com`), where the first label
-//! alone (`example`, `cert-manager`'s `cert`) would say little and collide often. Two groups
-//! that would still get the same name both fall back to their whole name.
+//! Words are split as heck splits them (crates considered: heck, which this module replaced,
+//! and convert_case; both cut `NVMeOF` into `nv_me_of`), with one rule more: an acronym keeps a
+//! single lower-case letter that an upper-case letter, a digit or the end follows, so
+//! acronyms stay whole (`CephNVMeOFGateway` -> `ceph_nvmeof_gateway`, `podIPs` -> `pod_ips`,
+//! `IPv6Address` -> `ipv6_address`, `HTTPRoute` -> `http_route`), as k8s-openapi names
+//! `podIPs` `pod_ips`.
+//!
+//! # Group names
+//!
+//! A group's module and accessor name depends on the group alone, never on the other groups
+//! of a run, so crates generated apart can be used side by side (their preludes glob-imported
+//! together) as long as they do not both generate one group:
+//!
+//! - the groups kube-apiserver serves itself ([`BUILT_IN_GROUPS`], the groups of
+//!   `kinform-api`) are named as client-go names them, after their first DNS label
+//!   (`rbac.authorization.k8s.io` -> `rbac`, `apps` -> `apps`, the core group -> `core`);
+//! - every other group (every CRD's, and aggregated APIs such as `metrics.k8s.io`) keeps its
+//!   whole name: `example.com` -> `example_com`, `gateway.networking.k8s.io` ->
+//!   `gateway_networking_k8s_io`, `policy.networking.k8s.io` -> `policy_networking_k8s_io`.
+//!   Such a name holds a `_` when the group holds a dot, as every CRD's does, and no
+//!   built-in group's name does, so it never takes the name (nor the `PolicyInformersExt` trait) of a
+//!   `kinform-api` group; and two different groups get different names, except groups that
+//!   differ only in `-` against `.` (`a-b.io`, `a.b-io`), which within one run are told apart
+//!   by a suffix (`_2`, in the groups' order) and across runs cannot be.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use heck::{ToSnakeCase, ToUpperCamelCase};
 use proc_macro2::{Ident, Span};
 
 /// Strict and reserved keywords of Rust 2024 (all usable as raw identifiers except
@@ -77,17 +94,66 @@ pub fn is_keyword(s: &str) -> bool {
     KEYWORDS.contains(&s)
 }
 
+/// The words of a name: runs of ASCII letters and digits cut where the case changes, as heck
+/// cuts them (`initContainers` -> `init`, `Containers`; `HTTPRoute` -> `HTTP`, `Route`), except
+/// that an acronym keeps a single lower-case letter followed by an upper-case letter, a digit
+/// or the end (`NVMeOFGateway` -> `NVMeOF`, `Gateway`; `IPs`; `IPv6`). Everything else
+/// separates words.
+pub fn words(s: &str) -> Vec<&str> {
+    #[derive(Clone, Copy, PartialEq)]
+    enum Case {
+        None,
+        Lower,
+        Upper,
+    }
+    let mut out = Vec::new();
+    for chunk in s.split(|c: char| !c.is_ascii_alphanumeric()) {
+        let b = chunk.as_bytes();
+        let (mut start, mut i, mut case) = (0, 0, Case::None);
+        while i + 1 < b.len() {
+            let (c, next) = (b[i], b[i + 1]);
+            let with_c = if c.is_ascii_lowercase() {
+                Case::Lower
+            } else if c.is_ascii_uppercase() {
+                Case::Upper
+            } else {
+                case
+            };
+            if with_c == Case::Lower && next.is_ascii_uppercase() {
+                out.push(&chunk[start..=i]);
+                (start, case) = (i + 1, Case::None);
+            } else if case == Case::Upper && c.is_ascii_uppercase() && next.is_ascii_lowercase() {
+                if b.get(i + 2).is_none_or(|a| !a.is_ascii_lowercase()) {
+                    // `NVMe`, `IPs`: the letter stays in the acronym.
+                    i += 2;
+                    continue;
+                }
+                out.push(&chunk[start..i]);
+                (start, case) = (i, Case::Upper);
+            } else {
+                case = with_c;
+            }
+            i += 1;
+        }
+        if start < b.len() {
+            out.push(&chunk[start..]);
+        }
+    }
+    out
+}
+
 /// The snake_case field or module name for a JSON name, before keyword escaping:
 /// `initContainers` -> `init_containers`, `hugepages-1Gi` -> `hugepages_1gi`,
-/// `$ref` -> `ref`, `1x` -> `_1x`; empty or symbol-only names become `field`.
+/// `$ref` -> `ref`, `1x` -> `_1x`, `CephNVMeOFGateway` -> `ceph_nvmeof_gateway`; empty or
+/// symbol-only names become `field`.
 pub fn snake_name(json: &str) -> String {
-    let s: String = json.to_snake_case();
-    let s: String = s
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-        .collect();
-    let s = s.trim_matches('_').to_owned();
-    let s = collapse_underscores(&s);
+    let mut s = String::with_capacity(json.len() + 4);
+    for w in words(json) {
+        if !s.is_empty() {
+            s.push('_');
+        }
+        s.extend(w.chars().map(|c| c.to_ascii_lowercase()));
+    }
     if s.is_empty() {
         "field".to_owned()
     } else if s.starts_with(|c: char| c.is_ascii_digit()) {
@@ -98,14 +164,18 @@ pub fn snake_name(json: &str) -> String {
 }
 
 /// The UpperCamelCase type, variant or trait-name part for any string: `spec` -> `Spec`,
-/// `HPAReplicas` -> `HpaReplicas`, `example_com` -> `ExampleCom`, `1.0` -> `V10`; empty or
-/// symbol-only names become `Value`, `Self` becomes `SelfValue`.
+/// `HPAReplicas` -> `HpaReplicas`, `example_com` -> `ExampleCom`, `1.0` -> `V10`,
+/// `CephNVMeOFGateway` -> `CephNvmeofGateway`; empty or symbol-only names become `Value`,
+/// `Self` becomes `SelfValue`.
 pub fn camel(json: &str) -> String {
-    let s: String = json
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { ' ' })
-        .collect::<String>()
-        .to_upper_camel_case();
+    let mut s = String::with_capacity(json.len() + 1);
+    for w in words(json) {
+        let mut chars = w.chars();
+        if let Some(first) = chars.next() {
+            s.push(first.to_ascii_uppercase());
+            s.extend(chars.map(|c| c.to_ascii_lowercase()));
+        }
+    }
     if s.is_empty() {
         "Value".to_owned()
     } else if s.starts_with(|c: char| c.is_ascii_digit()) {
@@ -115,23 +185,6 @@ pub fn camel(json: &str) -> String {
     } else {
         s
     }
-}
-
-fn collapse_underscores(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut prev_us = false;
-    for c in s.chars() {
-        if c == '_' {
-            if !prev_us {
-                out.push(c);
-            }
-            prev_us = true;
-        } else {
-            out.push(c);
-            prev_us = false;
-        }
-    }
-    out
 }
 
 /// A field name as written in Rust source: keywords become raw identifiers (`r#type`), the
@@ -158,42 +211,61 @@ pub fn snake(s: &str) -> String {
     }
 }
 
-/// Whether the group is one of Kubernetes' own.
-fn is_kubernetes_group(group: &str) -> bool {
-    !group.contains('.') || group.ends_with(".k8s.io")
-}
+/// The API groups kube-apiserver serves itself in the Kubernetes versions kinform supports
+/// (1.35 to 1.37; `""` is the core group): the groups of `kinform-api`, named after their
+/// first DNS label (see the module docs).
+pub const BUILT_IN_GROUPS: &[&str] = &[
+    "",
+    "admissionregistration.k8s.io",
+    "apiextensions.k8s.io",
+    "apiregistration.k8s.io",
+    "apps",
+    "authentication.k8s.io",
+    "authorization.k8s.io",
+    "autoscaling",
+    "batch",
+    "certificates.k8s.io",
+    "coordination.k8s.io",
+    "discovery.k8s.io",
+    "events.k8s.io",
+    "flowcontrol.apiserver.k8s.io",
+    "internal.apiserver.k8s.io",
+    "lifecycle.k8s.io",
+    "networking.k8s.io",
+    "node.k8s.io",
+    "policy",
+    "rbac.authorization.k8s.io",
+    "resource.k8s.io",
+    "scheduling.k8s.io",
+    "storage.k8s.io",
+    "storagemigration.k8s.io",
+];
 
-/// The short name of a group before collision handling.
-fn short_name(group: &str) -> String {
+/// The module / accessor name of one group, a function of the group alone (see the module
+/// docs): `""` -> `core`, `rbac.authorization.k8s.io` -> `rbac`, `example.com` ->
+/// `example_com`, `policy.networking.k8s.io` -> `policy_networking_k8s_io`.
+pub fn group_name(group: &str) -> String {
     if group.is_empty() {
         "core".to_owned()
-    } else if is_kubernetes_group(group) {
+    } else if BUILT_IN_GROUPS.contains(&group) {
         snake(group.split('.').next().unwrap_or(group))
     } else {
         snake(group)
     }
 }
 
-/// The module / accessor name of every group: `""` -> `core`, `apps` -> `apps`,
-/// `rbac.authorization.k8s.io` -> `rbac`, `example.com` -> `example_com`.
+/// The module / accessor name of every group of one run: [`group_name`], with a `_2`, `_3`,
+/// ... suffix on a later group (in the given order) whose name an earlier one took (only
+/// groups that differ in `-` against `.` can).
 pub fn group_names<'a>(groups: impl IntoIterator<Item = &'a str>) -> BTreeMap<String, String> {
-    let groups: Vec<&str> = groups.into_iter().collect();
-    let mut count: BTreeMap<String, usize> = BTreeMap::new();
-    for g in &groups {
-        *count.entry(short_name(g)).or_default() += 1;
+    let mut taken = NameAllocator::snake();
+    let mut out = BTreeMap::new();
+    for g in groups {
+        if !out.contains_key(g) {
+            out.insert(g.to_owned(), taken.alloc(&group_name(g)));
+        }
     }
-    groups
-        .iter()
-        .map(|g| {
-            let short = short_name(g);
-            let name = if count[&short] > 1 && !g.is_empty() {
-                snake(g)
-            } else {
-                short
-            };
-            ((*g).to_owned(), name)
-        })
-        .collect()
+    out
 }
 
 /// The module holding a resource's client, lister and informer: the snake_case name of the
@@ -408,6 +480,9 @@ mod tests {
             "example.com",
             "cert-manager.io",
             "cluster.x-k8s.io",
+            "gateway.networking.k8s.io",
+            "policy.networking.k8s.io",
+            "metrics.k8s.io",
         ]);
         assert_eq!(names[""], "core");
         assert_eq!(names["apps"], "apps");
@@ -416,13 +491,56 @@ mod tests {
         assert_eq!(names["example.com"], "example_com");
         assert_eq!(names["cert-manager.io"], "cert_manager_io");
         assert_eq!(names["cluster.x-k8s.io"], "cluster_x_k8s_io");
+        assert_eq!(names["gateway.networking.k8s.io"], "gateway_networking_k8s_io");
+        assert_eq!(names["policy.networking.k8s.io"], "policy_networking_k8s_io");
+        assert_eq!(names["metrics.k8s.io"], "metrics_k8s_io");
     }
 
     #[test]
-    fn collisions_fall_back_to_whole_names() {
-        let names = group_names(["foo.k8s.io", "foo"]);
-        assert_eq!(names["foo.k8s.io"], "foo_k8s_io");
-        assert_eq!(names["foo"], "foo");
+    fn a_group_name_depends_on_the_group_alone() {
+        // The same name in any run, whatever the other groups.
+        for g in ["policy.networking.k8s.io", "policy", "foo.k8s.io", "example.com"] {
+            assert_eq!(group_names([g])[g], group_name(g));
+            assert_eq!(group_names(["policy", "foo", g])[g], group_name(g));
+        }
+        // No other group takes a built-in group's name.
+        let built_in: BTreeSet<String> = BUILT_IN_GROUPS.iter().map(|g| group_name(g)).collect();
+        assert_eq!(built_in.len(), BUILT_IN_GROUPS.len(), "{built_in:?}");
+        for g in BUILT_IN_GROUPS.iter().filter(|g| !g.is_empty()) {
+            let label = g.split('.').next().unwrap();
+            for other in [format!("{label}.example.com"), format!("{label}.x.k8s.io")] {
+                assert!(!built_in.contains(&group_name(&other)), "{other}");
+            }
+        }
+    }
+
+    #[test]
+    fn groups_that_differ_in_dashes_and_dots_get_a_suffix() {
+        let names = group_names(["a-b.io", "a.b-io"]);
+        assert_eq!(names["a-b.io"], "a_b_io");
+        assert_eq!(names["a.b-io"], "a_b_io_2");
+    }
+
+    #[test]
+    fn acronyms_stay_whole() {
+        let cases = [
+            ("CephNVMeOFGateway", "ceph_nvmeof_gateway", "CephNvmeofGateway"),
+            ("podIPs", "pod_ips", "PodIps"),
+            ("IPv6Address", "ipv6_address", "Ipv6Address"),
+            ("HTTPRoute", "http_route", "HttpRoute"),
+            ("HPAReplicas", "hpa_replicas", "HpaReplicas"),
+            ("TLSv1", "tlsv1", "Tlsv1"),
+            ("OAuth2Proxy", "o_auth2_proxy", "OAuth2Proxy"),
+            ("hugepages-1Gi", "hugepages_1gi", "Hugepages1gi"),
+            ("v1beta1", "v1beta1", "V1beta1"),
+            ("X509Certificate", "x509_certificate", "X509Certificate"),
+            ("setIDsOnly", "set_ids_only", "SetIdsOnly"),
+            ("aBcD", "a_bc_d", "ABcD"),
+        ];
+        for (json, snake, upper) in cases {
+            assert_eq!(snake_name(json), snake, "{json}");
+            assert_eq!(camel(json), upper, "{json}");
+        }
     }
 
     #[test]

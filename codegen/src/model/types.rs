@@ -17,7 +17,9 @@ use serde_json::Value;
 /// The generated types of one CRD version: emitted as one Rust module.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TypeModule {
-    /// Rust module name (snake case kind, e.g. `http_route`).
+    /// Rust module name: the snake case of the type name the kind gives (`HTTPRoute` ->
+    /// `http_route`, `Self` -> `self_value`), as the kind's client module
+    /// (`self_value_client`) is named.
     pub module: String,
     /// API group, e.g. `gateway.networking.k8s.io`.
     pub group: String,
@@ -44,7 +46,7 @@ impl TypeModule {
     /// Rust module name of the group (`gateway.networking.k8s.io` ->
     /// `gateway_networking_k8s_io`).
     pub fn group_module(&self) -> String {
-        crate::naming::snake(&self.group)
+        crate::naming::group_name(&self.group)
     }
 
     /// Rust module name of the version (`v1beta1`).

@@ -56,7 +56,7 @@ pub fn convert_schema(schema: &Value, id: &ResourceIdent<'_>) -> Result<TypeModu
     let root = conv.names.alloc(&camel(id.kind));
     conv.root(schema, &root)?;
     Ok(TypeModule {
-        module: crate::naming::snake(id.kind),
+        module: crate::naming::snake(&camel(id.kind)),
         group: id.group.to_owned(),
         version: id.version.to_owned(),
         kind: id.kind.to_owned(),
