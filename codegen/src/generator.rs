@@ -90,8 +90,13 @@ pub enum GenerateError {
     /// No inputs were given.
     #[error("nothing to generate: give at least one CRD file or directory, or an OpenAPI spec")]
     NoInput,
-    /// The inputs and filters leave nothing to generate; the warnings say what was left out.
-    #[error("nothing to generate: the inputs{} define no served resource{}", if *.filtered { " after the group/version filters" } else { "" }, list_warnings(.warnings))]
+    /// The inputs and filters leave nothing to generate; the warnings say what was left out
+    /// (the message summarizes them, one line for each kind of warning: see [`summarize`]).
+    #[error("nothing to generate: the inputs{} define no served resource (expected \
+             CustomResourceDefinitions of apiextensions.k8s.io/v1 with a served version, or \
+             the OpenAPI document of a Kubernetes API server){}",
+            if *.filtered { " after the group/version filters" } else { "" },
+            list_warnings(.warnings))]
     Empty {
         /// Whether filters were given.
         filtered: bool,
@@ -106,8 +111,10 @@ pub enum GenerateError {
     #[error("root_doc_include needs the tree layout: an include!d file cannot carry crate docs")]
     RootDocNeedsTree,
     /// Two inputs define the same group/version/resource.
-    #[error("{group}/{version}/{plural} is defined by more than one input")]
+    #[error("{}: {group}/{version}/{plural} is already defined by an earlier input", .file.display())]
     Duplicate {
+        /// The input that defines it again.
+        file: PathBuf,
         /// Group.
         group: String,
         /// Version.
@@ -126,21 +133,132 @@ pub enum GenerateError {
     },
 }
 
-/// `; left out: a; b` for the message of [`GenerateError::Empty`].
+/// The lines of [`summarize`] under `left out:`, for the message of [`GenerateError::Empty`].
 fn list_warnings(warnings: &[Warning]) -> String {
     if warnings.is_empty() {
         return String::new();
     }
-    let list: Vec<String> = warnings.iter().map(ToString::to_string).collect();
-    format!("; left out: {}", list.join("; "))
+    let mut out = String::from("; left out:");
+    for line in summarize(warnings) {
+        out.push_str("\n  ");
+        out.push_str(&line);
+    }
+    out
+}
+
+/// How many warnings of one kind are listed one by one before they are counted instead.
+const LISTED: usize = 3;
+
+/// What `warnings` say, in lines a terminal shows whole: each kind of warning listed one by
+/// one while there are at most three of it, else counted in one line that names the first
+/// (`200 documents are not CustomResourceDefinitions: 120 Deployment, 60 Service, 20 of 3
+/// other kinds; the first: deploy/app.yaml document 0`). `kinform-gen` prints these lines.
+pub fn summarize(warnings: &[Warning]) -> Vec<String> {
+    let mut out = Vec::new();
+    let of = |pick: fn(&Warning) -> bool| -> Vec<&Warning> {
+        warnings.iter().filter(|w| pick(w)).collect()
+    };
+    let not_crds = of(|w| matches!(w, Warning::NotACrd { .. }));
+    if not_crds.len() > LISTED {
+        let mut kinds: std::collections::BTreeMap<&str, usize> = Default::default();
+        for w in &not_crds {
+            if let Warning::NotACrd { kind, .. } = w {
+                *kinds.entry(or_none(kind)).or_default() += 1;
+            }
+        }
+        let mut kinds: Vec<(&str, usize)> = kinds.into_iter().collect();
+        kinds.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+        let mut parts: Vec<String> = kinds
+            .iter()
+            .take(LISTED)
+            .map(|(k, n)| format!("{n} {k}"))
+            .collect();
+        if kinds.len() > LISTED {
+            let rest: usize = kinds[LISTED..].iter().map(|(_, n)| n).sum();
+            parts.push(format!("{rest} of {} other kinds", kinds.len() - LISTED));
+        }
+        let first = match not_crds[0] {
+            Warning::NotACrd { file, document, .. } => {
+                format!("{}: document {document}", file.display())
+            }
+            _ => String::new(),
+        };
+        out.push(format!(
+            "{} documents are not CustomResourceDefinitions: {}; the first: {first}",
+            not_crds.len(),
+            parts.join(", ")
+        ));
+    } else {
+        out.extend(not_crds.iter().map(ToString::to_string));
+    }
+    let ignored = of(|w| matches!(w, Warning::IgnoredFile { .. }));
+    if ignored.len() > LISTED {
+        let mut reasons: std::collections::BTreeMap<&str, usize> = Default::default();
+        for w in &ignored {
+            if let Warning::IgnoredFile { reason, .. } = w {
+                *reasons.entry(reason).or_default() += 1;
+            }
+        }
+        let parts: Vec<String> = reasons
+            .iter()
+            .map(|(r, n)| format!("{n} {r}"))
+            .collect();
+        let first = match ignored[0] {
+            Warning::IgnoredFile { file, .. } => file.display().to_string(),
+            _ => String::new(),
+        };
+        out.push(format!(
+            "{} files skipped: {}; the first: {first}",
+            ignored.len(),
+            parts.join(", ")
+        ));
+    } else {
+        out.extend(ignored.iter().map(ToString::to_string));
+    }
+    let unserved = of(|w| matches!(w, Warning::UnservedVersion { .. }));
+    if unserved.len() > LISTED {
+        let first = unserved[0].to_string();
+        out.push(format!(
+            "{} versions are not served: skipped; the first: {first}",
+            unserved.len()
+        ));
+    } else {
+        out.extend(unserved.iter().map(ToString::to_string));
+    }
+    let deprecated = of(|w| matches!(w, Warning::DeprecatedVersion { .. }));
+    if deprecated.len() > LISTED {
+        out.push(format!(
+            "{} deprecated versions generated; the first: {}",
+            deprecated.len(),
+            deprecated[0]
+        ));
+    } else {
+        out.extend(deprecated.iter().map(ToString::to_string));
+    }
+    out.extend(
+        warnings
+            .iter()
+            .filter(|w| {
+                !matches!(
+                    w,
+                    Warning::NotACrd { .. }
+                        | Warning::IgnoredFile { .. }
+                        | Warning::UnservedVersion { .. }
+                        | Warning::DeprecatedVersion { .. }
+                )
+            })
+            .map(ToString::to_string),
+    );
+    out
 }
 
 /// Something the inputs hold that the output leaves out (or keeps with a caveat), reported
-/// by [`Generator::generate_report`] and printed by `kinform-gen`.
+/// by [`Generator::generate_report`] and printed by `kinform-gen` ([`summarize`]).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum Warning {
     /// A document of a CRD input that is not an `apiextensions.k8s.io` CustomResourceDefinition.
-    #[error("{}: document {document} is a {} (apiVersion {}), not a CustomResourceDefinition: skipped", .file.display(), or_none(.kind), or_none(.api_version))]
+    #[error("{}: document {document} {}, not a CustomResourceDefinition: skipped", .file.display(), describe_document(.kind, .api_version))]
     NotACrd {
         /// The file.
         file: PathBuf,
@@ -187,10 +305,51 @@ pub enum Warning {
         /// The filter.
         value: String,
     },
+    /// An OpenAPI input with no operation of a Kubernetes resource: none carries
+    /// `x-kubernetes-action` with `x-kubernetes-group-version-kind`, as the documents a
+    /// Kubernetes API server serves do.
+    #[error("{}: no operation carries x-kubernetes-action and x-kubernetes-group-version-kind \
+             (expected the OpenAPI document of a Kubernetes API server, as `kubectl get --raw \
+             /openapi/v2` prints it): skipped", .file.display())]
+    NoKubernetesOperations {
+        /// The file or directory.
+        file: PathBuf,
+    },
 }
 
 fn or_none(s: &str) -> &str {
     if s.is_empty() { "<none>" } else { s }
+}
+
+/// `is an Application (apiVersion argoproj.io/v1alpha1)`, `has no kind (apiVersion v1)`.
+fn describe_document(kind: &str, api_version: &str) -> String {
+    let api_version = if api_version.is_empty() {
+        "no apiVersion".to_owned()
+    } else {
+        format!("apiVersion {api_version}")
+    };
+    if kind.is_empty() {
+        format!("has no kind ({api_version})")
+    } else {
+        format!("is {} {kind} ({api_version})", article(kind))
+    }
+}
+
+/// `a` or `an` before a kind, as it is read aloud: `an Application`, `a Namespace`, and, for
+/// an acronym read letter by letter, `an HTTPRoute`, `an SLO`, `a CRD`.
+pub(crate) fn article(word: &str) -> &'static str {
+    let b = word.as_bytes();
+    let acronym = b.len() > 1 && b[0].is_ascii_uppercase() && b[1].is_ascii_uppercase();
+    let vowel_sound = match b.first().map(u8::to_ascii_uppercase) {
+        Some(b'A' | b'E' | b'I' | b'O') => true,
+        Some(b'U') => {
+            let lower = word.to_ascii_lowercase();
+            !acronym && !["uni", "us", "ut", "ur"].iter().any(|p| lower.starts_with(p))
+        }
+        Some(b'F' | b'H' | b'L' | b'M' | b'N' | b'R' | b'S' | b'X') => acronym,
+        _ => false,
+    };
+    if vowel_sound { "an" } else { "a" }
 }
 
 /// What a run wrote (or found stale) and what it left out.
@@ -341,11 +500,16 @@ impl Generator {
                 crd: u.crd,
                 version: u.version,
             }));
-            merge(&mut model, set.model)?;
+            // The first input: nothing to clash with (the reader rejects duplicates).
+            merge(&mut model, set.model, Path::new(""))?;
             types = set.types;
         }
         for path in &self.openapi {
-            merge(&mut model, read_openapi(path)?)?;
+            let read = read_openapi(path)?;
+            if read.groups.values().all(|g| g.versions.values().all(|v| v.resources.is_empty())) {
+                warnings.push(Warning::NoKubernetesOperations { file: path.clone() });
+            }
+            merge(&mut model, read, path)?;
         }
         warnings.extend(self.filter(&mut model));
         types.retain(|t| {
@@ -522,8 +686,9 @@ impl Generator {
     }
 }
 
-/// Adds `other`'s resources to `model`; a resource defined twice is an error.
-fn merge(model: &mut ApiModel, other: ApiModel) -> Result<(), GenerateError> {
+/// Adds `other`'s resources (read from `file`) to `model`; a resource defined twice is an
+/// error.
+fn merge(model: &mut ApiModel, other: ApiModel, file: &Path) -> Result<(), GenerateError> {
     for (g, group) in other.groups {
         let target = model.groups.entry(g.clone()).or_default();
         target.name.clone_from(&g);
@@ -534,6 +699,7 @@ fn merge(model: &mut ApiModel, other: ApiModel) -> Result<(), GenerateError> {
             for (plural, r) in gv.resources {
                 if tv.resources.contains_key(&plural) {
                     return Err(GenerateError::Duplicate {
+                        file: file.to_owned(),
                         group: g,
                         version: v,
                         plural,

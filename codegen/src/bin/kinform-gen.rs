@@ -19,7 +19,8 @@
 //! date, when generating would change DIR. Errors exit with status 2, among them a run that
 //! leaves nothing to generate. What the inputs hold but the output leaves out (documents that
 //! are not CRDs, files that are not YAML, unserved versions, filters that match nothing) and
-//! deprecated versions are printed as `kinform-gen: warning: ...` lines on stderr.
+//! deprecated versions are printed as `kinform-gen: warning: ...` lines on stderr, one a
+//! warning, or one counting them where a kind of warning comes more than three times.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -207,10 +208,11 @@ fn run(mut generator: Generator, common: Common) -> ExitCode {
     }
 }
 
-/// Prints what the run left out, one warning a line, on stderr.
+/// Prints what the run left out on stderr, one warning a line, counted by kind where there
+/// are many ([`kinform_codegen::generator::summarize`]).
 fn warn(warnings: &[Warning]) {
-    for w in warnings {
-        eprintln!("kinform-gen: warning: {w}");
+    for line in kinform_codegen::generator::summarize(warnings) {
+        eprintln!("kinform-gen: warning: {line}");
     }
 }
 
