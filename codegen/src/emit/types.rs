@@ -338,7 +338,8 @@ pub(crate) fn struct_decl(
     let allow = s
         .fields
         .iter()
-        .any(fields::is_undocumented)
+        .zip(fields::keyed_fields(s))
+        .any(|(f, keyed)| fields::is_undocumented(f, keyed))
         .then(|| quote!(#[allow(missing_docs)]));
     quote! {
         #docs

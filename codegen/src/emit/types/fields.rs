@@ -8,14 +8,14 @@
 //! whose `null` the schema does not allow reads through a generated deserializer (see
 //! [`super::elements`]).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use proc_macro2::{Ident, TokenStream};
 use quote::quote;
 
 use crate::emit::format::doc_attrs;
 use crate::model::types::{Field, Remainder, StructType, TypeRef};
-use crate::naming::ident;
+use crate::naming::{field_name, ident, snake_name};
 
 use super::defaults::{DefaultFns, Shared};
 use super::{Paths, elements, type_tokens};
@@ -116,21 +116,49 @@ fn plan_nullable(
     }
 }
 
-/// Whether a field gets no doc line: the schema neither describes it nor gives a default.
-pub(crate) fn is_undocumented(f: &Field) -> bool {
-    f.docs.as_deref().is_none_or(|d| d.trim().is_empty()) && f.default.is_none()
+/// For each field of `s`, whether its docs name its JSON key: a field whose Rust name is not
+/// the one its key alone gives (another property took that: `jwks_uri_2` for `jwksUri`
+/// beside `jwks_uri`), and every field whose key gives the same name as such a field's, so
+/// that each of them says which key it holds.
+pub(crate) fn keyed_fields(s: &StructType) -> Vec<bool> {
+    let bases: Vec<String> = s
+        .fields
+        .iter()
+        .map(|f| field_name(&snake_name(&f.json_name)))
+        .collect();
+    let mut count: BTreeMap<&str, usize> = BTreeMap::new();
+    for b in &bases {
+        *count.entry(b).or_default() += 1;
+    }
+    s.fields
+        .iter()
+        .zip(&bases)
+        .map(|(f, b)| count[b.as_str()] > 1 || f.rust_name != *b)
+        .collect()
 }
 
-fn field_docs(f: &Field) -> TokenStream {
+/// Whether a field gets no doc line: the schema neither describes it nor gives a default,
+/// and its name says which JSON key it holds (`keyed`: see [`keyed_fields`]).
+pub(crate) fn is_undocumented(f: &Field, keyed: bool) -> bool {
+    f.docs.as_deref().is_none_or(|d| d.trim().is_empty()) && f.default.is_none() && !keyed
+}
+
+fn field_docs(f: &Field, keyed: bool) -> TokenStream {
     let mut docs = f.docs.clone().unwrap_or_default();
-    if let Some(default) = &f.default {
-        if !docs.is_empty() {
+    let paragraph = |docs: &mut String, text: String| {
+        if !docs.trim().is_empty() {
             docs.push_str("\n\n");
         }
-        docs.push_str(&format!("Default: `{default}`."));
+        docs.push_str(&text);
+    };
+    if let Some(default) = &f.default {
+        paragraph(&mut docs, format!("Default: `{default}`."));
     }
-    // Without a description or default the field has no doc line (one would only repeat the
-    // JSON name); its struct allows that (see `super::struct_decl`).
+    if keyed {
+        paragraph(&mut docs, format!("JSON key: `{}`.", f.json_name));
+    }
+    // Without a description, default or renamed key the field has no doc line (one would
+    // only repeat the JSON name); its struct allows that (see `super::struct_decl`).
     doc_attrs(&docs)
 }
 
@@ -165,10 +193,10 @@ pub(crate) fn struct_body<'a>(
 ) -> StructBody<'a> {
     let mut decls = TokenStream::new();
     let mut fields = Vec::with_capacity(s.fields.len());
-    for f in &s.fields {
+    for (f, keyed) in s.fields.iter().zip(keyed_fields(s)) {
         let plan = plan_field(&s.name, f, p, fns);
         let fname = ident(&f.rust_name);
-        let fdocs = field_docs(f);
+        let fdocs = field_docs(f, keyed);
         let ty = &plan.ty;
         let attrs = &plan.serde;
         let serde_attr = if attrs.is_empty() {
