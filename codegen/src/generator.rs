@@ -62,7 +62,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::emit::format::{FormatError, GENERATED_HEADER as HEADER};
+use crate::emit::format::{DocLines, FormatError, GENERATED_HEADER as HEADER};
 use crate::emit::modules::{EmitOptions, GeneratedFile, Layout, build_tree, render};
 use crate::emit::runtime::{PathError, RuntimePaths};
 use crate::emit::types::TypesConfig;
@@ -606,16 +606,19 @@ impl Generator {
             types: TypesConfig::with_runtime_crate(&self.runtime_crate)?,
             feature_per_group: self.feature_per_group,
         };
+        if self.root_doc_include.is_some() && !matches!(self.layout, Layout::Tree { .. }) {
+            return Err(GenerateError::RootDocNeedsTree);
+        }
+        // Doc lines travel beside the tokens until formatted (emit/format.rs).
+        let _docs = DocLines::open();
         let mut root = build_tree(&model, &types, &opts);
+        drop((model, types));
         if let Some(path) = &self.root_doc_include {
-            if !matches!(self.layout, Layout::Tree { .. }) {
-                return Err(GenerateError::RootDocNeedsTree);
-            }
             root.doc.clear();
             let items = std::mem::take(&mut root.items);
             root.items = quote::quote!(#![doc = include_str!(#path)] #items);
         }
-        Ok((render(&root, &self.layout)?, warnings))
+        Ok((render(root, &self.layout)?, warnings))
     }
 
     /// Writes the files into the output directory (files whose contents are unchanged are

@@ -5,6 +5,18 @@
 //! Formatting is a pure function of the tokens, so output is deterministic. Every emitter
 //! formats through here and reports one error type, [`FormatError`], naming the file or module
 //! whose tokens did not parse.
+//!
+//! Doc lines are most of a generated file's bytes (schema descriptions), and a doc attribute's
+//! string is escaped when quoted, copied with every token stream that holds it, and unescaped
+//! again by syn and prettyplease. Within a [`DocLines`] scope (a generator run), [`doc_attrs`]
+//! therefore puts a short placeholder in the tokens instead and keeps the line beside them;
+//! [`format_file`] writes each line where prettyplease printed its placeholder: `/// text`
+//! (trailing spaces trimmed, as prettyplease trims them) or, inside a macro's tokens, the
+//! string literal the attribute would have held. The output is the same, byte for byte, as
+//! without the scope. A line prettyplease would print otherwise (one with a line break or
+//! starting with `/`) stays in the tokens.
+
+use std::cell::RefCell;
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -28,20 +40,148 @@ pub struct FormatError {
 /// Formats `tokens` (the file or module `module`) as a Rust source file with the `@generated`
 /// header.
 pub fn format_file(module: &str, tokens: TokenStream) -> Result<String, FormatError> {
-    let body = format_tokens(module, tokens)?;
+    format_parsed(parse_file(module, tokens)?)
+}
+
+/// Parses `tokens` (the file or module `module`) as a Rust file.
+pub fn parse_file(module: &str, tokens: TokenStream) -> Result<syn::File, FormatError> {
+    syn::parse2(tokens).map_err(|e| FormatError {
+        module: module.to_owned(),
+        message: e.to_string(),
+    })
+}
+
+/// Formats a parsed file as a Rust source file with the `@generated` header.
+pub fn format_parsed(file: syn::File) -> Result<String, FormatError> {
+    let body = prettyplease::unparse(&file);
+    drop(file);
     let mut out = String::with_capacity(GENERATED_HEADER.len() + body.len());
     out.push_str(GENERATED_HEADER);
-    out.push_str(&body);
+    DOC_LINES.with(|d| match d.borrow().as_deref() {
+        Some(lines) if body.contains(PLACEHOLDER) || body.contains(QUOTED) => {
+            write_doc_lines(&body, lines, &mut out);
+        }
+        _ => out.push_str(&body),
+    });
     Ok(out)
 }
 
-/// Formats `tokens` (the file or module `module`) as Rust source without a header.
-pub fn format_tokens(module: &str, tokens: TokenStream) -> Result<String, FormatError> {
-    let file: syn::File = syn::parse2(tokens).map_err(|e| FormatError {
-        module: module.to_owned(),
-        message: e.to_string(),
-    })?;
-    Ok(prettyplease::unparse(&file))
+thread_local! {
+    /// The doc lines kept beside the tokens by the [`DocLines`] scope of this thread, if any.
+    static DOC_LINES: RefCell<Option<Vec<String>>> = const { RefCell::new(None) };
+}
+
+/// Opens and closes a placeholder, `\u{1}<index>\u{1}` (a control character no doc line
+/// holds: [`doc_lines`] writes none).
+const PLACEHOLDER: char = '\u{1}';
+
+/// While it lives, [`doc_attrs`] on this thread keeps doc lines beside the tokens (see the
+/// module docs); the lines go when it is dropped. Opening one inside another keeps the outer.
+#[must_use = "the doc lines are kept only while the scope lives"]
+pub(crate) struct DocLines {
+    opened: bool,
+}
+
+impl DocLines {
+    /// Opens the scope (of a whole emission and its formatting: tokens holding placeholders
+    /// must be formatted before it ends).
+    pub(crate) fn open() -> Self {
+        let opened = DOC_LINES.with(|d| {
+            let mut d = d.borrow_mut();
+            let open = d.is_none();
+            if open {
+                *d = Some(Vec::new());
+            }
+            open
+        });
+        Self { opened }
+    }
+}
+
+impl Drop for DocLines {
+    fn drop(&mut self) {
+        if self.opened {
+            DOC_LINES.with(|d| *d.borrow_mut() = None);
+        }
+    }
+}
+
+/// The string of a doc attribute: `text`, or its placeholder within a [`DocLines`] scope when
+/// prettyplease would print it as `/// text`. (A `\u{1}` in a description, which rustdoc
+/// would show as nothing, becomes `\u{fffd}`, in or out of the scope alike.)
+fn doc_value(text: String) -> String {
+    let text = if text.contains(PLACEHOLDER) {
+        text.replace(PLACEHOLDER, "\u{fffd}")
+    } else {
+        text
+    };
+    if text.contains(['\n', '\r']) || text.starts_with('/') {
+        return text;
+    }
+    DOC_LINES.with(|d| match d.borrow_mut().as_mut() {
+        Some(lines) => {
+            lines.push(text);
+            format!("{PLACEHOLDER}{}{PLACEHOLDER}", lines.len() - 1)
+        }
+        None => text,
+    })
+}
+
+/// A placeholder as prettyplease prints it in a macro's tokens: the string literal
+/// `"\u{1}<index>\u{1}"`.
+const QUOTED: &str = "\"\\u{1}";
+
+/// `body` with each placeholder replaced by its line: after `///` or `//!`, where prettyplease
+/// printed a doc attribute, the line (trailing spaces trimmed, as prettyplease trims them);
+/// in a macro's tokens, the string literal.
+fn write_doc_lines(body: &str, lines: &[String], out: &mut String) {
+    // Absolute positions of the next raw and quoted placeholder at or after `from`.
+    let next = |pat: &str, from: usize| body[from..].find(pat).map(|i| i + from);
+    let mut from = 0;
+    let (mut raw, mut quoted) = (next("\u{1}", 0), next(QUOTED, 0));
+    loop {
+        let (at, is_quoted) = match (raw, quoted) {
+            (Some(r), Some(q)) if q < r => (q, true),
+            (Some(r), _) => (r, false),
+            (None, Some(q)) => (q, true),
+            (None, None) => break,
+        };
+        let (open, close) = if is_quoted {
+            (QUOTED, "\\u{1}\"")
+        } else {
+            ("\u{1}", "\u{1}")
+        };
+        let start = at + open.len();
+        let found = body[start..].find(close).and_then(|end| {
+            let index: usize = body[start..start + end].parse().ok()?;
+            Some((lines.get(index)?, start + end + close.len()))
+        });
+        let before = &body[from..at];
+        let resume = match found {
+            Some((line, tail)) if is_quoted => {
+                out.push_str(before);
+                out.push_str(&proc_macro2::Literal::string(line).to_string());
+                tail
+            }
+            Some((line, tail)) if before.ends_with("///") || before.ends_with("//!") => {
+                out.push_str(before);
+                out.push_str(line.trim_end_matches(' '));
+                tail
+            }
+            _ => {
+                out.push_str(&body[from..start]);
+                start
+            }
+        };
+        from = resume;
+        if raw.is_some_and(|r| r < from) {
+            raw = next("\u{1}", from);
+        }
+        if quoted.is_some_and(|q| q < from) {
+            quoted = next(QUOTED, from);
+        }
+    }
+    out.push_str(&body[from..]);
 }
 
 /// Rustdoc attributes for a description (schema prose or the generator's own text), one a
@@ -50,7 +190,7 @@ pub fn format_tokens(module: &str, tokens: TokenStream) -> Result<String, Format
 pub fn doc_attrs(docs: &str) -> TokenStream {
     let mut out = TokenStream::new();
     for line in doc_lines(docs) {
-        let text = doc_text(&line);
+        let text = doc_value(doc_text(&line));
         out.extend(quote!(#[doc = #text]));
     }
     out
@@ -62,7 +202,7 @@ pub fn doc_attrs(docs: &str) -> TokenStream {
 pub fn own_doc_attrs(docs: &str) -> TokenStream {
     let mut out = TokenStream::new();
     for line in docs.lines() {
-        let text = doc_text(line);
+        let text = doc_value(doc_text(line));
         out.extend(quote!(#[doc = #text]));
     }
     out
@@ -73,7 +213,7 @@ pub fn own_doc_attrs(docs: &str) -> TokenStream {
 pub fn inner_doc_attrs(docs: &str) -> TokenStream {
     let mut out = TokenStream::new();
     for line in doc_lines(docs) {
-        let text = doc_text(&line);
+        let text = doc_value(doc_text(&line));
         out.extend(quote!(#![doc = #text]));
     }
     out
@@ -105,6 +245,36 @@ mod tests {
         .unwrap();
         assert!(out.starts_with(GENERATED_HEADER));
         assert!(out.contains("pub struct A {\n    pub b: i32,\n}"));
+    }
+
+    #[test]
+    fn doc_lines_kept_beside_the_tokens_give_the_same_file() {
+        let emit = || {
+            let docs = doc_attrs("A struct.   \n\nWith `code` and \u{1} in it.");
+            let inner = own_doc_attrs("In a macro.");
+            let root = inner_doc_attrs("The module.");
+            quote::quote! {
+                #root
+                #docs
+                pub struct A {
+                    #docs
+                    pub b: i32,
+                }
+                some_macro! { #inner pub mod m; }
+            }
+        };
+        let plain = format_file("test", emit()).unwrap();
+        let kept = {
+            let _docs = DocLines::open();
+            let tokens = emit();
+            assert!(!tokens.to_string().contains("With"), "the lines stay beside the tokens");
+            format_file("test", tokens).unwrap()
+        };
+        assert_eq!(kept, plain);
+        assert!(plain.contains("/// A struct.\n"), "{plain}");
+        assert!(plain.contains("\u{fffd} in it"), "{plain}");
+        assert!(plain.contains("\" In a macro.\""), "{plain}");
+        DOC_LINES.with(|d| assert!(d.borrow().is_none(), "the scope ended"));
     }
 
     #[test]

@@ -25,6 +25,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use proc_macro2::TokenStream;
 use quote::{ToTokens, quote};
 use syn::punctuated::Punctuated;
+use syn::visit::Visit;
 use syn::visit_mut::VisitMut;
 
 use crate::naming::RESERVED_TYPE_NAMES;
@@ -39,18 +40,23 @@ const PRELUDE_MODULES: &[&str] = &[
 /// after the module's inner attributes). Tokens that do not parse as items are returned as
 /// they are (the formatter reports them).
 pub fn shorten(items: TokenStream) -> TokenStream {
-    let Ok(mut file) = syn::parse2::<syn::File>(items.clone()) else {
-        return items;
-    };
+    match syn::parse2::<syn::File>(items.clone()) {
+        Ok(file) => shorten_file(file).to_token_stream(),
+        Err(_) => items,
+    }
+}
+
+/// [`shorten`] on a parsed module, which the formatter then prints without parsing again.
+pub fn shorten_file(mut file: syn::File) -> syn::File {
     let mut taken = Defined::default();
-    taken.visit_file_mut(&mut file.clone());
+    taken.visit_file(&file);
     let mut short = Shortener {
         taken: taken.names,
         imports: BTreeMap::new(),
     };
     short.visit_file_mut(&mut file);
     if short.imports.is_empty() {
-        return file.to_token_stream();
+        return file;
     }
     // One `use` per module path, names sorted: `use ::kinform::client::{ListParams, Patch};`.
     let mut by_module: BTreeMap<String, (syn::Path, BTreeSet<String>)> = BTreeMap::new();
@@ -76,7 +82,7 @@ pub fn shorten(items: TokenStream) -> TokenStream {
     });
     let uses: Vec<syn::Item> = uses.filter_map(|u| syn::parse2(u).ok()).collect();
     file.items.splice(0..0, uses);
-    file.to_token_stream()
+    file
 }
 
 /// Every type-namespace name a module defines or imports, and every generic parameter.
@@ -101,8 +107,8 @@ impl Defined {
     }
 }
 
-impl VisitMut for Defined {
-    fn visit_file_mut(&mut self, file: &mut syn::File) {
+impl<'ast> Visit<'ast> for Defined {
+    fn visit_file(&mut self, file: &'ast syn::File) {
         for item in &file.items {
             let ident = match item {
                 syn::Item::Struct(i) => Some(&i.ident),
@@ -121,17 +127,17 @@ impl VisitMut for Defined {
                 self.names.insert(ident.to_string());
             }
         }
-        syn::visit_mut::visit_file_mut(self, file);
+        syn::visit::visit_file(self, file);
     }
 
-    fn visit_generic_param_mut(&mut self, param: &mut syn::GenericParam) {
+    fn visit_generic_param(&mut self, param: &'ast syn::GenericParam) {
         if let syn::GenericParam::Type(t) = param {
             self.names.insert(t.ident.to_string());
         }
-        syn::visit_mut::visit_generic_param_mut(self, param);
+        syn::visit::visit_generic_param(self, param);
     }
 
-    fn visit_item_use_mut(&mut self, u: &mut syn::ItemUse) {
+    fn visit_item_use(&mut self, u: &'ast syn::ItemUse) {
         // `use ... as _;` inside function bodies name nothing.
         self.use_tree(&u.tree);
     }

@@ -39,15 +39,16 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use proc_macro2::TokenStream;
-use quote::quote;
+use quote::{ToTokens, quote};
 
 use crate::model::types::TypeModule;
 use crate::model::{ApiModel, ResourceDef, RootType};
 
 use super::format::{
-    FormatError, GENERATED_HEADER as HEADER, doc_attrs, format_file, inner_doc_attrs,
+    FormatError, GENERATED_HEADER as HEADER, doc_attrs, format_parsed, inner_doc_attrs,
+    parse_file,
 };
-use super::imports::shorten;
+use super::imports::shorten_file;
 use super::runtime::RuntimePaths;
 use super::types::{TypesConfig, emit_type_module};
 use super::versions::{VersionGate, gated, unfold};
@@ -562,26 +563,29 @@ fn resource_module_doc(r: &ResourceCtx<'_>) -> String {
 }
 
 /// Renders the tree as files.
-pub fn render(root: &Module, layout: &Layout) -> Result<Vec<GeneratedFile>, FormatError> {
+pub fn render(root: Module, layout: &Layout) -> Result<Vec<GeneratedFile>, FormatError> {
     let mut files = Vec::new();
     match layout {
         Layout::Tree { root_file } => {
-            let mut tokens = inner_doc_attrs(&root.doc);
-            tokens.extend(shorten(root.items.clone()));
-            for child in &root.children {
-                tokens.extend(tree_child(child, PathBuf::new(), &mut files)?);
+            let mut file = shorten_file(parse_file("crate root", root.items)?);
+            let docs = parse_file("crate root", inner_doc_attrs(&root.doc))?;
+            file.attrs.splice(0..0, docs.attrs);
+            let mut decls = TokenStream::new();
+            for child in root.children {
+                decls.extend(tree_child(child, PathBuf::new(), &mut files)?);
             }
+            file.items.extend(parse_file("crate root", decls)?.items);
             files.push(GeneratedFile {
                 path: PathBuf::from(root_file),
-                contents: format_file("crate root", tokens)?,
+                contents: format_parsed(file)?,
             });
         }
         Layout::SingleFile { file_name } => {
-            let mut tokens = shorten(root.items.clone());
-            for child in &root.children {
-                tokens.extend(inline(child, true));
+            let mut file = shorten_file(parse_file("crate root", root.items)?);
+            for child in root.children {
+                file.items.push(inline(child, true)?);
             }
-            let body = format_file("crate root", tokens)?;
+            let body = format_parsed(file)?;
             let mut contents = String::from(HEADER);
             for line in root.doc.lines() {
                 contents.push_str("//");
@@ -617,29 +621,34 @@ fn declaration_attrs(m: &Module) -> TokenStream {
 
 /// Writes `m` (and its children) as files under `dir`; returns its declaration.
 fn tree_child(
-    m: &Module,
+    m: Module,
     dir: PathBuf,
     files: &mut Vec<GeneratedFile>,
 ) -> Result<TokenStream, FormatError> {
-    let attrs = declaration_attrs(m);
+    let attrs = declaration_attrs(&m);
     let name = ident(&m.name);
     if m.children.is_empty() && m.name == "prelude" && dir.as_os_str().is_empty() {
         // The prelude stays inline in the root file.
-        let items = &m.items;
+        let items = m.items;
         return Ok(quote!(#attrs pub mod #name { #items }));
     }
-    let mut tokens = shorten(m.items.clone());
     let path = if m.children.is_empty() {
         dir.join(format!("{}.rs", m.name))
     } else {
-        let sub = dir.join(&m.name);
-        for child in &m.children {
-            tokens.extend(tree_child(child, sub.clone(), files)?);
-        }
-        sub.join("mod.rs")
+        dir.join(&m.name).join("mod.rs")
     };
+    let module = path.display().to_string();
+    let mut file = shorten_file(parse_file(&module, m.items)?);
+    if !m.children.is_empty() {
+        let sub = dir.join(&m.name);
+        let mut decls = TokenStream::new();
+        for child in m.children {
+            decls.extend(tree_child(child, sub.clone(), files)?);
+        }
+        file.items.extend(parse_file(&module, decls)?.items);
+    }
     files.push(GeneratedFile {
-        contents: format_file(&path.display().to_string(), tokens)?,
+        contents: format_parsed(file)?,
         path,
     });
     // The files are prettyplease's output; `cargo fmt` must leave them alone, or `--check`
@@ -650,12 +659,12 @@ fn tree_child(
     } else {
         TokenStream::new()
     };
-    Ok(gate_declaration(m, quote!(#attrs #skip pub mod #name;)))
+    Ok(gate_declaration(m.gate.as_ref(), quote!(#attrs #skip pub mod #name;)))
 }
 
 /// A module's declaration inside its version gate, if it has one.
-fn gate_declaration(m: &Module, decl: TokenStream) -> TokenStream {
-    match &m.gate {
+fn gate_declaration(gate: Option<&DeclGate>, decl: TokenStream) -> TokenStream {
+    match gate {
         Some(g) => g.gate.wrap(&g.k8s_openapi, decl),
         None => decl,
     }
@@ -665,18 +674,37 @@ fn gate_declaration(m: &Module, decl: TokenStream) -> TokenStream {
 /// the API would raise where the file is `include!`d into a binary or a private module
 /// (`dead_code`, `unused_imports` of the prelude): generated code cannot know which resources
 /// the includer uses, and every item it declares is meant as API.
-fn inline(m: &Module, top: bool) -> TokenStream {
-    let attrs = declaration_attrs(m);
+fn inline(m: Module, top: bool) -> Result<syn::Item, FormatError> {
+    let attrs = declaration_attrs(&m);
     let allow = if top {
         quote!(#[allow(dead_code, unused_imports)])
     } else {
         TokenStream::new()
     };
     let name = ident(&m.name);
-    let items = shorten(m.items.clone());
-    let children = m.children.iter().map(|c| inline(c, false));
-    gate_declaration(
-        m,
-        quote!(#attrs #allow pub mod #name { #items #(#children)* }),
-    )
+    let body = shorten_file(parse_file(&m.name, m.items)?);
+    let mut module: syn::ItemMod = syn::parse2(quote!(#attrs #allow pub mod #name {}))
+        .map_err(|e| FormatError {
+            module: m.name.clone(),
+            message: e.to_string(),
+        })?;
+    module.attrs.extend(body.attrs);
+    let mut items = body.items;
+    for child in m.children {
+        items.push(inline(child, false)?);
+    }
+    if let Some((_, content)) = &mut module.content {
+        *content = items;
+    }
+    let item = syn::Item::Mod(module);
+    match &m.gate {
+        None => Ok(item),
+        Some(_) => {
+            let tokens = gate_declaration(m.gate.as_ref(), item.to_token_stream());
+            syn::parse2(tokens).map_err(|e| FormatError {
+                module: m.name,
+                message: e.to_string(),
+            })
+        }
+    }
 }
