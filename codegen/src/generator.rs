@@ -478,6 +478,10 @@ impl Generator {
 
     /// [`Generator::model`], plus what was left out; an error when nothing is left.
     pub fn model_report(&self) -> Result<(ApiModel, Vec<TypeModule>, Vec<Warning>), GenerateError> {
+        crate::read::stack::deep(|| self.model_here())
+    }
+
+    fn model_here(&self) -> Result<(ApiModel, Vec<TypeModule>, Vec<Warning>), GenerateError> {
         if self.openapi.is_empty() && self.crds.is_empty() {
             return Err(GenerateError::NoInput);
         }
@@ -600,7 +604,12 @@ impl Generator {
 
     /// [`Generator::render`], plus what was left out.
     pub fn render_report(&self) -> Result<(Vec<GeneratedFile>, Vec<Warning>), GenerateError> {
-        let (model, types, warnings) = self.model_report()?;
+        // Deep schemas recurse as deep in the emitters and formatter as in the reader.
+        crate::read::stack::deep(|| self.render_here())
+    }
+
+    fn render_here(&self) -> Result<(Vec<GeneratedFile>, Vec<Warning>), GenerateError> {
+        let (model, types, warnings) = self.model_here()?;
         let opts = EmitOptions {
             paths: RuntimePaths::new(&self.runtime_crate, self.k8s_openapi_crate.as_deref())?,
             types: TypesConfig::with_runtime_crate(&self.runtime_crate)?,

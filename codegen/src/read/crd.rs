@@ -79,20 +79,26 @@ pub struct UnservedVersion {
     pub version: String,
 }
 
-/// Reads every CRD in `paths` (files or directories).
+/// Reads every CRD in `paths` (files or directories), on a stack as deep as the deepest
+/// document kube-apiserver accepts needs ([`super::yaml::MAX_NESTING`]).
 pub fn read_crds<P: AsRef<Path>>(paths: impl IntoIterator<Item = P>) -> Result<CrdSet, CrdError> {
-    let mut set = CrdSet::default();
-    for path in paths {
-        add_path(&mut set, path.as_ref())?;
-    }
-    Ok(set)
+    let paths: Vec<PathBuf> = paths.into_iter().map(|p| p.as_ref().to_owned()).collect();
+    super::stack::deep(|| {
+        let mut set = CrdSet::default();
+        for path in &paths {
+            add_path(&mut set, path)?;
+        }
+        Ok(set)
+    })
 }
 
 /// Reads the CRDs of one YAML stream; `file` only names the source in errors.
 pub fn read_crd_str(file: &Path, text: &str) -> Result<CrdSet, CrdError> {
-    let mut set = CrdSet::default();
-    add_str(&mut set, file, text)?;
-    Ok(set)
+    super::stack::deep(|| {
+        let mut set = CrdSet::default();
+        add_str(&mut set, file, text)?;
+        Ok(set)
+    })
 }
 
 /// Adds a file, or every `*.yaml`/`*.yml`/`*.json` under a directory, to `set`.

@@ -64,8 +64,8 @@ pub enum CrdError {
 /// path where it occurs.
 #[derive(Debug, thiserror::Error)]
 #[error(
-    "{}: document {document}: CRD {crd}, version {version}: schema {path}: {message}",
-    file.display()
+    "{}: document {document}: CRD {crd}, version {version}: schema {}: {message}",
+    file.display(), short_path(.path)
 )]
 pub struct SchemaError {
     /// The file.
@@ -89,4 +89,36 @@ pub struct SchemaIssue {
     pub path: String,
     /// What cannot be mapped.
     pub message: String,
+}
+
+/// A schema path as a terminal shows it: whole up to 16 segments, else its first 8 and last
+/// 6 with the count of those between (`.spec.a.a ... (9,980 more) ... .a.a`).
+pub fn short_path(path: &str) -> String {
+    let segments: Vec<&str> = path.split_inclusive('.').collect();
+    if segments.len() <= 16 {
+        return path.to_owned();
+    }
+    let (head, rest) = segments.split_at(8);
+    let tail = &rest[rest.len() - 6..];
+    format!(
+        "{} ... ({} more) ... .{}",
+        head.concat().trim_end_matches('.'),
+        rest.len() - 6,
+        tail.concat()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::short_path;
+
+    #[test]
+    fn long_paths_are_cut_in_the_middle() {
+        assert_eq!(short_path(".spec.a[].b"), ".spec.a[].b");
+        let long = ".properties".repeat(1000);
+        let short = short_path(&long);
+        assert!(short.len() < 200, "{short}");
+        assert!(short.contains("(987 more)"), "{short}");
+        assert!(short.starts_with(".properties.properties") && short.ends_with(".properties"));
+    }
 }

@@ -28,9 +28,11 @@ use super::crd_error::SchemaIssue;
 /// The pattern controller-gen writes for `resource.Quantity` fields.
 pub const QUANTITY_PATTERN: &str = r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$";
 
-/// Nesting deeper than this is reported instead of recursing (protects against stack overflow
-/// on hostile input; real CRDs nest about 20 levels).
-const MAX_DEPTH: usize = 128;
+/// Nesting deeper than this is reported instead of recursing: a schema read from a document
+/// nests no deeper than the document ([`MAX_NESTING`](super::yaml::MAX_NESTING), as deep as
+/// kube-apiserver reads; real CRDs nest up to about 25 schema levels), so this only guards a
+/// schema handed over otherwise. The recursion runs on [`super::stack`]'s deep stack.
+const MAX_DEPTH: usize = super::yaml::MAX_NESTING;
 
 /// What identifies the resource whose schema is converted.
 #[derive(Clone, Debug)]
@@ -49,6 +51,10 @@ pub struct ResourceIdent<'a> {
 
 /// Converts a root `openAPIV3Schema` into the types of one module.
 pub fn convert_schema(schema: &Value, id: &ResourceIdent<'_>) -> Result<TypeModule, SchemaIssue> {
+    super::stack::deep(|| convert_here(schema, id))
+}
+
+fn convert_here(schema: &Value, id: &ResourceIdent<'_>) -> Result<TypeModule, SchemaIssue> {
     let mut conv = Converter {
         types: Vec::new(),
         names: NameAllocator::camel(),
@@ -828,6 +834,32 @@ mod tests {
             TypeRef::List(item) => (**item).clone(),
             other => panic!("conditions is {other:?}"),
         }
+    }
+
+    /// A root schema whose `spec` nests `levels` objects: `spec.a.a...`.
+    fn nested_schema(levels: usize) -> Value {
+        let mut s = json!({"type": "string"});
+        for _ in 0..levels {
+            s = json!({"type": "object", "properties": {"a": s}});
+        }
+        json!({"type": "object", "properties": {"spec": s}})
+    }
+
+    #[test]
+    fn schemas_nest_deeper_than_a_thread_stack_holds() {
+        // 300 levels (the document: 600) on a test thread
+        let schema = crate::read::stack::deep(|| nested_schema(300));
+        let id = ResourceIdent {
+            group: "example.com",
+            version: "v1",
+            kind: "Deep",
+            plural: "deeps",
+            scope: Scope::Namespaced,
+        };
+        let module = convert_schema(&schema, &id).unwrap();
+        crate::read::stack::deep(|| drop(schema));
+        // The root, `spec` and 299 nested objects (the last `a` is a string).
+        assert_eq!(module.types.len(), 301);
     }
 
     #[test]

@@ -6,4 +6,5 @@ pub mod crd_schema;
 pub mod derive;
 pub mod names;
 pub mod openapi;
+pub(crate) mod stack;
 pub mod yaml;

@@ -6,6 +6,12 @@
 //! at document markers (`---` at column 0, as YAML 1.2 defines them: a marker at column 0
 //! cannot occur inside any scalar) and each document is parsed with serde-saphyr, so one
 //! malformed document names its own index and its line in the whole file.
+//!
+//! A document may nest [`MAX_NESTING`] levels deep (mappings and sequences), as deep as
+//! kube-apiserver reads a request body: its JSON decoder (sigs.k8s.io/json, a fork of
+//! encoding/json) stops at `maxNestingDepth = 10000`, and go-yaml's scanner at the same
+//! number. Deeper is an error naming the file, document, line and column. The documents are
+//! read on a thread with a stack that deep nesting needs ([`super::stack`]).
 
 use std::path::Path;
 
@@ -24,12 +30,30 @@ pub struct YamlDocument {
     pub value: Option<Value>,
 }
 
-/// Parses every document of `text` (read from `file`, used for errors only).
+/// The deepest nesting of mappings and sequences a document may have: kube-apiserver's (see
+/// the module docs).
+pub const MAX_NESTING: usize = 10_000;
+
+/// Parses every document of `text` (read from `file`, used for errors only), on
+/// [`super::stack`]'s deep stack. A value nested thousands of levels deep also needs a deep
+/// stack to be dropped (serde_json drops it recursively): the readers of this crate drop
+/// theirs there.
 pub fn parse_stream(file: &Path, text: &str) -> Result<Vec<YamlDocument>, CrdError> {
+    super::stack::deep(|| parse_stream_here(file, text))
+}
+
+fn parse_stream_here(file: &Path, text: &str) -> Result<Vec<YamlDocument>, CrdError> {
+    let options = serde_saphyr::options! {
+        budget: serde_saphyr::budget! {
+            max_depth: MAX_NESTING,
+            // One more, so that the depth budget, not the scanner, names the error.
+            flow_nesting_limit: MAX_NESTING + 1,
+        },
+    };
     let mut out = Vec::new();
     for (index, chunk) in split_documents(text).into_iter().enumerate() {
         let value = if chunk.has_content {
-            match serde_saphyr::from_str::<Value>(chunk.text) {
+            match serde_saphyr::from_str_with_options::<Value>(chunk.text, options.clone()) {
                 Ok(Value::Null) => None,
                 Ok(v) => Some(v),
                 Err(e) => {
@@ -37,12 +61,22 @@ pub fn parse_stream(file: &Path, text: &str) -> Result<Vec<YamlDocument>, CrdErr
                         .location()
                         .map(|l| (l.line() + chunk.first_line as u64 - 1, l.column()))
                         .unwrap_or((chunk.first_line as u64, 0));
+                    let text = e.to_string();
+                    // The breach may come wrapped with the location: told by its text.
+                    let message = if text.contains("budget breached: Depth") {
+                        format!(
+                            "nested deeper than {MAX_NESTING} levels (mappings and sequences), \
+                             the most kube-apiserver reads"
+                        )
+                    } else {
+                        first_line_of(&text)
+                    };
                     return Err(CrdError::Yaml {
                         file: file.to_owned(),
                         document: index,
                         line,
                         column,
-                        message: first_line_of(&e.to_string()),
+                        message,
                     });
                 }
             }
@@ -191,13 +225,41 @@ mod tests {
         assert!(msg.starts_with("f.yaml: document 0, line "), "{msg}");
     }
 
+    /// A flow mapping nested `depth` levels deep: `{"a": {"a": ... 1}}`.
+    fn nested(depth: usize) -> String {
+        format!("{}1{}\n", "{\"a\": ".repeat(depth), "}".repeat(depth))
+    }
+
+    #[test]
+    fn documents_nest_as_deep_as_the_api_server_reads() {
+        // Dropped on the deep stack too: a value this deep drops recursively.
+        let depth = crate::read::stack::deep(|| {
+            let docs = parse(&nested(MAX_NESTING));
+            let mut v = docs[0].value.as_ref().unwrap();
+            let mut depth = 0;
+            while let Some(inner) = v.get("a") {
+                (v, depth) = (inner, depth + 1);
+            }
+            depth
+        });
+        assert_eq!(depth, MAX_NESTING);
+        let err = parse_stream(Path::new("deep.json"), &format!("---\n{}", nested(MAX_NESTING + 1)))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("deep.json: document 0, line 2, column ")
+                && err.ends_with("nested deeper than 10000 levels (mappings and sequences), the most kube-apiserver reads"),
+            "{err}"
+        );
+    }
+
     #[test]
     fn deep_nesting_is_an_error_not_a_stack_overflow() {
         let deep = format!("a: {}{}\n", "[".repeat(100_000), "]".repeat(100_000));
         assert!(parse_stream(Path::new("d.yaml"), &deep).is_err());
-        let deep_block: String = (0..5_000)
+        let deep_block: String = (0..300)
             .map(|i| format!("{}k:\n", " ".repeat(i)))
             .collect();
-        let _ = parse_stream(Path::new("d.yaml"), &deep_block);
+        assert!(parse_stream(Path::new("d.yaml"), &deep_block).is_ok());
     }
 }
