@@ -199,10 +199,7 @@ pub fn summarize(warnings: &[Warning]) -> Vec<String> {
                 *reasons.entry(reason).or_default() += 1;
             }
         }
-        let parts: Vec<String> = reasons
-            .iter()
-            .map(|(r, n)| format!("{n} {r}"))
-            .collect();
+        let parts: Vec<String> = reasons.iter().map(|(r, n)| format!("{n} {r}")).collect();
         let first = match ignored[0] {
             Warning::IgnoredFile { file, .. } => file.display().to_string(),
             _ => String::new(),
@@ -305,6 +302,26 @@ pub enum Warning {
         /// The filter.
         value: String,
     },
+    /// A CRD version whose types nest deeper than rustc's default `recursion_limit` (128)
+    /// lets it check their auto traits (`Send`, `Sync`): the crate that includes them needs
+    /// `#![recursion_limit = "<limit>"]`.
+    #[error(
+        "{group}/{version} {kind}: its types nest {nesting} levels deep: add \
+             #![recursion_limit = \"{limit}\"] to the crate that includes them (rustc's \
+             default, 128, is too low for them)"
+    )]
+    DeepTypes {
+        /// Group.
+        group: String,
+        /// Version.
+        version: String,
+        /// Kind.
+        kind: String,
+        /// [`TypeModule::nesting`].
+        nesting: usize,
+        /// A `recursion_limit` that suffices.
+        limit: usize,
+    },
     /// An OpenAPI input with no operation of a Kubernetes resource: none carries
     /// `x-kubernetes-action` with `x-kubernetes-group-version-kind`, as the documents a
     /// Kubernetes API server serves do.
@@ -344,7 +361,10 @@ pub(crate) fn article(word: &str) -> &'static str {
         Some(b'A' | b'E' | b'I' | b'O') => true,
         Some(b'U') => {
             let lower = word.to_ascii_lowercase();
-            !acronym && !["uni", "us", "ut", "ur"].iter().any(|p| lower.starts_with(p))
+            !acronym
+                && !["uni", "us", "ut", "ur"]
+                    .iter()
+                    .any(|p| lower.starts_with(p))
         }
         Some(b'F' | b'H' | b'L' | b'M' | b'N' | b'R' | b'S' | b'X') => acronym,
         _ => false,
@@ -510,7 +530,11 @@ impl Generator {
         }
         for path in &self.openapi {
             let read = read_openapi(path)?;
-            if read.groups.values().all(|g| g.versions.values().all(|v| v.resources.is_empty())) {
+            if read
+                .groups
+                .values()
+                .all(|g| g.versions.values().all(|v| v.resources.is_empty()))
+            {
                 warnings.push(Warning::NoKubernetesOperations { file: path.clone() });
             }
             merge(&mut model, read, path)?;
@@ -522,6 +546,20 @@ impl Generator {
                 .get(&t.group)
                 .is_some_and(|g| g.versions.contains_key(&t.version))
         });
+        for t in &types {
+            let nesting = t.nesting();
+            // One step of rustc's auto-trait check a level (94 object levels nest 190 types
+            // deep and fail at the default 128), with a margin.
+            if nesting > 120 {
+                warnings.push(Warning::DeepTypes {
+                    group: t.group.clone(),
+                    version: t.version.clone(),
+                    kind: t.kind.clone(),
+                    nesting,
+                    limit: (nesting + 64).next_power_of_two(),
+                });
+            }
+        }
         for (g, group) in &model.groups {
             for (v, gv) in &group.versions {
                 for (plural, r) in &gv.resources {

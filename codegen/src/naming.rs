@@ -491,15 +491,26 @@ mod tests {
         assert_eq!(names["example.com"], "example_com");
         assert_eq!(names["cert-manager.io"], "cert_manager_io");
         assert_eq!(names["cluster.x-k8s.io"], "cluster_x_k8s_io");
-        assert_eq!(names["gateway.networking.k8s.io"], "gateway_networking_k8s_io");
-        assert_eq!(names["policy.networking.k8s.io"], "policy_networking_k8s_io");
+        assert_eq!(
+            names["gateway.networking.k8s.io"],
+            "gateway_networking_k8s_io"
+        );
+        assert_eq!(
+            names["policy.networking.k8s.io"],
+            "policy_networking_k8s_io"
+        );
         assert_eq!(names["metrics.k8s.io"], "metrics_k8s_io");
     }
 
     #[test]
     fn a_group_name_depends_on_the_group_alone() {
         // The same name in any run, whatever the other groups.
-        for g in ["policy.networking.k8s.io", "policy", "foo.k8s.io", "example.com"] {
+        for g in [
+            "policy.networking.k8s.io",
+            "policy",
+            "foo.k8s.io",
+            "example.com",
+        ] {
             assert_eq!(group_names([g])[g], group_name(g));
             assert_eq!(group_names(["policy", "foo", g])[g], group_name(g));
         }
@@ -524,7 +535,11 @@ mod tests {
     #[test]
     fn acronyms_stay_whole() {
         let cases = [
-            ("CephNVMeOFGateway", "ceph_nvmeof_gateway", "CephNvmeofGateway"),
+            (
+                "CephNVMeOFGateway",
+                "ceph_nvmeof_gateway",
+                "CephNvmeofGateway",
+            ),
             ("podIPs", "pod_ips", "PodIps"),
             ("IPv6Address", "ipv6_address", "Ipv6Address"),
             ("HTTPRoute", "http_route", "HttpRoute"),

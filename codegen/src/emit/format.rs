@@ -267,7 +267,10 @@ mod tests {
         let kept = {
             let _docs = DocLines::open();
             let tokens = emit();
-            assert!(!tokens.to_string().contains("With"), "the lines stay beside the tokens");
+            assert!(
+                !tokens.to_string().contains("With"),
+                "the lines stay beside the tokens"
+            );
             format_file("test", tokens).unwrap()
         };
         assert_eq!(kept, plain);

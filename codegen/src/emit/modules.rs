@@ -45,8 +45,7 @@ use crate::model::types::TypeModule;
 use crate::model::{ApiModel, ResourceDef, RootType};
 
 use super::format::{
-    FormatError, GENERATED_HEADER as HEADER, doc_attrs, format_parsed, inner_doc_attrs,
-    parse_file,
+    FormatError, GENERATED_HEADER as HEADER, doc_attrs, format_parsed, inner_doc_attrs, parse_file,
 };
 use super::imports::shorten_file;
 use super::runtime::RuntimePaths;
@@ -659,7 +658,10 @@ fn tree_child(
     } else {
         TokenStream::new()
     };
-    Ok(gate_declaration(m.gate.as_ref(), quote!(#attrs #skip pub mod #name;)))
+    Ok(gate_declaration(
+        m.gate.as_ref(),
+        quote!(#attrs #skip pub mod #name;),
+    ))
 }
 
 /// A module's declaration inside its version gate, if it has one.
@@ -683,8 +685,8 @@ fn inline(m: Module, top: bool) -> Result<syn::Item, FormatError> {
     };
     let name = ident(&m.name);
     let body = shorten_file(parse_file(&m.name, m.items)?);
-    let mut module: syn::ItemMod = syn::parse2(quote!(#attrs #allow pub mod #name {}))
-        .map_err(|e| FormatError {
+    let mut module: syn::ItemMod =
+        syn::parse2(quote!(#attrs #allow pub mod #name {})).map_err(|e| FormatError {
             module: m.name.clone(),
             message: e.to_string(),
         })?;

@@ -313,7 +313,27 @@ fn emit_struct(
         has_default,
         fns,
     );
-    struct_decl(s, docs, &body, p, true)
+    if body.deserialize.is_none() {
+        return struct_decl(s, docs, &body, p, true);
+    }
+    // It keeps `null`s in its remainder: written as read, each only while its field is `None`.
+    let decl = struct_decl(s, docs, &body, p, false);
+    let (name, serde) = (ident(&s.name), &p.serde);
+    let entries = fields::serialize_entries(s, &body.fields, &[]);
+    quote! {
+        #decl
+        impl #serde::Serialize for #name {
+            fn serialize<S>(&self, serializer: S) -> Result<S::Ok, S::Error>
+            where
+                S: #serde::Serializer,
+            {
+                use #serde::ser::SerializeMap as _;
+                let mut map = serializer.serialize_map(None)?;
+                #entries
+                map.end()
+            }
+        }
+    }
 }
 
 /// A struct's declaration with its derives, as plain and root structs share it; `derive_serialize` is off for a root type, whose `Serialize` is written out.
@@ -330,9 +350,13 @@ pub(crate) fn struct_decl(
     let fields::StructBody {
         decls,
         derive_default,
+        deserialize,
         ..
     } = body;
     let serialize = derive_serialize.then(|| quote!(#serde::Serialize,));
+    let derive_deserialize = deserialize.is_none().then(|| quote!(#serde::Deserialize));
+    let serde_crate =
+        (derive_serialize || deserialize.is_none()).then(|| quote!(#[serde(crate = #serde_crate)]));
     // Properties the schema does not describe have no doc line rather than one repeating
     // their JSON name.
     let allow = s
@@ -344,11 +368,12 @@ pub(crate) fn struct_decl(
     quote! {
         #docs
         #allow
-        #[derive(Clone, Debug, #derive_default PartialEq, #serialize #serde::Deserialize)]
-        #[serde(crate = #serde_crate)]
+        #[derive(Clone, Debug, #derive_default PartialEq, #serialize #derive_deserialize)]
+        #serde_crate
         pub struct #name {
             #decls
         }
+        #deserialize
     }
 }
 

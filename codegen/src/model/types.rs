@@ -12,6 +12,8 @@
 //! when properties are also given) and branch unions (an untagged enum when the branches have
 //! different JSON types, opaque JSON otherwise).
 
+use std::collections::BTreeMap;
+
 use serde_json::Value;
 
 /// The generated types of one CRD version: emitted as one Rust module.
@@ -63,6 +65,51 @@ impl TypeModule {
             self.version_module(),
             self.root
         )
+    }
+
+    /// How many types deep the root's fields nest (the root alone: 1), counting every
+    /// generic wrapper (`Option`, `Vec`, `BTreeMap`) as a level: what rustc walks when it
+    /// checks an auto trait (`Send`, `Sync`) of the root, against its `recursion_limit`.
+    pub fn nesting(&self) -> usize {
+        fn of_ref(m: &TypeModule, t: &TypeRef, memo: &mut BTreeMap<String, usize>) -> usize {
+            match t {
+                TypeRef::List(t) | TypeRef::Map(t) | TypeRef::Nullable(t) | TypeRef::Pruned(t) => {
+                    1 + of_ref(m, t, memo)
+                }
+                TypeRef::Defaulted { ty, .. } => 1 + of_ref(m, ty, memo),
+                TypeRef::Named(n) => of_named(m, n, memo),
+                _ => 1,
+            }
+        }
+        fn of_named(m: &TypeModule, name: &str, memo: &mut BTreeMap<String, usize>) -> usize {
+            if let Some(d) = memo.get(name) {
+                return *d;
+            }
+            memo.insert(name.to_owned(), 1); // a cycle (none in CRDs) ends here
+            let inner = match m.get(name) {
+                Some(TypeDef::Struct(s)) => {
+                    let mut deepest = 0;
+                    for f in &s.fields {
+                        deepest =
+                            deepest.max(of_ref(m, &f.ty, memo) + usize::from(f.is_optional()));
+                    }
+                    if let Some(r) = &s.remainder {
+                        deepest = deepest.max(1 + of_ref(m, &r.value, memo));
+                    }
+                    deepest
+                }
+                Some(TypeDef::Union(u)) => u
+                    .variants
+                    .iter()
+                    .map(|v| of_ref(m, &v.ty, memo))
+                    .max()
+                    .unwrap_or(0),
+                _ => 0,
+            };
+            memo.insert(name.to_owned(), inner + 1);
+            inner + 1
+        }
+        of_named(self, &self.root, &mut BTreeMap::new())
     }
 
     /// The type named `name`, if any.

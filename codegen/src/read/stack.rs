@@ -54,7 +54,11 @@ mod tests {
         let depth = |n: u64| {
             fn down(n: u64) -> u64 {
                 let pad = std::hint::black_box([0u8; 1024]);
-                if n == 0 { u64::from(pad[0]) } else { down(n - 1) + 1 }
+                if n == 0 {
+                    u64::from(pad[0])
+                } else {
+                    down(n - 1) + 1
+                }
             }
             down(n)
         };

@@ -243,9 +243,12 @@ mod tests {
             depth
         });
         assert_eq!(depth, MAX_NESTING);
-        let err = parse_stream(Path::new("deep.json"), &format!("---\n{}", nested(MAX_NESTING + 1)))
-            .unwrap_err()
-            .to_string();
+        let err = parse_stream(
+            Path::new("deep.json"),
+            &format!("---\n{}", nested(MAX_NESTING + 1)),
+        )
+        .unwrap_err()
+        .to_string();
         assert!(
             err.starts_with("deep.json: document 0, line 2, column ")
                 && err.ends_with("nested deeper than 10000 levels (mappings and sequences), the most kube-apiserver reads"),
@@ -257,9 +260,7 @@ mod tests {
     fn deep_nesting_is_an_error_not_a_stack_overflow() {
         let deep = format!("a: {}{}\n", "[".repeat(100_000), "]".repeat(100_000));
         assert!(parse_stream(Path::new("d.yaml"), &deep).is_err());
-        let deep_block: String = (0..300)
-            .map(|i| format!("{}k:\n", " ".repeat(i)))
-            .collect();
+        let deep_block: String = (0..300).map(|i| format!("{}k:\n", " ".repeat(i))).collect();
         assert!(parse_stream(Path::new("d.yaml"), &deep_block).is_ok());
     }
 }

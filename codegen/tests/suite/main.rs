@@ -8,6 +8,7 @@ mod architecture;
 #[cfg(feature = "cli")]
 mod cli_check;
 mod crd_corpus;
+mod crd_edges;
 mod crd_fixture_behaviour;
 mod crd_fixtures;
 mod crd_proptest;

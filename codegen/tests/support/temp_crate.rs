@@ -62,6 +62,11 @@ pub struct TempCrate {
 impl TempCrate {
     /// Creates (or refreshes) the crate `name`: its manifest and the workspace's lock file.
     pub fn new(name: &str) -> Self {
+        Self::with_dependencies(name, "")
+    }
+
+    /// [`TempCrate::new`] with more `[dependencies]` lines (`kinform-api = { path = ... }`).
+    pub fn with_dependencies(name: &str, more: &str) -> Self {
         let dir = root().join(name);
         let runtime = workspace().join("kinform");
         write_if_changed(
@@ -70,7 +75,7 @@ impl TempCrate {
                 "[package]\nname = {name:?}\nversion = \"0.0.0\"\nedition = \"2024\"\n\
                  publish = false\n\n[workspace]\n\n[dependencies]\n\
                  kinform = {{ path = {:?}, features = [\"testing\"] }}\n\
-                 tokio = {{ version = \"1\", features = [\"rt-multi-thread\", \"macros\"] }}\n\n\
+                 tokio = {{ version = \"1\", features = [\"rt-multi-thread\", \"macros\"] }}\n{more}\n\
                  [lints.rust]\nwarnings = \"deny\"\n\n\
                  [lints.clippy]\nall = {{ level = \"warn\", priority = -1 }}\n\n\
                  [profile.dev]\ndebug = false\nincremental = false\n",

@@ -181,6 +181,163 @@ pub(crate) struct StructBody<'a> {
     /// `Default,` when `Default` is derived (every field's type has one; schema defaults play
     /// no part: `Default` is the empty value, `apply_schema_defaults` the server's).
     pub derive_default: TokenStream,
+    /// When the struct keeps the `null`s of its declared non-nullable properties in its JSON
+    /// remainder (see [`keeps_nulls`]): its `Deserialize` impl, which replaces the derive.
+    pub deserialize: Option<TokenStream>,
+}
+
+/// Whether a struct keeps a `null` read on a declared, non-nullable optional property in its
+/// remainder: when the remainder holds JSON (`x-kubernetes-preserve-unknown-fields`, or
+/// `additionalProperties: true`) and such a property exists. Its `Option<T>` field reads
+/// `null` as `None`; the `null` goes to the remainder under the property's key, so the
+/// document writes back as it was read (the object keeps what it does not type), and it is
+/// written only while the field is `None`. (apiextensions-apiserver's
+/// `PruneNonNullableNullsWithoutDefaults` drops such a `null` when it stores an object;
+/// `apply_schema_defaults` does too.)
+pub(crate) fn keeps_nulls(s: &StructType, fields: &[PlannedField<'_>]) -> bool {
+    s.remainder
+        .as_ref()
+        .is_some_and(|r| r.value == TypeRef::Json)
+        && fields.iter().any(is_null_keeping)
+}
+
+/// A declared non-nullable optional property (not the root's `metadata`).
+fn is_null_keeping(f: &PlannedField<'_>) -> bool {
+    f.plan.optional && !f.plan.double_option && !is_root_metadata(f.field)
+}
+
+/// The `Deserialize` impl of a struct that [`keeps_nulls`]: a private twin whose
+/// null-keeping fields read `null` as `Some(None)`, then moved into the struct, each such
+/// `null` into the remainder.
+fn keeping_deserialize(
+    s: &StructType,
+    fields: &[PlannedField<'_>],
+    p: &Paths,
+    fns: &mut DefaultFns,
+) -> TokenStream {
+    let (serde, json, serde_crate) = (&p.serde, &p.json, &p.serde_crate);
+    let name = ident(&s.name);
+    let rem = s.remainder.as_ref().expect("keeps_nulls: a remainder");
+    let rem_ident = ident(&rem.rust_name);
+    let mut decls = TokenStream::new();
+    let mut moves = TokenStream::new();
+    for f in fields {
+        let fname = &f.ident;
+        let plan = if is_null_keeping(f) {
+            let nullable = Field {
+                nullable: true,
+                ..f.field.clone()
+            };
+            let json_name = &f.field.json_name;
+            moves.extend(quote! {
+                #fname: match read.#fname {
+                    Some(None) => {
+                        #rem_ident.insert(#json_name.to_owned(), #json::Value::Null);
+                        None
+                    }
+                    value => value.flatten(),
+                },
+            });
+            plan_field(&s.name, &nullable, p, fns)
+        } else {
+            moves.extend(quote!(#fname: read.#fname,));
+            plan_field(&s.name, f.field, p, fns)
+        };
+        let (ty, attrs) = (&plan.ty, &plan.serde);
+        decls.extend(quote! {
+            #[serde(#(#attrs),*)]
+            #fname: #ty,
+        });
+    }
+    let (_, rem_ty, rem_serde) = remainder_parts(&s.name, rem, p, fns);
+    decls.extend(quote! {
+        #rem_serde
+        #rem_ident: #rem_ty,
+    });
+    quote! {
+        impl<'de> #serde::Deserialize<'de> for #name {
+            fn deserialize<D>(deserializer: D) -> Result<Self, D::Error>
+            where
+                D: #serde::Deserializer<'de>,
+            {
+                #[derive(#serde::Deserialize)]
+                #[serde(crate = #serde_crate)]
+                struct Read {
+                    #decls
+                }
+                let read = <Read as #serde::Deserialize>::deserialize(deserializer)?;
+                let mut #rem_ident = read.#rem_ident;
+                Ok(Self {
+                    #moves
+                    #rem_ident,
+                })
+            }
+        }
+    }
+}
+
+/// The lines of a hand-written `Serialize` (into `map`, a `SerializeMap`) that write the
+/// declared fields, then the remainder's entries, less those a declared field wrote
+/// (`skip`: keys never written from the remainder, such as a root's `apiVersion`).
+pub(crate) fn serialize_entries(
+    s: &StructType,
+    fields: &[PlannedField<'_>],
+    skip: &[&str],
+) -> TokenStream {
+    let mut ser = TokenStream::new();
+    let mut written = TokenStream::new();
+    for PlannedField {
+        field: f,
+        ident: fname,
+        plan,
+    } in fields
+    {
+        let json = proc_macro2::Literal::string(&f.json_name);
+        let (write, is_written) = if is_root_metadata(f) {
+            // No `metadata: {}` invented for a document without metadata.
+            (
+                quote! {
+                    if self.#fname != Default::default() {
+                        map.serialize_entry(#json, &self.#fname)?;
+                    }
+                },
+                quote!(self.#fname != Default::default()),
+            )
+        } else if plan.optional {
+            (
+                quote! {
+                    if let Some(value) = &self.#fname {
+                        map.serialize_entry(#json, value)?;
+                    }
+                },
+                quote!(self.#fname.is_some()),
+            )
+        } else {
+            (
+                quote!(map.serialize_entry(#json, &self.#fname)?;),
+                quote!(true),
+            )
+        };
+        ser.extend(write);
+        written.extend(quote!(#json => #is_written,));
+    }
+    if let Some(rem) = &s.remainder {
+        let fname = ident(&rem.rust_name);
+        let skip = skip.iter().map(|k| quote!(#k => true,));
+        ser.extend(quote! {
+            for (key, value) in &self.#fname {
+                let written = match key.as_str() {
+                    #(#skip)*
+                    #written
+                    _ => false,
+                };
+                if !written {
+                    map.serialize_entry(key, value)?;
+                }
+            }
+        });
+    }
+    ser
 }
 
 /// Plans and declares the fields of `s`; `remainder_doc` documents its flattened remainder.
@@ -191,54 +348,77 @@ pub(crate) fn struct_body<'a>(
     has_default: &BTreeSet<String>,
     fns: &mut DefaultFns,
 ) -> StructBody<'a> {
-    let mut decls = TokenStream::new();
+    // A struct that keeps nulls derives no serde trait: no `#[serde]` attribute on it, and
+    // the helpers its attributes would name are not emitted (its twin names its own).
+    let keeps = s
+        .remainder
+        .as_ref()
+        .is_some_and(|r| r.value == TypeRef::Json)
+        && s.fields
+            .iter()
+            .any(|f| f.is_optional() && !f.nullable && !is_root_metadata(f));
+    let mut unused = DefaultFns::new(p);
     let mut fields = Vec::with_capacity(s.fields.len());
+    let mut parts = Vec::with_capacity(s.fields.len());
     for (f, keyed) in s.fields.iter().zip(keyed_fields(s)) {
-        let plan = plan_field(&s.name, f, p, fns);
+        let plan = plan_field(&s.name, f, p, if keeps { &mut unused } else { &mut *fns });
         let fname = ident(&f.rust_name);
-        let fdocs = field_docs(f, keyed);
-        let ty = &plan.ty;
         let attrs = &plan.serde;
         let serde_attr = if attrs.is_empty() {
             quote!()
         } else {
             quote!(#[serde(#(#attrs),*)])
         };
-        decls.extend(quote! {
-            #fdocs
-            #serde_attr
-            pub #fname: #ty,
-        });
+        parts.push((field_docs(f, keyed), serde_attr));
         fields.push(PlannedField {
             field: f,
             ident: fname,
             plan,
         });
     }
+    debug_assert_eq!(keeps, keeps_nulls(s, &fields));
+    let mut decls = TokenStream::new();
+    for (f, (fdocs, serde_attr)) in fields.iter().zip(parts) {
+        let (fname, ty) = (&f.ident, &f.plan.ty);
+        let serde_attr = if keeps { quote!() } else { serde_attr };
+        decls.extend(quote! {
+            #fdocs
+            #serde_attr
+            pub #fname: #ty,
+        });
+    }
     if let Some(rem) = &s.remainder {
-        decls.extend(remainder_decl(&s.name, rem, remainder_doc, p, fns));
+        let (fname, ty, serde) =
+            remainder_parts(&s.name, rem, p, if keeps { &mut unused } else { &mut *fns });
+        let serde = if keeps { quote!() } else { serde };
+        decls.extend(quote! {
+            #[doc = #remainder_doc]
+            #serde
+            pub #fname: #ty,
+        });
     }
     let derive_default = if has_default.contains(&s.name) {
         quote!(Default,)
     } else {
         quote!()
     };
+    let deserialize = keeps.then(|| keeping_deserialize(s, &fields, p, fns));
     StructBody {
         fields,
         decls,
         derive_default,
+        deserialize,
     }
 }
 
 /// The flattened map of undeclared properties (typed by `additionalProperties`: its `null`
-/// values read as declared maps' values do).
-fn remainder_decl(
+/// values read as declared maps' values do): its name, type and `#[serde]` attribute.
+fn remainder_parts(
     owner: &str,
     rem: &Remainder,
-    doc: &str,
     p: &Paths,
     fns: &mut DefaultFns,
-) -> TokenStream {
+) -> (Ident, TokenStream, TokenStream) {
     let fname = ident(&rem.rust_name);
     let vty = type_tokens(&rem.value, p);
     let ty = quote!(::std::collections::BTreeMap<String, #vty>);
@@ -247,9 +427,5 @@ fn remainder_decl(
         Some(name) => quote!(#[serde(flatten, deserialize_with = #name)]),
         None => quote!(#[serde(flatten)]),
     };
-    quote! {
-        #[doc = #doc]
-        #serde
-        pub #fname: #ty,
-    }
+    (fname, ty, serde)
 }

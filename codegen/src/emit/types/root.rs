@@ -12,7 +12,7 @@ use crate::model::types::{Field, StructType, TypeModule};
 use crate::naming::ident;
 
 use super::defaults::DefaultFns;
-use super::fields::{FieldPlan, PlannedField, is_root_metadata, struct_body};
+use super::fields::{FieldPlan, PlannedField, serialize_entries, struct_body};
 use super::{Paths, ref_has_default, struct_decl, type_docs, type_tokens};
 
 pub(crate) fn emit_root(
@@ -40,7 +40,6 @@ pub(crate) fn emit_root(
         has_default,
         fns,
     );
-    let mut ser = TokenStream::new();
     let mut metadata_field = None;
     let mut ctor = Constructor::default();
     for PlannedField {
@@ -53,34 +52,8 @@ pub(crate) fn emit_root(
             metadata_field = Some(fname.clone());
         }
         ctor.field(f, plan, fname, p, has_default);
-        let json = Literal::string(&f.json_name);
-        ser.extend(if is_root_metadata(f) {
-            // No `metadata: {}` invented for a document without metadata.
-            quote! {
-                if self.#fname != Default::default() {
-                    map.serialize_entry(#json, &self.#fname)?;
-                }
-            }
-        } else if plan.optional {
-            quote! {
-                if let Some(value) = &self.#fname {
-                    map.serialize_entry(#json, value)?;
-                }
-            }
-        } else {
-            quote!(map.serialize_entry(#json, &self.#fname)?;)
-        });
     }
-    if let Some(rem) = &s.remainder {
-        let fname = ident(&rem.rust_name);
-        ser.extend(quote! {
-            for (key, value) in &self.#fname {
-                if key != "apiVersion" && key != "kind" {
-                    map.serialize_entry(key, value)?;
-                }
-            }
-        });
-    }
+    let ser = serialize_entries(s, &body.fields, &["apiVersion", "kind"]);
     let metadata = metadata_field.unwrap_or_else(|| ident("metadata"));
     let constructor = ctor.emit(s, &metadata, k8s);
     let defaulting = apply_schema_defaults(&name, module, p);
