@@ -175,3 +175,77 @@ fn kinform_gen_prints_warnings_and_fails_on_an_empty_result() {
     assert_eq!(empty.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("error: nothing to generate"), "{stderr}");
 }
+
+/// Issue 47: a directory of 300 manifests that are not CRDs is summed up in lines a terminal
+/// shows whole, counted by kind, with the right article; an OpenAPI document without
+/// Kubernetes operations names the file and what was expected.
+#[test]
+fn messages_say_what_was_expected_and_fit_a_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    for i in 0..300 {
+        let kind = [
+            "Deployment",
+            "Service",
+            "Application",
+            "ConfigMap",
+            "Ingress",
+        ][i % 5];
+        std::fs::write(
+            dir.path().join(format!("m{i:03}.yaml")),
+            format!("apiVersion: v1\nkind: {kind}\nmetadata: {{name: m{i}}}\n"),
+        )
+        .unwrap();
+    }
+    let err = Generator::new()
+        .crd_dir(dir.path())
+        .render()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.lines()
+            .all(|l| l.len() < 200 + dir.path().as_os_str().len()),
+        "{err}"
+    );
+    assert!(err.len() < 1_000, "{err}");
+    assert!(
+        err.contains("expected CustomResourceDefinitions of apiextensions.k8s.io/v1"),
+        "{err}"
+    );
+    assert!(
+        err.contains("300 documents are not CustomResourceDefinitions: 60 Application, 60 ConfigMap, 60 Deployment, 120 of 2 other kinds; the first: "),
+        "{err}"
+    );
+    std::fs::write(
+        dir.path().join("one.yaml"),
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\n",
+    )
+    .unwrap();
+    let one = Generator::new()
+        .crd(dir.path().join("one.yaml"))
+        .render()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        one.contains("document 0 is an Application (apiVersion argoproj.io/v1alpha1), not a CustomResourceDefinition"),
+        "{one}"
+    );
+
+    let spec = dir.path().join("petstore.json");
+    std::fs::write(
+        &spec,
+        r#"{"openapi": "3.0.0", "paths": {"/pets": {"get": {"responses": {}}}}}"#,
+    )
+    .unwrap();
+    let err = Generator::new()
+        .openapi(&spec)
+        .render()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains(&format!(
+            "{}: no operation carries x-kubernetes-action and x-kubernetes-group-version-kind (expected the OpenAPI document of a Kubernetes API server",
+            spec.display()
+        )),
+        "{err}"
+    );
+}
