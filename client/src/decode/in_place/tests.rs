@@ -310,7 +310,10 @@ fn every_real_object_decodes_in_place_to_what_a_fresh_decode_builds() {
 /// three others, which vary the schemas' shapes enough, and into the default.
 #[test]
 fn every_corpus_crd_decodes_in_place_to_what_a_fresh_decode_builds() {
-    assert!(round::<CustomResourceDefinition>(3) > 10, "the corpus's CRDs");
+    assert!(
+        round::<CustomResourceDefinition>(3) > 10,
+        "the corpus's CRDs"
+    );
 }
 
 #[test]
@@ -322,7 +325,10 @@ fn every_real_object_decodes_in_place_as_a_lean_dynamic_object() {
         .iter()
         .filter(|d| d["kind"] != "CustomResourceDefinition")
         .collect();
-    assert!(all.iter().any(|d| d["kind"] == "HelmRelease"), "the corpus's examples");
+    assert!(
+        all.iter().any(|d| d["kind"] == "HelmRelease"),
+        "the corpus's examples"
+    );
     every_into(
         &all,
         8,
