@@ -170,8 +170,9 @@ impl<K: Resource> Controller<K> {
     /// The workqueue (to enqueue keys by hand, or to watch its length): the priority queue,
     /// or the rate-limiting queue with
     /// [`priority_queue(false)`](ControllerBuilder::priority_queue). A sharded replica
-    /// that rejoins after a lost membership works from a new queue (and a new
-    /// [`lister`](Self::lister)): these are the first membership's.
+    /// that rejoins after a lost membership, and a leader-elected one after a lost Lease,
+    /// works from a new queue (and a new [`lister`](Self::lister)): these are the first
+    /// membership's or term's; [`status`](Self::status) follows the current queue.
     pub fn queue(&self) -> &ControllerQueue {
         &self.queue
     }
