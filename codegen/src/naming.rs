@@ -17,21 +17,26 @@
 //!
 //! # Group names
 //!
-//! A group's module and accessor name depends on the group alone, never on the other groups
-//! of a run, so crates generated apart can be used side by side (their preludes glob-imported
-//! together) as long as they do not both generate one group:
+//! A group's module and accessor name never takes a name of `kinform-api`'s, and depends on
+//! the group alone, so crates generated apart can be used side by side (their preludes
+//! glob-imported together):
 //!
 //! - the groups kube-apiserver serves itself ([`BUILT_IN_GROUPS`], the groups of
 //!   `kinform-api`) are named as client-go names them, after their first DNS label
 //!   (`rbac.authorization.k8s.io` -> `rbac`, `apps` -> `apps`, the core group -> `core`);
-//! - every other group (every CRD's, and aggregated APIs such as `metrics.k8s.io`) keeps its
-//!   whole name: `example.com` -> `example_com`, `gateway.networking.k8s.io` ->
-//!   `gateway_networking_k8s_io`, `policy.networking.k8s.io` -> `policy_networking_k8s_io`.
-//!   Such a name holds a `_` when the group holds a dot, as every CRD's does, and no
-//!   built-in group's name does, so it never takes the name (nor the `PolicyInformersExt` trait) of a
-//!   `kinform-api` group; and two different groups get different names, except groups that
-//!   differ only in `-` against `.` (`a-b.io`, `a.b-io`), which within one run are told apart
-//!   by a suffix (`_2`, in the groups' order) and across runs cannot be.
+//! - other groups under `.k8s.io` (Kubernetes' own, named in API review) too, unless that
+//!   label is a built-in group's name: `gateway.networking.k8s.io` -> `gateway`, but
+//!   `policy.networking.k8s.io` -> `policy_networking_k8s_io` (the built-in `policy` group
+//!   has `policy`);
+//! - every other group keeps its whole name: `example.com` -> `example_com`,
+//!   `cluster.x-k8s.io` -> `cluster_x_k8s_io`, where the first label alone (`example`,
+//!   cert-manager's `cert`) would say little and collide often. Such a name holds a `_`
+//!   when the group holds a dot, as every CRD's does, and no built-in group's name does.
+//!
+//! Two groups of one run that would still get one name (two `.k8s.io` groups with one first
+//! label, or groups that differ only in `-` against `.`) both take their whole names, the
+//! later of those that still clash a `_2` suffix. Crates generated apart can clash only
+//! there, or when both generate the same group.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -241,29 +246,48 @@ pub const BUILT_IN_GROUPS: &[&str] = &[
     "storagemigration.k8s.io",
 ];
 
-/// The module / accessor name of one group, a function of the group alone (see the module
-/// docs): `""` -> `core`, `rbac.authorization.k8s.io` -> `rbac`, `example.com` ->
-/// `example_com`, `policy.networking.k8s.io` -> `policy_networking_k8s_io`.
+/// The module / accessor name of one group alone (see the module docs): `""` -> `core`,
+/// `rbac.authorization.k8s.io` -> `rbac`, `gateway.networking.k8s.io` -> `gateway`,
+/// `policy.networking.k8s.io` -> `policy_networking_k8s_io`, `example.com` -> `example_com`.
 pub fn group_name(group: &str) -> String {
+    let label = snake(group.split('.').next().unwrap_or(group));
     if group.is_empty() {
         "core".to_owned()
     } else if BUILT_IN_GROUPS.contains(&group) {
-        snake(group.split('.').next().unwrap_or(group))
+        label
+    } else if group.ends_with(".k8s.io")
+        && !BUILT_IN_GROUPS
+            .iter()
+            .any(|b| !b.is_empty() && snake(b.split('.').next().unwrap_or(b)) == label)
+    {
+        label
     } else {
         snake(group)
     }
 }
 
-/// The module / accessor name of every group of one run: [`group_name`], with a `_2`, `_3`,
-/// ... suffix on a later group (in the given order) whose name an earlier one took (only
-/// groups that differ in `-` against `.` can).
+/// The module / accessor name of every group of one run: [`group_name`], or, for groups
+/// that would share one, their whole names (and a `_2`, `_3`, ... suffix on a later group,
+/// in the given order, whose whole name an earlier one took).
 pub fn group_names<'a>(groups: impl IntoIterator<Item = &'a str>) -> BTreeMap<String, String> {
+    let groups: Vec<&str> = groups.into_iter().collect();
+    let mut count: BTreeMap<String, usize> = BTreeMap::new();
+    for g in &groups {
+        *count.entry(group_name(g)).or_default() += 1;
+    }
     let mut taken = NameAllocator::snake();
     let mut out = BTreeMap::new();
     for g in groups {
-        if !out.contains_key(g) {
-            out.insert(g.to_owned(), taken.alloc(&group_name(g)));
+        if out.contains_key(g) {
+            continue;
         }
+        let name = group_name(g);
+        let name = if count[&name] > 1 && !g.is_empty() && !BUILT_IN_GROUPS.contains(&g) {
+            snake(g)
+        } else {
+            name
+        };
+        out.insert(g.to_owned(), taken.alloc(&name));
     }
     out
 }
@@ -491,15 +515,12 @@ mod tests {
         assert_eq!(names["example.com"], "example_com");
         assert_eq!(names["cert-manager.io"], "cert_manager_io");
         assert_eq!(names["cluster.x-k8s.io"], "cluster_x_k8s_io");
-        assert_eq!(
-            names["gateway.networking.k8s.io"],
-            "gateway_networking_k8s_io"
-        );
+        assert_eq!(names["gateway.networking.k8s.io"], "gateway");
         assert_eq!(
             names["policy.networking.k8s.io"],
             "policy_networking_k8s_io"
         );
-        assert_eq!(names["metrics.k8s.io"], "metrics_k8s_io");
+        assert_eq!(names["metrics.k8s.io"], "metrics");
     }
 
     #[test]
@@ -512,8 +533,12 @@ mod tests {
             "example.com",
         ] {
             assert_eq!(group_names([g])[g], group_name(g));
-            assert_eq!(group_names(["policy", "foo", g])[g], group_name(g));
+            assert_eq!(group_names(["policy", "bar.k8s.io", g])[g], group_name(g));
         }
+        // Two `.k8s.io` groups of one run with one first label take their whole names.
+        let both = group_names(["snapshot.storage.k8s.io", "snapshot.example.k8s.io"]);
+        assert_eq!(both["snapshot.storage.k8s.io"], "snapshot_storage_k8s_io");
+        assert_eq!(both["snapshot.example.k8s.io"], "snapshot_example_k8s_io");
         // No other group takes a built-in group's name.
         let built_in: BTreeSet<String> = BUILT_IN_GROUPS.iter().map(|g| group_name(g)).collect();
         assert_eq!(built_in.len(), BUILT_IN_GROUPS.len(), "{built_in:?}");

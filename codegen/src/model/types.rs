@@ -48,7 +48,7 @@ impl TypeModule {
     /// Rust module name of the group (`gateway.networking.k8s.io` ->
     /// `gateway_networking_k8s_io`).
     pub fn group_module(&self) -> String {
-        crate::naming::group_name(&self.group)
+        crate::naming::snake(&self.group)
     }
 
     /// Rust module name of the version (`v1beta1`).
