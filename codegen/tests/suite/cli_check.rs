@@ -103,13 +103,11 @@ fn crd_subcommand_emits_types_clients_and_informers_that_parse() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let gateway = dir.path().join("gateway_networking_k8s_io/v1");
-    let v1 = std::fs::read_to_string(gateway.join("mod.rs")).unwrap();
+    let v1 = std::fs::read_to_string(dir.path().join("gateway/v1/mod.rs")).unwrap();
     assert!(v1.contains("pub use self::http_route::HttpRoute;"));
-    assert!(
-        v1.contains("fn gateway_networking_k8s_io_v1(&self) -> GatewayNetworkingK8sIoV1Client")
-    );
-    let routes = std::fs::read_to_string(gateway.join("http_route_client.rs")).unwrap();
+    assert!(v1.contains("fn gateway_v1(&self) -> GatewayV1Client"));
+    let routes =
+        std::fs::read_to_string(dir.path().join("gateway/v1/http_route_client.rs")).unwrap();
     assert!(routes.contains("use super::HttpRoute;"));
     assert!(routes.contains("pub async fn get_status("));
     let mut stack = vec![dir.path().to_owned()];
