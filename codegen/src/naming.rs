@@ -256,9 +256,15 @@ pub fn group_name(group: &str) -> String {
     } else if BUILT_IN_GROUPS.contains(&group) {
         label
     } else if group.ends_with(".k8s.io")
-        && !BUILT_IN_GROUPS
-            .iter()
-            .any(|b| !b.is_empty() && snake(b.split('.').next().unwrap_or(b)) == label)
+        && !BUILT_IN_GROUPS.iter().any(|b| {
+            // The names of the built-in groups: the core group's is `core`.
+            let name = if b.is_empty() {
+                "core"
+            } else {
+                b.split('.').next().unwrap_or(b)
+            };
+            snake(name) == label
+        })
     {
         label
     } else {
@@ -535,6 +541,7 @@ mod tests {
             assert_eq!(group_names([g])[g], group_name(g));
             assert_eq!(group_names(["policy", "bar.k8s.io", g])[g], group_name(g));
         }
+        assert_eq!(group_name("core.example.k8s.io"), "core_example_k8s_io");
         // Two `.k8s.io` groups of one run with one first label take their whole names.
         let both = group_names(["snapshot.storage.k8s.io", "snapshot.example.k8s.io"]);
         assert_eq!(both["snapshot.storage.k8s.io"], "snapshot_storage_k8s_io");
