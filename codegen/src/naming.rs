@@ -251,21 +251,19 @@ pub const BUILT_IN_GROUPS: &[&str] = &[
 /// `policy.networking.k8s.io` -> `policy_networking_k8s_io`, `example.com` -> `example_com`.
 pub fn group_name(group: &str) -> String {
     let label = snake(group.split('.').next().unwrap_or(group));
+    // The names of the built-in groups: the core group's is `core`.
+    let built_in_name = |b: &&str| {
+        let name = if b.is_empty() {
+            "core"
+        } else {
+            b.split('.').next().unwrap_or(b)
+        };
+        snake(name) == label
+    };
+    let kubernetes_own = group.ends_with(".k8s.io") && !BUILT_IN_GROUPS.iter().any(built_in_name);
     if group.is_empty() {
         "core".to_owned()
-    } else if BUILT_IN_GROUPS.contains(&group) {
-        label
-    } else if group.ends_with(".k8s.io")
-        && !BUILT_IN_GROUPS.iter().any(|b| {
-            // The names of the built-in groups: the core group's is `core`.
-            let name = if b.is_empty() {
-                "core"
-            } else {
-                b.split('.').next().unwrap_or(b)
-            };
-            snake(name) == label
-        })
-    {
+    } else if BUILT_IN_GROUPS.contains(&group) || kubernetes_own {
         label
     } else {
         snake(group)
