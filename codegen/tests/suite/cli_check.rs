@@ -11,7 +11,8 @@ fn spec() -> PathBuf {
     ))
 }
 
-/// `kinform-gen <subcommand> <spec> --out <out> [--check]`.
+/// `kinform-gen <subcommand> <spec> --out <out> [--check]`, the spec's version given to
+/// `in-place` (`--kubernetes 1.35`).
 fn kinform_gen(
     subcommand: &str,
     spec: &std::path::Path,
@@ -20,6 +21,9 @@ fn kinform_gen(
 ) -> std::process::Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_kinform-gen"));
     cmd.arg(subcommand).arg(spec).arg("--out").arg(out);
+    if subcommand == "in-place" {
+        cmd.args(["--kubernetes", "1.35"]);
+    }
     if check {
         cmd.arg("--check");
     }
@@ -162,4 +166,15 @@ fn in_place_check_detects_a_missing_or_edited_file_and_a_bad_spec_is_an_error() 
     let missing = kinform_gen("in-place", &dir.path().join("nope.json"), &out, true);
     assert_eq!(missing.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&missing.stderr).contains("nope.json"));
+
+    // The version is not guessed: the spec does not say it.
+    let unversioned = Command::new(env!("CARGO_BIN_EXE_kinform-gen"))
+        .arg("in-place")
+        .arg(spec())
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .expect("runs");
+    assert_eq!(unversioned.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&unversioned.stderr).contains("--kubernetes"));
 }
