@@ -43,7 +43,8 @@
 //! version's definitions: the OpenAPI spec of 1.35 and of 1.36, and for 1.37, whose spec
 //! the corpus lacks, k8s-openapi's own sources of it (the types its generator wrote from
 //! that spec; the code generator's drift test checks that both sources give the same file
-//! for 1.35 and 1.36). Every struct's fields are listed in a pattern without `..`, so a
+//! for 1.35 and 1.36; `in_place/SOURCE.md` records each file's source and how to
+//! regenerate it). Every struct's fields are listed in a pattern without `..`, so a
 //! file does not compile against types whose fields differ: each is compiled only at its
 //! own version. For every other type (custom resources, `DynamicObject` itself, the lean
 //! form of a generated or derived type) nothing is decoded in place, and replaced objects

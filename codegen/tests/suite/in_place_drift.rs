@@ -84,7 +84,7 @@ fn the_committed_in_place_decoders_are_the_generators_output() {
             Some(spec) => (spec, format!("../shared/corpus/openapi/... (1.{minor})")),
             None => (
                 k8s_openapi_sources(minor),
-                format!("<k8s-openapi 0.29 (cargo metadata)>/src/v1_{minor}"),
+                format!("<k8s-openapi 0.29 (client/src/decode/in_place/SOURCE.md)>/src/v1_{minor}"),
             ),
         };
         let kubernetes = format!("1.{minor}");
