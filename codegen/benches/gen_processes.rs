@@ -27,7 +27,10 @@ struct Run {
 }
 
 fn corpus() -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpus/crds"))
+    PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../shared/corpus/crds"
+    ))
 }
 
 /// Every served version of every CRD file under `dir`; with `split`, each written alone into
@@ -59,8 +62,7 @@ fn runs(dir: &Path, split: Option<&Path>) -> Vec<Run> {
                             crd["metadata"]["name"].as_str().unwrap()
                         );
                         let path = to.join(name);
-                        std::fs::write(&path, serde_json::to_string_pretty(&one).unwrap())
-                            .unwrap();
+                        std::fs::write(&path, serde_json::to_string_pretty(&one).unwrap()).unwrap();
                         path
                     }
                 };
