@@ -25,6 +25,13 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+/// The allocator: generation allocates and frees millions of small values (YAML nodes,
+/// tokens, syntax trees), which mimalloc serves in a fraction of glibc malloc's time (a third
+/// of a run went to malloc and free). Considered: the system allocator, jemalloc
+/// (tikv-jemallocator: a longer build for the same gain).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use clap::{Args, Parser, Subcommand};
 use kinform_codegen::{Generator, Layout, Warning};
 

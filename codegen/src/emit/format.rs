@@ -17,6 +17,7 @@
 //! starting with `/`) stays in the tokens.
 
 use std::cell::RefCell;
+use std::collections::HashMap;
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -69,6 +70,10 @@ pub fn format_parsed(file: syn::File) -> Result<String, FormatError> {
 thread_local! {
     /// The doc lines kept beside the tokens by the [`DocLines`] scope of this thread, if any.
     static DOC_LINES: RefCell<Option<Vec<String>>> = const { RefCell::new(None) };
+    /// Within a [`DocLines`] scope, the attributes [`doc_attrs`] made for each description:
+    /// a CRD repeats the same descriptions many times over (every embedded `PodSpec`, every
+    /// `LabelSelector`), and the placeholders of the first stand for the lines of all.
+    static DOC_ATTRS: RefCell<HashMap<String, TokenStream>> = RefCell::new(HashMap::new());
 }
 
 /// Opens and closes a placeholder, `\u{1}<index>\u{1}` (a control character no doc line
@@ -102,6 +107,7 @@ impl Drop for DocLines {
     fn drop(&mut self) {
         if self.opened {
             DOC_LINES.with(|d| *d.borrow_mut() = None);
+            DOC_ATTRS.with(|a| *a.borrow_mut() = HashMap::new());
         }
     }
 }
@@ -187,11 +193,20 @@ fn write_doc_lines(body: &str, lines: &[String], out: &mut String) {
 /// Rustdoc attributes for a description (schema prose or the generator's own text), one a
 /// line, rendered by [`doc_lines`](super::markdown::doc_lines): list structure and code kept,
 /// nothing that rustdoc or clippy would warn about, never a doc test.
+///
+/// Within a [`DocLines`] scope, a description seen before gives the attributes it gave then.
 pub fn doc_attrs(docs: &str) -> TokenStream {
+    let scoped = DOC_LINES.with(|d| d.borrow().is_some());
+    if scoped && let Some(attrs) = DOC_ATTRS.with(|a| a.borrow().get(docs).cloned()) {
+        return attrs;
+    }
     let mut out = TokenStream::new();
     for line in doc_lines(docs) {
         let text = doc_value(doc_text(&line));
         out.extend(quote!(#[doc = #text]));
+    }
+    if scoped {
+        DOC_ATTRS.with(|a| a.borrow_mut().insert(docs.to_owned(), out.clone()));
     }
     out
 }
@@ -278,6 +293,30 @@ mod tests {
         assert!(plain.contains("\u{fffd} in it"), "{plain}");
         assert!(plain.contains("\" In a macro.\""), "{plain}");
         DOC_LINES.with(|d| assert!(d.borrow().is_none(), "the scope ended"));
+    }
+
+    #[test]
+    fn a_repeated_description_keeps_its_lines_once() {
+        let emit = || {
+            let mut items = TokenStream::new();
+            for name in ["A", "B"] {
+                let docs = doc_attrs("Shared text.\n\nSecond paragraph.");
+                let name = proc_macro2::Ident::new(name, proc_macro2::Span::call_site());
+                items.extend(quote::quote!(#docs pub struct #name;));
+            }
+            items
+        };
+        let plain = format_file("test", emit()).unwrap();
+        let _docs = DocLines::open();
+        let tokens = emit();
+        let kept = DOC_LINES.with(|d| d.borrow().as_ref().map(Vec::len));
+        assert_eq!(
+            kept,
+            Some(3),
+            "the second struct reuses the first one's three lines"
+        );
+        assert_eq!(format_file("test", tokens).unwrap(), plain);
+        assert_eq!(plain.matches("/// Shared text.\n").count(), 2, "{plain}");
     }
 
     #[test]
