@@ -9,7 +9,8 @@
 //!
 //! `cargo bench -p kinform-codegen --features cli --bench gen_processes` (`KOPIUM=path`,
 //! `ROUNDS=n`, default 5): the rounds alternate between the tools; the median round of each
-//! is printed, and their ratio.
+//! is printed, and their ratio. Without a runnable kopium the first line says so and only
+//! kinform-gen is measured; the bench never installs anything (CI builds it, never runs it).
 
 // A bench binary: undocumented helpers are fine.
 #![allow(missing_docs)]
@@ -92,12 +93,43 @@ fn median(mut d: Vec<Duration>) -> Duration {
     d[d.len() / 2]
 }
 
+/// kopium's binary, from `KOPIUM`, if it runs; otherwise a line saying why it is not measured.
+fn kopium() -> Option<PathBuf> {
+    const INSTALL: &str = "install kopium 0.24 with `cargo install kopium --version '0.24.*' \
+                           --root target/kopium` and set KOPIUM=target/kopium/bin/kopium";
+    let Some(path) = std::env::var_os("KOPIUM").map(PathBuf::from) else {
+        println!("kopium: not measured, KOPIUM is not set ({INSTALL})");
+        return None;
+    };
+    match Command::new(&path).arg("--version").output() {
+        Ok(out) if out.status.success() => {
+            print!("kopium: {}", String::from_utf8_lossy(&out.stdout));
+            Some(path)
+        }
+        Ok(out) => {
+            println!(
+                "kopium: not measured, `{} --version` failed: {}",
+                path.display(),
+                out.status
+            );
+            None
+        }
+        Err(e) => {
+            println!(
+                "kopium: not measured, {} does not run: {e} ({INSTALL})",
+                path.display()
+            );
+            None
+        }
+    }
+}
+
 fn main() {
     let rounds: usize = std::env::var("ROUNDS")
         .ok()
         .and_then(|r| r.parse().ok())
         .unwrap_or(5);
-    let kopium = std::env::var_os("KOPIUM").map(PathBuf::from);
+    let kopium = kopium();
     let tmp = tempfile::tempdir().unwrap();
     let split = tmp.path().join("single");
     std::fs::create_dir_all(&split).unwrap();
