@@ -66,10 +66,12 @@ use crate::emit::format::{DocLines, FormatError, GENERATED_HEADER as HEADER};
 use crate::emit::modules::{EmitOptions, GeneratedFile, Layout, build_tree, render};
 use crate::emit::runtime::{PathError, RuntimePaths};
 use crate::emit::types::TypesConfig;
-use crate::model::ApiModel;
+use crate::emit::versions::VersionGate;
 use crate::model::types::TypeModule;
+use crate::model::{ApiModel, ResourceDef, RootType, Verb};
 use crate::read::crd::read_crds;
 use crate::read::crd_error::CrdError;
+use crate::read::k8s_sources::{SourceResource, SourcesError, read_source_resources};
 use crate::read::openapi::{OpenApiError, read_openapi};
 
 /// Why generation failed.
@@ -81,6 +83,9 @@ pub enum GenerateError {
     /// A CRD input could not be read (boxed: it carries file, document and schema path).
     #[error(transparent)]
     Crd(Box<CrdError>),
+    /// k8s-openapi's sources of a later version could not be read.
+    #[error(transparent)]
+    Sources(#[from] SourcesError),
     /// A configured crate path is not a path.
     #[error(transparent)]
     Path(#[from] PathError),
@@ -332,6 +337,22 @@ pub enum Warning {
         /// The file or directory.
         file: PathBuf,
     },
+    /// A resource of k8s-openapi's sources ([`Generator::later_k8s_openapi_sources`]) that
+    /// no spec has and that cannot be listed: its verbs are not known (a registry-backed
+    /// resource is listable; one that is not, such as a review, serves what its own code
+    /// says), so it gets no client.
+    #[error("{}: {group}/{version} {kind} is in no spec and not listable: its verbs are \
+             unknown: skipped", .file.display())]
+    UnknownVerbs {
+        /// The source file.
+        file: PathBuf,
+        /// Group.
+        group: String,
+        /// Version.
+        version: String,
+        /// Kind.
+        kind: String,
+    },
 }
 
 fn or_none(s: &str) -> &str {
@@ -387,6 +408,8 @@ pub struct Report {
 pub struct Generator {
     crds: Vec<PathBuf>,
     openapi: Vec<PathBuf>,
+    later_openapi: Vec<PathBuf>,
+    later_sources: Vec<PathBuf>,
     out_dir: Option<PathBuf>,
     runtime_crate: String,
     k8s_openapi_crate: Option<String>,
@@ -409,6 +432,8 @@ impl Generator {
         Self {
             crds: Vec::new(),
             openapi: Vec::new(),
+            later_openapi: Vec::new(),
+            later_sources: Vec::new(),
             out_dir: None,
             runtime_crate: "::kinform".to_owned(),
             k8s_openapi_crate: None,
@@ -436,6 +461,38 @@ impl Generator {
     /// Adds an OpenAPI spec: a `swagger.json`, a v3 document, or a directory of v3 documents.
     pub fn openapi(mut self, path: impl AsRef<Path>) -> Self {
         self.openapi.push(path.as_ref().to_owned());
+        self
+    }
+
+    /// Adds the spec of a later Kubernetes version than the [`Generator::openapi`] inputs':
+    /// the resources they lack are added (those they have are kept as they read them), so
+    /// generated code covers the union of the versions. Each resource is emitted inside the
+    /// k8s-openapi version gate of its type (see `emit::versions`), so an application at an
+    /// older version, whose k8s-openapi lacks the type, does not see it. Repeatable, oldest
+    /// first.
+    pub fn later_openapi(mut self, path: impl AsRef<Path>) -> Self {
+        self.later_openapi.push(path.as_ref().to_owned());
+        self
+    }
+
+    /// Adds k8s-openapi's own sources of a later Kubernetes version (its crate's `src/v1_37`),
+    /// for a version whose spec is not at hand: read after every spec, its resources the
+    /// model lacks are added as [`Generator::later_openapi`] adds a spec's.
+    ///
+    /// The sources give a resource's group, version, kind, plural, scope and whether it is
+    /// listable, not its verbs, which come from this rule:
+    /// - a resource whose group already has the same kind and plural at another version (one
+    ///   promoted or moved to a new version: `certificates.k8s.io/v1` `ClusterTrustBundle`)
+    ///   takes that version's verbs and subresources, the newest version's of those whose
+    ///   k8s-openapi type lasts longest, as kube-apiserver serves a promoted resource from
+    ///   the same registry code;
+    /// - any other listable resource gets the verbs kube-apiserver's generic registry serves
+    ///   for every stored resource (get, list, watch, create, update, patch, delete,
+    ///   deletecollection) and no subresources (for those, `kinform::Api` reaches any
+    ///   subresource by name);
+    /// - a resource that is not listable is skipped with [`Warning::UnknownVerbs`].
+    pub fn later_k8s_openapi_sources(mut self, dir: impl AsRef<Path>) -> Self {
+        self.later_sources.push(dir.as_ref().to_owned());
         self
     }
 
@@ -502,7 +559,7 @@ impl Generator {
     }
 
     fn model_here(&self) -> Result<(ApiModel, Vec<TypeModule>, Vec<Warning>), GenerateError> {
-        if self.openapi.is_empty() && self.crds.is_empty() {
+        if self.openapi.is_empty() && self.crds.is_empty() && self.later_openapi.is_empty() {
             return Err(GenerateError::NoInput);
         }
         let mut model = ApiModel::default();
@@ -538,6 +595,13 @@ impl Generator {
                 warnings.push(Warning::NoKubernetesOperations { file: path.clone() });
             }
             merge(&mut model, read, path)?;
+        }
+        for path in &self.later_openapi {
+            add_missing(&mut model, read_openapi(path)?);
+        }
+        for dir in &self.later_sources {
+            let found = read_source_resources(dir)?;
+            warnings.extend(add_from_sources(&mut model, found));
         }
         warnings.extend(self.filter(&mut model));
         types.retain(|t| {
@@ -762,6 +826,127 @@ fn merge(model: &mut ApiModel, other: ApiModel, file: &Path) -> Result<(), Gener
     Ok(())
 }
 
+/// Adds the resources of `later` that `model` lacks (by group, version and plural).
+fn add_missing(model: &mut ApiModel, later: ApiModel) {
+    for (g, group) in later.groups {
+        let target = model.groups.entry(g.clone()).or_default();
+        target.name.clone_from(&g);
+        for (v, gv) in group.versions {
+            let tv = target.versions.entry(v.clone()).or_default();
+            tv.group.clone_from(&g);
+            tv.version.clone_from(&v);
+            for (plural, r) in gv.resources {
+                tv.resources.entry(plural).or_insert(r);
+            }
+        }
+    }
+}
+
+/// Adds the resources of k8s-openapi's sources that `model` lacks, with the verbs of the rule
+/// of [`Generator::later_k8s_openapi_sources`]; a warning for each one skipped.
+fn add_from_sources(model: &mut ApiModel, found: Vec<SourceResource>) -> Vec<Warning> {
+    let mut warnings = Vec::new();
+    for res in found {
+        let known = model
+            .groups
+            .get(&res.group)
+            .and_then(|g| g.versions.get(&res.version))
+            .is_some_and(|gv| gv.resources.contains_key(&res.plural));
+        if known {
+            continue;
+        }
+        let counterpart = model.groups.get(&res.group).and_then(|g| {
+            g.versions
+                .values()
+                .filter_map(|gv| {
+                    gv.resources
+                        .get(&res.plural)
+                        .filter(|r| r.kind == res.kind)
+                        .map(|r| (gv.version.as_str(), r))
+                })
+                .max_by_key(|(v, r)| (VersionGate::of_resource(r).last(), version_rank(v)))
+                .map(|(_, r)| r.clone())
+        });
+        let def = match counterpart {
+            Some(mut def) => {
+                def.scope = res.scope;
+                def.list_kind = res.list_kind.clone().or(def.list_kind);
+                def.root = RootType::External(res.rust.clone());
+                def.deprecated = None;
+                def
+            }
+            None if res.list_kind.is_some() => ResourceDef {
+                singular: Some(res.kind.to_lowercase()),
+                list_kind: res.list_kind.clone(),
+                scope: res.scope,
+                verbs: [
+                    Verb::Get,
+                    Verb::List,
+                    Verb::Watch,
+                    Verb::Create,
+                    Verb::Update,
+                    Verb::Patch,
+                    Verb::Delete,
+                    Verb::DeleteCollection,
+                ]
+                .into(),
+                subresources: Default::default(),
+                short_names: Vec::new(),
+                categories: Vec::new(),
+                printer_columns: Vec::new(),
+                served: true,
+                storage: false,
+                deprecated: None,
+                root: RootType::External(res.rust.clone()),
+                docs: None,
+                kind: res.kind.clone(),
+                plural: res.plural.clone(),
+            },
+            None => {
+                warnings.push(Warning::UnknownVerbs {
+                    file: res.file,
+                    group: res.group,
+                    version: res.version,
+                    kind: res.kind,
+                });
+                continue;
+            }
+        };
+        let g = model.groups.entry(res.group.clone()).or_default();
+        g.name.clone_from(&res.group);
+        let gv = g.versions.entry(res.version.clone()).or_default();
+        gv.group.clone_from(&res.group);
+        gv.version.clone_from(&res.version);
+        gv.resources.insert(res.plural, def);
+    }
+    warnings
+}
+
+/// Kubernetes' order of versions, as kubectl sorts them (`v2` > `v1` > `v1beta2` > `v1beta1` >
+/// `v1alpha1`); a name not shaped so ranks lowest.
+fn version_rank(v: &str) -> (u8, u32, u32) {
+    let Some(rest) = v.strip_prefix('v') else {
+        return (0, 0, 0);
+    };
+    let digits = rest
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(rest.len());
+    let Ok(major) = rest[..digits].parse::<u32>() else {
+        return (0, 0, 0);
+    };
+    let tail = &rest[digits..];
+    let (stage, minor) = if tail.is_empty() {
+        (3, 0)
+    } else if let Some(n) = tail.strip_prefix("beta") {
+        (2, n.parse().unwrap_or(0))
+    } else if let Some(n) = tail.strip_prefix("alpha") {
+        (1, n.parse().unwrap_or(0))
+    } else {
+        return (0, 0, 0);
+    };
+    (stage, major, minor)
+}
+
 /// `.rs` files under `dir` that start with the `@generated` header.
 fn collect_generated(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), GenerateError> {
     let io = |source| GenerateError::Io {
@@ -784,4 +969,23 @@ fn collect_generated(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), GenerateE
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_rank_as_kubernetes_orders_them() {
+        let mut vs = [
+            "v1alpha1", "v1", "v1beta2", "v2", "v1beta1", "v1alpha3", "x",
+        ];
+        vs.sort_by_key(|v| version_rank(v));
+        assert_eq!(
+            vs,
+            [
+                "x", "v1alpha1", "v1alpha3", "v1beta1", "v1beta2", "v1", "v2"
+            ]
+        );
+    }
 }

@@ -6,6 +6,7 @@
 //! kinform-gen openapi <swagger.json | v3 dir>... --out DIR [--group G]... [--version V]...
 //!     [--runtime-crate ::kinform] [--k8s-openapi-crate PATH] [--root-file mod.rs]
 //!     [--feature-per-group] [--root-doc-include ../README.md] [--check]
+//!     [--later-spec v1.36/swagger.json]... [--later-k8s-openapi-sources k8s-openapi/src/v1_37]...
 //! kinform-gen in-place <swagger.json | k8s-openapi's src/v1_XX> --kubernetes 1.XX --out FILE
 //!     [--check]
 //! ```
@@ -61,6 +62,14 @@ enum Command {
         /// Spec files or directories.
         #[arg(required = true)]
         inputs: Vec<PathBuf>,
+        /// The spec of a later Kubernetes version: its resources the inputs lack are added,
+        /// each gated by the versions whose k8s-openapi has its type; repeatable, oldest first.
+        #[arg(long = "later-spec", value_name = "SPEC")]
+        later_specs: Vec<PathBuf>,
+        /// k8s-openapi's sources of a later version (its `src/v1_XX`), read after the specs
+        /// for a version without one (verbs: see `Generator::later_k8s_openapi_sources`).
+        #[arg(long = "later-k8s-openapi-sources", value_name = "DIR")]
+        later_sources: Vec<PathBuf>,
         #[command(flatten)]
         common: Common,
     },
@@ -123,9 +132,20 @@ fn main() -> ExitCode {
             }
             run(generator, common)
         }
-        Command::Openapi { inputs, common } => {
+        Command::Openapi {
+            inputs,
+            later_specs,
+            later_sources,
+            common,
+        } => {
             for input in &inputs {
                 generator = generator.openapi(input);
+            }
+            for spec in &later_specs {
+                generator = generator.later_openapi(spec);
+            }
+            for dir in &later_sources {
+                generator = generator.later_k8s_openapi_sources(dir);
             }
             run(generator, common)
         }

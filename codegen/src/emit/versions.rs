@@ -137,6 +137,11 @@ impl VersionGate {
             .fold(of_root(&res.root), |g, t| g.intersect(of_root(t)))
     }
 
+    /// The newest minor in the gate.
+    pub fn last(self) -> u32 {
+        self.last
+    }
+
     /// The versions both gates have.
     pub fn intersect(self, other: Self) -> Self {
         Self {
