@@ -60,6 +60,12 @@ pub mod flowcontrol;
 #[cfg(feature = "internal")]
 #[rustfmt::skip]
 pub mod internal;
+::kinform::k8s_openapi::k8s_if_ge_1_37! {
+    /// The `lifecycle.k8s.io` API group.
+    #[cfg(feature = "lifecycle")]
+    #[rustfmt::skip]
+    pub mod lifecycle;
+}
 /// The `networking.k8s.io` API group.
 #[cfg(feature = "networking")]
 #[rustfmt::skip]
@@ -166,6 +172,14 @@ pub mod prelude {
     pub use super::internal::InternalInformersExt;
     #[cfg(feature = "internal")]
     pub use super::internal::v1alpha1::InternalV1alpha1ClientExt;
+    ::kinform::k8s_openapi::k8s_if_ge_1_37! {
+        #[cfg(feature = "lifecycle")]
+        pub use super::lifecycle::LifecycleInformersExt;
+    }
+    ::kinform::k8s_openapi::k8s_if_ge_1_37! {
+        #[cfg(feature = "lifecycle")]
+        pub use super::lifecycle::v1alpha1::LifecycleV1alpha1ClientExt;
+    }
     #[cfg(feature = "networking")]
     pub use super::networking::NetworkingInformersExt;
     #[cfg(feature = "networking")]
@@ -204,6 +218,18 @@ pub mod prelude {
         #[cfg(feature = "scheduling")]
         pub use super::scheduling::v1alpha1::SchedulingV1alpha1ClientExt;
     }
+    ::kinform::k8s_openapi::k8s_if_1_36! {
+        #[cfg(feature = "scheduling")]
+        pub use super::scheduling::v1alpha2::SchedulingV1alpha2ClientExt;
+    }
+    ::kinform::k8s_openapi::k8s_if_ge_1_37! {
+        #[cfg(feature = "scheduling")]
+        pub use super::scheduling::v1alpha3::SchedulingV1alpha3ClientExt;
+    }
+    ::kinform::k8s_openapi::k8s_if_ge_1_37! {
+        #[cfg(feature = "scheduling")]
+        pub use super::scheduling::v1beta1::SchedulingV1beta1ClientExt;
+    }
     #[cfg(feature = "storage")]
     pub use super::storage::StorageInformersExt;
     #[cfg(feature = "storage")]
@@ -214,6 +240,10 @@ pub mod prelude {
     }
     #[cfg(feature = "storagemigration")]
     pub use super::storagemigration::StoragemigrationInformersExt;
+    ::kinform::k8s_openapi::k8s_if_ge_1_37! {
+        #[cfg(feature = "storagemigration")]
+        pub use super::storagemigration::v1::StoragemigrationV1ClientExt;
+    }
     #[cfg(feature = "storagemigration")]
     pub use super::storagemigration::v1beta1::StoragemigrationV1beta1ClientExt;
 }

@@ -23,6 +23,27 @@ impl<'a> SchedulingInformers<'a> {
             v1alpha1::SchedulingV1alpha1Informers::new(self.factory)
         }
     }
+    ::kinform::k8s_openapi::k8s_if_1_36! {
+        /// Shared informers of `scheduling.k8s.io/v1alpha2`.
+        #[inline]
+        pub fn v1alpha2(&self) -> v1alpha2::SchedulingV1alpha2Informers<'a> {
+            v1alpha2::SchedulingV1alpha2Informers::new(self.factory)
+        }
+    }
+    ::kinform::k8s_openapi::k8s_if_ge_1_37! {
+        /// Shared informers of `scheduling.k8s.io/v1alpha3`.
+        #[inline]
+        pub fn v1alpha3(&self) -> v1alpha3::SchedulingV1alpha3Informers<'a> {
+            v1alpha3::SchedulingV1alpha3Informers::new(self.factory)
+        }
+    }
+    ::kinform::k8s_openapi::k8s_if_ge_1_37! {
+        /// Shared informers of `scheduling.k8s.io/v1beta1`.
+        #[inline]
+        pub fn v1beta1(&self) -> v1beta1::SchedulingV1beta1Informers<'a> {
+            v1beta1::SchedulingV1beta1Informers::new(self.factory)
+        }
+    }
 }
 /// Adds `scheduling()` to the runtime's `InformerFactory`.
 pub trait SchedulingInformersExt {
@@ -40,4 +61,16 @@ pub mod v1;
 ::kinform::k8s_openapi::k8s_if_le_1_35! {
     /// `scheduling.k8s.io/v1alpha1`: clientset and shared informers.
     pub mod v1alpha1;
+}
+::kinform::k8s_openapi::k8s_if_1_36! {
+    /// `scheduling.k8s.io/v1alpha2`: clientset and shared informers.
+    pub mod v1alpha2;
+}
+::kinform::k8s_openapi::k8s_if_ge_1_37! {
+    /// `scheduling.k8s.io/v1alpha3`: clientset and shared informers.
+    pub mod v1alpha3;
+}
+::kinform::k8s_openapi::k8s_if_ge_1_37! {
+    /// `scheduling.k8s.io/v1beta1`: clientset and shared informers.
+    pub mod v1beta1;
 }

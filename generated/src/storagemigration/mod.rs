@@ -11,6 +11,13 @@ impl<'a> StoragemigrationInformers<'a> {
     pub fn new(factory: &'a InformerFactory) -> Self {
         Self { factory }
     }
+    ::kinform::k8s_openapi::k8s_if_ge_1_37! {
+        /// Shared informers of `storagemigration.k8s.io/v1`.
+        #[inline]
+        pub fn v1(&self) -> v1::StoragemigrationV1Informers<'a> {
+            v1::StoragemigrationV1Informers::new(self.factory)
+        }
+    }
     /// Shared informers of `storagemigration.k8s.io/v1beta1`.
     #[inline]
     pub fn v1beta1(&self) -> v1beta1::StoragemigrationV1beta1Informers<'a> {
@@ -27,6 +34,10 @@ impl StoragemigrationInformersExt for InformerFactory {
     fn storagemigration(&self) -> StoragemigrationInformers<'_> {
         StoragemigrationInformers::new(self)
     }
+}
+::kinform::k8s_openapi::k8s_if_ge_1_37! {
+    /// `storagemigration.k8s.io/v1`: clientset and shared informers.
+    pub mod v1;
 }
 /// `storagemigration.k8s.io/v1beta1`: clientset and shared informers.
 pub mod v1beta1;

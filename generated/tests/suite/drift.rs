@@ -1,10 +1,13 @@
-//! The committed sources are exactly kinform-gen's output for the corpus spec: regenerating
-//! changes nothing (`kinform-gen openapi --check`), so the crate never drifts from the
-//! generator. After a generator change, regenerate with the command in README.md.
+//! The committed sources are exactly kinform-gen's output for its inputs: the corpus's 1.35
+//! spec, the 1.36 spec (its resources 1.35 lacks) and k8s-openapi's sources of 1.37 (its
+//! resources neither spec has): regenerating changes nothing (`kinform-gen openapi --check`),
+//! so the crate never drifts from the generator. After a generator change, regenerate with
+//! the command in README.md.
 
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use kinform_codegen::{Generator, Layout};
 
@@ -12,15 +15,59 @@ const SPEC: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/../../shared/corpus/openapi/swagger.json"
 );
+const SPEC_1_36: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../shared/corpus/openapi/v1.36/swagger.json"
+);
 const SRC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
-const REGENERATE: &str = "cargo run -p kinform-codegen --features cli --bin kinform-gen -- openapi \
-    ../shared/corpus/openapi/swagger.json --out generated/src --root-file lib.rs \
-    --feature-per-group --root-doc-include ../README.md";
+const REGENERATE: &str = "the command of generated/README.md (`kinform-gen openapi \
+    ../shared/corpus/openapi/swagger.json --later-spec ../shared/corpus/openapi/v1.36/swagger.json \
+    --later-k8s-openapi-sources <k8s-openapi>/src/v1_37 --out generated/src --root-file lib.rs \
+    --feature-per-group --root-doc-include ../README.md`)";
+
+/// k8s-openapi's sources of Kubernetes 1.37 (`src/v1_37`) of the k8s-openapi the workspace
+/// locks, found with `cargo metadata`.
+fn k8s_openapi_1_37() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let out = std::process::Command::new(env!("CARGO"))
+            .args([
+                "metadata",
+                "--format-version",
+                "1",
+                "--offline",
+                "--manifest-path",
+            ])
+            .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/../Cargo.toml"))
+            .output()
+            .expect("cargo metadata runs");
+        assert!(
+            out.status.success(),
+            "cargo metadata: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let metadata: serde_json::Value =
+            serde_json::from_slice(&out.stdout).expect("cargo metadata's JSON");
+        let manifest = metadata["packages"]
+            .as_array()
+            .expect("packages")
+            .iter()
+            .find(|p| p["name"] == "k8s-openapi")
+            .and_then(|p| p["manifest_path"].as_str())
+            .expect("the workspace depends on k8s-openapi");
+        Path::new(manifest)
+            .parent()
+            .expect("its directory")
+            .join("src/v1_37")
+    })
+}
 
 /// The options this crate is generated with (the README's command line).
 fn generator(out: &Path) -> Generator {
     Generator::new()
         .openapi(SPEC)
+        .later_openapi(SPEC_1_36)
+        .later_k8s_openapi_sources(k8s_openapi_1_37())
         .out_dir(out)
         .layout(Layout::Tree {
             root_file: "lib.rs".to_owned(),

@@ -12,6 +12,28 @@ impl AdmissionregistrationV1Client {
     pub fn new(client: Client) -> Self {
         Self { client }
     }
+    ::kinform::k8s_openapi::k8s_if_ge_1_36! {
+        /// The cluster-scoped `admissionregistration.k8s.io/v1/mutatingadmissionpolicies`.
+        #[inline]
+        pub fn mutatingadmissionpolicies(
+            &self,
+        ) -> mutating_admission_policy_client::MutatingAdmissionPolicyClient {
+            mutating_admission_policy_client::MutatingAdmissionPolicyClient::new(
+                self.client.clone(),
+            )
+        }
+    }
+    ::kinform::k8s_openapi::k8s_if_ge_1_36! {
+        /// The cluster-scoped `admissionregistration.k8s.io/v1/mutatingadmissionpolicybindings`.
+        #[inline]
+        pub fn mutatingadmissionpolicybindings(
+            &self,
+        ) -> mutating_admission_policy_binding_client::MutatingAdmissionPolicyBindingClient {
+            mutating_admission_policy_binding_client::MutatingAdmissionPolicyBindingClient::new(
+                self.client.clone(),
+            )
+        }
+    }
     /// The cluster-scoped `admissionregistration.k8s.io/v1/mutatingwebhookconfigurations`.
     #[inline]
     pub fn mutatingwebhookconfigurations(
@@ -71,6 +93,30 @@ impl<'a> AdmissionregistrationV1Informers<'a> {
     pub fn new(factory: &'a InformerFactory) -> Self {
         Self { factory }
     }
+    ::kinform::k8s_openapi::k8s_if_ge_1_36! {
+        /// The shared informer and lister of `admissionregistration.k8s.io/v1/mutatingadmissionpolicies`.
+        #[inline]
+        pub fn mutatingadmissionpolicies(
+            &self,
+        ) -> mutating_admission_policy_client::MutatingAdmissionPolicyInformer<'a> {
+            mutating_admission_policy_client::MutatingAdmissionPolicyInformer::new(
+                self.factory,
+            )
+        }
+    }
+    ::kinform::k8s_openapi::k8s_if_ge_1_36! {
+        /// The shared informer and lister of `admissionregistration.k8s.io/v1/mutatingadmissionpolicybindings`.
+        #[inline]
+        pub fn mutatingadmissionpolicybindings(
+            &self,
+        ) -> mutating_admission_policy_binding_client::MutatingAdmissionPolicyBindingInformer<
+            'a,
+        > {
+            mutating_admission_policy_binding_client::MutatingAdmissionPolicyBindingInformer::new(
+                self.factory,
+            )
+        }
+    }
     /// The shared informer and lister of `admissionregistration.k8s.io/v1/mutatingwebhookconfigurations`.
     #[inline]
     pub fn mutatingwebhookconfigurations(
@@ -113,6 +159,22 @@ impl<'a> AdmissionregistrationV1Informers<'a> {
             self.factory,
         )
     }
+}
+::kinform::k8s_openapi::k8s_if_ge_1_36! {
+    /// `admissionregistration.k8s.io/v1/mutatingadmissionpolicies` (kind `MutatingAdmissionPolicy`).
+    ///
+    /// MutatingAdmissionPolicy describes the definition of an admission mutation policy that mutates the object coming into admission chain.
+    pub mod mutating_admission_policy_client;
+}
+::kinform::k8s_openapi::k8s_if_ge_1_36! {
+    /// `admissionregistration.k8s.io/v1/mutatingadmissionpolicybindings` (kind `MutatingAdmissionPolicyBinding`).
+    ///
+    /// MutatingAdmissionPolicyBinding binds the MutatingAdmissionPolicy with parametrized resources. MutatingAdmissionPolicyBinding and the optional parameter resource together define how cluster administrators configure policies for clusters.
+    ///
+    /// For a given admission request, each binding will cause its policy to be evaluated N times, where N is 1 for policies/bindings that don't use params, otherwise N is the number of parameters selected by the binding. Each evaluation is constrained by a [runtime cost budget](https://kubernetes.io/docs/reference/using-api/cel/#runtime-cost-budget).
+    ///
+    /// Adding/removing policies, bindings, or params can not affect whether a given (policy, binding, param) combination is within its own CEL budget.
+    pub mod mutating_admission_policy_binding_client;
 }
 /// `admissionregistration.k8s.io/v1/mutatingwebhookconfigurations` (kind `MutatingWebhookConfiguration`).
 ///

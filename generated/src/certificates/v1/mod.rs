@@ -21,6 +21,28 @@ impl CertificatesV1Client {
             self.client.clone(),
         )
     }
+    ::kinform::k8s_openapi::k8s_if_ge_1_37! {
+        /// The cluster-scoped `certificates.k8s.io/v1/clustertrustbundles`.
+        #[inline]
+        pub fn clustertrustbundles(
+            &self,
+        ) -> cluster_trust_bundle_client::ClusterTrustBundleClient {
+            cluster_trust_bundle_client::ClusterTrustBundleClient::new(self.client.clone())
+        }
+    }
+    ::kinform::k8s_openapi::k8s_if_ge_1_37! {
+        /// `certificates.k8s.io/v1/podcertificaterequests` in `namespace` (`""`: all namespaces).
+        #[inline]
+        pub fn podcertificaterequests(
+            &self,
+            namespace: &str,
+        ) -> pod_certificate_request_client::PodCertificateRequestClient {
+            pod_certificate_request_client::PodCertificateRequestClient::new(
+                self.client.clone(),
+                namespace,
+            )
+        }
+    }
 }
 /// Adds `certificates_v1()` to the runtime's `Client`.
 pub trait CertificatesV1ClientExt {
@@ -53,6 +75,24 @@ impl<'a> CertificatesV1Informers<'a> {
             self.factory,
         )
     }
+    ::kinform::k8s_openapi::k8s_if_ge_1_37! {
+        /// The shared informer and lister of `certificates.k8s.io/v1/clustertrustbundles`.
+        #[inline]
+        pub fn clustertrustbundles(
+            &self,
+        ) -> cluster_trust_bundle_client::ClusterTrustBundleInformer<'a> {
+            cluster_trust_bundle_client::ClusterTrustBundleInformer::new(self.factory)
+        }
+    }
+    ::kinform::k8s_openapi::k8s_if_ge_1_37! {
+        /// The shared informer and lister of `certificates.k8s.io/v1/podcertificaterequests`.
+        #[inline]
+        pub fn podcertificaterequests(
+            &self,
+        ) -> pod_certificate_request_client::PodCertificateRequestInformer<'a> {
+            pod_certificate_request_client::PodCertificateRequestInformer::new(self.factory)
+        }
+    }
 }
 /// `certificates.k8s.io/v1/certificatesigningrequests` (kind `CertificateSigningRequest`).
 ///
@@ -64,3 +104,21 @@ impl<'a> CertificatesV1Informers<'a> {
 ///
 /// This API can be used to request client certificates to authenticate to kube-apiserver (with the "kubernetes.io/kube-apiserver-client" signerName), or to obtain certificates from custom non-Kubernetes signers.
 pub mod certificate_signing_request_client;
+::kinform::k8s_openapi::k8s_if_ge_1_37! {
+    /// `certificates.k8s.io/v1/clustertrustbundles` (kind `ClusterTrustBundle`).
+    ///
+    /// ClusterTrustBundle is a cluster-scoped container for X.509 trust anchors (root certificates).
+    ///
+    /// ClusterTrustBundle objects are considered to be readable by any authenticated user in the cluster, because they can be mounted by pods using the `clusterTrustBundle` projection.  All service accounts have read access to ClusterTrustBundles by default.  Users who only have namespace-level access to a cluster can read ClusterTrustBundles by impersonating a serviceaccount that they have access to.
+    ///
+    /// It can be optionally associated with a particular assigner, in which case it contains one valid set of trust anchors for that signer. Signers may have multiple associated ClusterTrustBundles; each is an independent set of trust anchors for that signer. Admission control is used to enforce that only users with permissions on the signer can create or modify the corresponding bundle.
+    pub mod cluster_trust_bundle_client;
+}
+::kinform::k8s_openapi::k8s_if_ge_1_37! {
+    /// `certificates.k8s.io/v1/podcertificaterequests` (kind `PodCertificateRequest`).
+    ///
+    /// PodCertificateRequest encodes a pod requesting a certificate from a given signer.
+    ///
+    /// Kubelets use this API to implement podCertificate projected volumes
+    pub mod pod_certificate_request_client;
+}

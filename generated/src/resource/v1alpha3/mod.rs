@@ -17,6 +17,17 @@ impl ResourceV1alpha3Client {
     pub fn devicetaintrules(&self) -> device_taint_rule_client::DeviceTaintRuleClient {
         device_taint_rule_client::DeviceTaintRuleClient::new(self.client.clone())
     }
+    ::kinform::k8s_openapi::k8s_if_ge_1_36! {
+        /// The cluster-scoped `resource.k8s.io/v1alpha3/resourcepoolstatusrequests`.
+        #[inline]
+        pub fn resourcepoolstatusrequests(
+            &self,
+        ) -> resource_pool_status_request_client::ResourcePoolStatusRequestClient {
+            resource_pool_status_request_client::ResourcePoolStatusRequestClient::new(
+                self.client.clone(),
+            )
+        }
+    }
 }
 /// Adds `resource_v1alpha3()` to the runtime's `Client`.
 pub trait ResourceV1alpha3ClientExt {
@@ -47,8 +58,25 @@ impl<'a> ResourceV1alpha3Informers<'a> {
     ) -> device_taint_rule_client::DeviceTaintRuleInformer<'a> {
         device_taint_rule_client::DeviceTaintRuleInformer::new(self.factory)
     }
+    ::kinform::k8s_openapi::k8s_if_ge_1_36! {
+        /// The shared informer and lister of `resource.k8s.io/v1alpha3/resourcepoolstatusrequests`.
+        #[inline]
+        pub fn resourcepoolstatusrequests(
+            &self,
+        ) -> resource_pool_status_request_client::ResourcePoolStatusRequestInformer<'a> {
+            resource_pool_status_request_client::ResourcePoolStatusRequestInformer::new(
+                self.factory,
+            )
+        }
+    }
 }
 /// `resource.k8s.io/v1alpha3/devicetaintrules` (kind `DeviceTaintRule`).
 ///
 /// DeviceTaintRule adds one taint to all devices which match the selector. This has the same effect as if the taint was specified directly in the ResourceSlice by the DRA driver.
 pub mod device_taint_rule_client;
+::kinform::k8s_openapi::k8s_if_ge_1_36! {
+    /// `resource.k8s.io/v1alpha3/resourcepoolstatusrequests` (kind `ResourcePoolStatusRequest`).
+    ///
+    /// ResourcePoolStatusRequest triggers a one-time calculation of resource pool status based on the provided filters. Once status is set, the request is considered complete and will not be reprocessed. Users should delete and recreate requests to get updated information.
+    pub mod resource_pool_status_request_client;
+}

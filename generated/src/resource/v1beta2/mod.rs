@@ -17,6 +17,13 @@ impl ResourceV1beta2Client {
     pub fn deviceclasses(&self) -> device_class_client::DeviceClassClient {
         device_class_client::DeviceClassClient::new(self.client.clone())
     }
+    ::kinform::k8s_openapi::k8s_if_ge_1_36! {
+        /// The cluster-scoped `resource.k8s.io/v1beta2/devicetaintrules`.
+        #[inline]
+        pub fn devicetaintrules(&self) -> device_taint_rule_client::DeviceTaintRuleClient {
+            device_taint_rule_client::DeviceTaintRuleClient::new(self.client.clone())
+        }
+    }
     /// `resource.k8s.io/v1beta2/resourceclaims` in `namespace` (`""`: all namespaces).
     #[inline]
     pub fn resourceclaims(
@@ -69,6 +76,15 @@ impl<'a> ResourceV1beta2Informers<'a> {
     pub fn deviceclasses(&self) -> device_class_client::DeviceClassInformer<'a> {
         device_class_client::DeviceClassInformer::new(self.factory)
     }
+    ::kinform::k8s_openapi::k8s_if_ge_1_36! {
+        /// The shared informer and lister of `resource.k8s.io/v1beta2/devicetaintrules`.
+        #[inline]
+        pub fn devicetaintrules(
+            &self,
+        ) -> device_taint_rule_client::DeviceTaintRuleInformer<'a> {
+            device_taint_rule_client::DeviceTaintRuleInformer::new(self.factory)
+        }
+    }
     /// The shared informer and lister of `resource.k8s.io/v1beta2/resourceclaims`.
     #[inline]
     pub fn resourceclaims(&self) -> resource_claim_client::ResourceClaimInformer<'a> {
@@ -93,6 +109,12 @@ impl<'a> ResourceV1beta2Informers<'a> {
 ///
 /// This is an alpha type and requires enabling the DynamicResourceAllocation feature gate.
 pub mod device_class_client;
+::kinform::k8s_openapi::k8s_if_ge_1_36! {
+    /// `resource.k8s.io/v1beta2/devicetaintrules` (kind `DeviceTaintRule`).
+    ///
+    /// DeviceTaintRule adds one taint to all devices which match the selector. This has the same effect as if the taint was specified directly in the ResourceSlice by the DRA driver.
+    pub mod device_taint_rule_client;
+}
 /// `resource.k8s.io/v1beta2/resourceclaims` (kind `ResourceClaim`).
 ///
 /// ResourceClaim describes a request for access to resources in the cluster, for use by workloads. For example, if a workload needs an accelerator device with specific properties, this is how that request is expressed. The status stanza tracks whether this claim has been satisfied and what specific resources have been allocated.
