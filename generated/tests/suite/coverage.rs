@@ -31,11 +31,21 @@ const SPEC_1_36: &str = concat!(
 );
 const SRC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
 
+/// `(group, version, plural, kind, namespaced, verbs of)`: see [`ONLY_1_37`].
+type OnlyLater = (
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static str,
+    bool,
+    Option<&'static str>,
+);
+
 /// The resources of Kubernetes 1.37 that neither spec has (k8s-openapi 0.29's `src/v1_37`):
 /// `(group, version, plural, kind, namespaced, version of the same group and kind whose
 /// verbs it has)`; `None` takes the generic registry's verbs, as kinform-gen's rule says
 /// (`Generator::later_k8s_openapi_sources`).
-const ONLY_1_37: &[(&str, &str, &str, &str, bool, Option<&str>)] = &[
+const ONLY_1_37: &[OnlyLater] = &[
     (
         "certificates.k8s.io",
         "v1",

@@ -7,6 +7,11 @@
 mod connect;
 mod coverage;
 mod drift;
+kinform::k8s_openapi::k8s_if_ge_1_36! {
+    /// The groups whose post-1.35 resources the TestApiServer tests exercise.
+    #[cfg(all(feature = "resource", feature = "storagemigration", feature = "lifecycle"))]
+    mod later_versions;
+}
 /// The groups whose typed clients the TestApiServer tests exercise.
 #[cfg(all(
     feature = "core",
