@@ -274,6 +274,9 @@ pub(crate) struct Config {
     /// How long a LIST or WATCH from a resourceVersion newer than the server's waits for it
     /// before answering "too large resource version".
     pub future_rv_wait: Duration,
+    /// The `ManagedFieldsOptOut` feature gate (alpha, off by default): whether
+    /// `Accept: ...;drop=metadata.managedFields` is honoured.
+    pub managed_fields_opt_out: bool,
 }
 
 /// State shared by every connection.
@@ -316,6 +319,7 @@ pub struct TestApiServerBuilder {
     namespaces: usize,
     https: bool,
     rbac: bool,
+    managed_fields_opt_out: bool,
 }
 
 impl Default for TestApiServerBuilder {
@@ -330,6 +334,7 @@ impl Default for TestApiServerBuilder {
             namespaces: 1,
             https: false,
             rbac: false,
+            managed_fields_opt_out: false,
         }
     }
 }
@@ -401,6 +406,16 @@ impl TestApiServerBuilder {
         self
     }
 
+    /// Turns on the `ManagedFieldsOptOut` feature gate (KEP-5958, alpha, off by default as
+    /// on kube-apiserver): a GET, LIST or WATCH whose `Accept` asks for JSON with
+    /// `drop=metadata.managedFields` is answered without `metadata.managedFields` (module
+    /// `handlers::negotiation::render`). With the gate off, as on a server that predates it,
+    /// the parameter is ignored and the objects keep their managedFields.
+    pub fn managed_fields_opt_out(mut self) -> Self {
+        self.managed_fields_opt_out = true;
+        self
+    }
+
     /// Binds and starts serving.
     pub async fn start(self) -> Result<TestApiServer> {
         let tls = if self.https {
@@ -457,6 +472,7 @@ impl TestApiServerBuilder {
             config: Config {
                 bookmark_interval: self.bookmark_interval,
                 future_rv_wait: self.future_rv_wait,
+                managed_fields_opt_out: self.managed_fields_opt_out,
             },
             cancel: cancel.clone(),
             addr,

@@ -18,7 +18,8 @@ use serde_json::{Value, json};
 
 use crate::handlers::negotiation::body::{Body, ListBody};
 use crate::handlers::negotiation::render::{
-    Form, IncludeObject, metadata_object, object_bytes, render_object, to_bytes,
+    Form, IncludeObject, metadata_object, object_bytes, object_bytes_without_managed_fields,
+    render_object, to_bytes,
 };
 use crate::handlers::params::{ContinueToken, ListOptions, Query, RvMatch};
 use crate::registry::ResourceInfo;
@@ -68,14 +69,21 @@ pub(crate) fn list(
         meta["remainingItemCount"] = json!(n);
     }
     match form {
-        Form::Json => {
+        Form::Json | Form::JsonWithoutManagedFields => {
             let head = format!(
                 "{{\"kind\":\"{}List\",\"apiVersion\":\"{}\",\"metadata\":{},\"items\":[",
                 info.kind,
                 info.api_version(),
                 meta
             );
-            let items = page.items.iter().map(|o| object_bytes(info, o)).collect();
+            let items = page
+                .items
+                .iter()
+                .map(|o| match form {
+                    Form::JsonWithoutManagedFields => object_bytes_without_managed_fields(info, o),
+                    _ => object_bytes(info, o),
+                })
+                .collect();
             let body = ListBody::new(Bytes::from(head), items, Bytes::from_static(b"]}"));
             Ok(crate::response(
                 200,

@@ -191,7 +191,7 @@ async fn route(state: &Arc<State>, req: Request<Incoming>) -> Result<Response<Bo
         return Err(e);
     }
 
-    let form = Form::from_accept(accept.as_deref());
+    let form = Form::from_accept(accept.as_deref(), state.config.managed_fields_opt_out);
     let query = Query::parse(req.uri().query());
     let content_type = req
         .headers()
