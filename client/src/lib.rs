@@ -13,7 +13,8 @@
 //!   ([`DynamicObject`], [`PartialObjectMetadata`]) objects; [`Discovery`] of `/api` and `/apis`.
 //! - [`connect`]: exec, attach and port-forward over WebSocket, and the proxy subresource.
 //! - [`decode`]: the list/watch decoding pipeline behind the reflector (its module docs are
-//!   the map of what runs where and why).
+//!   the map of what runs where and why); its requests ask the server to drop
+//!   managedFields when the reflector drops them anyway ([`ManagedFieldsOptOut`], KEP-5958).
 //! - The typed [`Error`] that keeps the server's `Status`; the request vocabulary of
 //!   `kinform-core` ([`ListParams`], [`WatchParams`], [`ObjectList`], [`WatchEvent`]) is
 //!   re-exported here.
@@ -25,6 +26,7 @@ pub mod decode;
 mod discovery;
 mod dynamic;
 mod error;
+mod managed_fields;
 mod secret;
 mod transport;
 mod wire;
@@ -46,6 +48,7 @@ pub use kinform_core::{
     Bookmark, INITIAL_EVENTS_END_ANNOTATION, ListParams, ObjectList, ResourceVersionMatch,
     WatchEvent, WatchParams,
 };
+pub use managed_fields::{ACCEPT_DROP_MANAGED_FIELDS, ManagedFieldsOptOut};
 pub use secret::Secret;
 pub use transport::Client;
 

@@ -196,6 +196,11 @@ impl<K> Api<K> {
         p
     }
 
+    /// Whether this Api asks for `PartialObjectMetadata` (made with `metadata_*`).
+    pub(crate) fn is_metadata_only(&self) -> bool {
+        self.metadata_only
+    }
+
     fn accept(&self, list: bool) -> &'static str {
         match (self.metadata_only, list) {
             (false, _) => "application/json",

@@ -56,7 +56,7 @@ where
     /// `WATCH`: events are decoded as their bytes arrive; the stream ends when the server
     /// closes the watch (after `timeoutSeconds`, for one).
     pub async fn watch(&self, wp: &WatchParams) -> Result<WatchStream<K>> {
-        let (body, origin) = self.open_watch(wp).await?;
+        let (body, origin) = self.open_watch(wp, false).await?;
         Ok(decode_stream(body, origin))
     }
 
@@ -204,6 +204,7 @@ impl<K> Api<K> {
     pub(crate) async fn open_watch(
         &self,
         wp: &WatchParams,
+        drop_managed_fields: bool,
     ) -> Result<(
         futures_util::stream::BoxStream<'static, Result<bytes::Bytes>>,
         Origin,
@@ -216,7 +217,8 @@ impl<K> Api<K> {
             resource: self.resource.to_string(),
             max_line: self.client.max_watch_event_bytes(),
         };
-        let req = self.request(Method::GET, uri, Vec::new(), None, false)?;
+        let mut req = self.request(Method::GET, uri, Vec::new(), None, false)?;
+        crate::managed_fields::ask(&mut req, drop_managed_fields);
         let body = self.client.request_stream(req).await?;
         Ok((body, origin))
     }

@@ -39,7 +39,8 @@
 //!    from the tape with exact `Vec` capacities (objects live as long as the cache): by the
 //!    in-place walk from `K`'s default for a k8s-openapi built-in type (`in_place`), else by
 //!    serde; the `metadata.managedFields` member is cut off the tape when
-//!    [`ListHints::skip_managed_fields`] says the transform drops it anyway; anything
+//!    [`ListHints::skip_managed_fields`] says the transform drops it anyway (the requests
+//!    then ask the server to drop it too, `managed_fields`: KEP-5958); anything
 //!    simd-json does not take (too deep, invalid, a type it cannot drive) is decoded by
 //!    `serde_json`, whose result and errors are the ones returned. Then the transform runs
 //!    and the object is shared.
@@ -132,16 +133,25 @@ where
     let fetched = match hints.page_ahead.take(&uri).await {
         Some(fetched) => fetched,
         None => {
-            let req = api.request(Method::GET, uri, Vec::new(), None, true)?;
+            let mut req = api.request(Method::GET, uri, Vec::new(), None, true)?;
+            crate::managed_fields::ask(&mut req, hints.skip_managed_fields);
             pager::fetch(api.client(), req, None).await
         }
     };
     let (request, page) = fetched?;
+    if hints.skip_managed_fields && !api.is_metadata_only() {
+        let carried = page.items_carry_managed_fields();
+        api.client().opt_out_record().observe(carried, &request);
+    }
     let origin = page::ListOrigin {
         request,
         resource: api.resource().to_string(),
     };
-    let send_next = |meta: &ListMeta| hints.page_ahead.send_next(api, params, meta);
+    let send_next = |meta: &ListMeta| {
+        hints
+            .page_ahead
+            .send_next(api, params, meta, hints.skip_managed_fields)
+    };
     page::decode_list(page, hints, &origin, send_next).await
 }
 
@@ -156,7 +166,7 @@ pub async fn watch<K>(
 where
     K: HasMetadata + Clone + DeserializeOwned + Send + Sync + 'static,
 {
-    let (body, origin) = api.open_watch(params).await?;
+    let (body, origin) = api.open_watch(params, hints.skip_managed_fields).await?;
     Ok(events::decode_shared_batches(
         body,
         origin,

@@ -103,6 +103,20 @@ impl ScannedList {
             .and_then(|parts| check_parts(&bytes, parts).ok());
         Self { bytes, parts }
     }
+
+    /// Whether an item of the page carries `metadata.managedFields` (module
+    /// `managed_fields`), `None` when the page has no items to tell. A body the scanner
+    /// rejected is searched whole.
+    pub(crate) fn items_carry_managed_fields(&self) -> Option<bool> {
+        use crate::managed_fields::carries_managed_fields;
+        match &self.parts {
+            Some((_, ranges)) => {
+                let (first, last) = (ranges.first()?, ranges.last()?);
+                Some(carries_managed_fields(&self.bytes[first.start..last.end]))
+            }
+            None => carries_managed_fields(&self.bytes).then_some(true),
+        }
+    }
 }
 
 /// Decodes a scanned LIST body into shared objects following `hints` (see the module

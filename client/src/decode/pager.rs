@@ -79,7 +79,13 @@ impl PageAhead {
     /// Sends the request for the page after the one `meta` describes, if it has a continue
     /// token: the parameters the reflector asks for next, with the token and without a
     /// resourceVersion (a token carries its snapshot).
-    pub(crate) fn send_next<K>(&self, api: &Api<K>, lp: &ListParams, meta: &ListMeta) {
+    pub(crate) fn send_next<K>(
+        &self,
+        api: &Api<K>,
+        lp: &ListParams,
+        meta: &ListMeta,
+        drop_managed_fields: bool,
+    ) {
         let Some(token) = meta.continue_.as_deref().filter(|t| !t.is_empty()) else {
             return;
         };
@@ -94,7 +100,8 @@ impl PageAhead {
         };
         let uri = api.list_uri(&next);
         // A request that cannot be built now fails the same way when the reflector asks.
-        if let Ok(req) = api.request(Method::GET, uri.clone(), Vec::new(), None, true) {
+        if let Ok(mut req) = api.request(Method::GET, uri.clone(), Vec::new(), None, true) {
+            crate::managed_fields::ask(&mut req, drop_managed_fields);
             self.0.send_ahead(api.client(), uri, req);
         }
     }

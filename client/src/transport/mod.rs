@@ -101,6 +101,8 @@ struct Inner {
     read_ahead_bytes: usize,
     user_agent: HeaderValue,
     impersonate: Vec<(http::HeaderName, HeaderValue)>,
+    /// What the server did with the managedFields opt-out (`managed_fields`).
+    opt_out: crate::managed_fields::OptOutRecord,
 }
 
 impl Inner {
@@ -219,6 +221,7 @@ impl Client {
                 user_agent: HeaderValue::try_from(config.user_agent.as_str())
                     .map_err(|_| invalid("user_agent", "not a header value"))?,
                 impersonate,
+                opt_out: Default::default(),
             }),
         })
     }
@@ -304,6 +307,19 @@ impl Client {
         let resp = self.check(resp, &desc).await?;
         let gzip = body::is_gzip(resp.headers());
         Ok(body::stream(resp.into_body(), gzip, Arc::from(desc)))
+    }
+
+    /// What this client's server did with the managedFields opt-out its reflectors ask
+    /// for (KEP-5958), as the LIST pages they received show; see [`ManagedFieldsOptOut`].
+    ///
+    /// [`ManagedFieldsOptOut`]: crate::ManagedFieldsOptOut
+    pub fn managed_fields_opt_out(&self) -> crate::ManagedFieldsOptOut {
+        self.inner.opt_out.get()
+    }
+
+    /// The record behind [`Client::managed_fields_opt_out`].
+    pub(crate) fn opt_out_record(&self) -> &crate::managed_fields::OptOutRecord {
+        &self.inner.opt_out
     }
 
     /// How far a reflector's decoding reads ahead ([`Config::read_ahead_bytes`]).
