@@ -278,3 +278,23 @@ pub fn check_history(
         None => Ok(()),
     }
 }
+
+/// A test server preloaded with `pods` realistic pods (managedFields included, in
+/// namespace `ns-0`) whose `ManagedFieldsOptOut` feature gate (KEP-5958) is on or off, a
+/// [`Proxy`](crate::proxy::Proxy) in front of it counting the bytes its clients read, and
+/// a client that goes through the proxy.
+pub async fn opt_out_server(
+    gate: bool,
+    pods: usize,
+) -> (TestApiServer, crate::proxy::Proxy, Client) {
+    let mut builder = TestApiServer::builder().pods(pods);
+    if gate {
+        builder = builder.managed_fields_opt_out();
+    }
+    let server = builder.start().await.expect("server");
+    let proxy = crate::proxy::Proxy::start(server.addr()).await;
+    let mut config = server.client_config();
+    config.cluster_url = proxy.url().parse().expect("the proxy's URL");
+    let client = Client::new(config).expect("a client through the proxy");
+    (server, proxy, client)
+}

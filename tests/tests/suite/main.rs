@@ -30,6 +30,7 @@ mod hostile_server;
 mod informer_api;
 mod informer_faults;
 mod informer_lean;
+mod informer_managed_fields;
 mod informer_reclaim;
 mod informer_relist_reuse;
 mod informer_server_restart;
