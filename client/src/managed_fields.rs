@@ -37,7 +37,7 @@
 //! makes a `drop` value it does not support unacceptable; `metadata.managedFields` itself
 //! is never refused, but the fallback costs nothing).
 //!
-//! Detection is per server: each [`Client`](crate::Client) (one base URL, shared by its
+//! Detection is per server: each `Client` (one base URL, shared by its
 //! clones) remembers what the LIST pages it asked for said ([`ManagedFieldsOptOut`]): a
 //! page whose items carry the member name `"managedFields"` marks the server as ignoring
 //! the request, a page with items and no such name as honouring it. The page's bytes are
@@ -47,7 +47,7 @@
 //! still cuts `metadata.managedFields` off the tape and the transform still drops it, both
 //! free when the field is absent, so an object that still carries managedFields (a server
 //! with the gate off, one replica of an HA control plane not yet upgraded) is still cut.
-//! The state is for users and operators ([`Client::managed_fields_opt_out`](crate::Client::managed_fields_opt_out));
+//! The state is for users and operators (`Client::managed_fields_opt_out`);
 //! the change to "ignored" is logged once per change at info level (nothing to act on:
 //! the cache is the same either way, only the bytes on the wire differ).
 //!
@@ -155,12 +155,13 @@ mod tests {
         let mut req = plain();
         ask(&mut req, false);
         assert_eq!(req.headers()[ACCEPT], "application/json");
+        let metadata = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
         let mut req = http::Request::builder()
-            .header(ACCEPT, crate::ACCEPT_PARTIAL_METADATA_LIST)
+            .header(ACCEPT, metadata)
             .body(())
             .unwrap();
         ask(&mut req, true);
-        assert_eq!(req.headers()[ACCEPT], crate::ACCEPT_PARTIAL_METADATA_LIST);
+        assert_eq!(req.headers()[ACCEPT], metadata);
     }
 
     #[test]
