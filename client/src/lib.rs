@@ -32,9 +32,9 @@ mod transport;
 mod wire;
 
 pub use api::{
-    ACCEPT_PARTIAL_METADATA, ACCEPT_PARTIAL_METADATA_LIST, Api, DeleteParams, DeleteResponse,
-    Either, Patch, PatchParams, PostParams, Preconditions, PropagationPolicy, WatchStream,
-    decode_watch_line,
+    ACCEPT_PARTIAL_METADATA, ACCEPT_PARTIAL_METADATA_LIST, Api, ApplyParams, DeleteParams,
+    DeleteResponse, Either, Patch, PatchParams, PostParams, Preconditions, PropagationPolicy,
+    WatchStream, decode_watch_line,
 };
 pub use config::{AuthConfig, Config, ConfigError, KubeConfigOptions, Kubeconfig};
 pub use connect::{

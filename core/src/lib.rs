@@ -5,7 +5,8 @@
 //! `namespace/name` cache keys ([`ObjectKey`]), the parameters of list and watch requests,
 //! decoded list pages and watch events, object transforms, the structural defaulting of custom
 //! resources (`defaulting`: the explicit operation; decoding never defaults), the value types
-//! that keep what was sent (`value`: quantities, timestamps, conditions), and (feature
+//! that keep what was sent (`value`: quantities, timestamps, conditions), server-side apply's
+//! field sets and the extract of what one field manager applied (`apply`), and (feature
 //! `derive`) the CRD building that `#[derive(CustomResource)]` types call at run time.
 //!
 //! It is the bottom layer of the map in the repository's `ARCHITECTURE.md`: it depends on
@@ -13,6 +14,7 @@
 //! reach these items through the `kinform` facade (`kinform::resource`, `kinform::selector`,
 //! `kinform::client::ListParams`, ...).
 
+pub mod apply;
 #[cfg(feature = "derive")]
 pub mod crd;
 pub mod defaulting;

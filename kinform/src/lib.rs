@@ -72,7 +72,7 @@
 pub use kinform_client as client;
 #[cfg(feature = "derive")]
 pub use kinform_core::crd;
-pub use kinform_core::{defaulting, lean, resource, selector, value};
+pub use kinform_core::{apply, defaulting, lean, resource, selector, value};
 pub use kinform_runtime::{
     admin, consistency, controller, events, fifo, informer, leader, lister, reflector, store,
     workqueue,

@@ -14,6 +14,7 @@
 //! resource. An `Api` made with `metadata_*` asks for `PartialObjectMetadata` with the
 //! `Accept` header client-go's metadata client sends.
 
+mod apply;
 mod params;
 mod query;
 mod subresource;
@@ -27,8 +28,8 @@ use serde::de::DeserializeOwned;
 
 pub use crate::wire::watch::decode_watch_line;
 pub use params::{
-    DeleteParams, DeleteResponse, Either, Patch, PatchParams, PostParams, Preconditions,
-    PropagationPolicy,
+    ApplyParams, DeleteParams, DeleteResponse, Either, Patch, PatchParams, PostParams,
+    Preconditions, PropagationPolicy,
 };
 
 use crate::{Client, Error, Result};

@@ -100,6 +100,61 @@ impl PatchParams {
     }
 }
 
+/// Options of a server-side apply ([`Api::apply`](crate::Api::apply)): the field manager is
+/// required, and `force` is off unless asked for (as kubectl's `--force-conflicts`).
+///
+/// Without `force`, an apply that sets a field another manager owns with a different value
+/// fails with `409 Conflict` (kube-apiserver's message names each field and its owner); with
+/// it, the applying manager takes those fields over.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[must_use]
+pub struct ApplyParams {
+    field_manager: String,
+    force: bool,
+    dry_run: bool,
+}
+
+impl ApplyParams {
+    /// Apply as field manager `manager`, without forcing.
+    pub fn new(manager: impl Into<String>) -> Self {
+        Self {
+            field_manager: manager.into(),
+            force: false,
+            dry_run: false,
+        }
+    }
+
+    /// Takes ownership of conflicting fields (`force=true`).
+    pub fn force(mut self) -> Self {
+        self.force = true;
+        self
+    }
+
+    /// Validates without persisting (`dryRun=All`).
+    pub fn dry_run(mut self) -> Self {
+        self.dry_run = true;
+        self
+    }
+
+    /// The field manager.
+    pub fn field_manager(&self) -> &str {
+        &self.field_manager
+    }
+
+    /// Whether conflicts are forced.
+    pub fn is_forced(&self) -> bool {
+        self.force
+    }
+
+    pub(crate) fn to_patch_params(&self) -> PatchParams {
+        PatchParams {
+            field_manager: Some(self.field_manager.clone()),
+            force: self.force,
+            dry_run: self.dry_run,
+        }
+    }
+}
+
 /// What happens to dependents of a deleted object (`metav1.DeletionPropagation`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 pub enum PropagationPolicy {
