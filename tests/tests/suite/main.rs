@@ -4,6 +4,7 @@
 //! ARCHITECTURE.md, "Integration tests".
 
 mod admin_endpoint;
+mod client_apply;
 mod client_next_page;
 mod client_read_ahead;
 mod client_server_connect;
