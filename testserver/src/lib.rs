@@ -95,6 +95,9 @@
 //!   create's entry may own a node the real typed object always carries); managedFields of
 //!   the server's own writes (its Rust API, preloading, garbage collection), left as they
 //!   were;
+//! - of the managedFields opt-out (KEP-5958, `managed_fields_opt_out`): `drop` on the `Table`
+//!   and `PartialObjectMetadata` forms (ignored there), and the refusal of a clause whose `drop`
+//!   names no field the server supports (unknown targets are ignored, as the KEP text says);
 //! - the hand-written Go validation of built-in kinds beyond the OpenAPI document's
 //!   `required` and `enum` and the rules of module `handlers::validate::builtin` (Jobs'
 //!   restart policy and selector, non-negative replica counts, immutable workload and Job
