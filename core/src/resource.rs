@@ -48,6 +48,18 @@ pub trait HasMetadata: Send + Sync + 'static {
     /// The object's metadata, mutably.
     fn metadata_mut(&mut self) -> &mut ObjectMeta;
 
+    /// The type's in-place decoders for the informers' watch path, when it has them: an
+    /// opaque value only kinform-client reads (its `custom_in_place!` macro writes this
+    /// method for a generated or derived type). `None`, the default, keeps the type on the
+    /// serde path; k8s-openapi's types are found by kinform-client without it.
+    #[doc(hidden)]
+    fn __in_place() -> Option<&'static (dyn std::any::Any + Send + Sync)>
+    where
+        Self: Sized,
+    {
+        None
+    }
+
     /// `metadata.name`, or `""` when unset.
     fn name(&self) -> &str {
         self.metadata().name.as_deref().unwrap_or("")

@@ -62,7 +62,6 @@ use std::any::Any;
 use std::sync::Arc;
 
 use kinform_core::ObjectKey;
-use simd_json::{Node, Tape};
 
 /// Looks up the object cached under a key now, of the root's type (see
 /// `hints::ListHints::current`): what an object decoded in place may share with it (a lean
@@ -107,7 +106,19 @@ impl<'i> Source<'i> {
     }
 }
 
-// The shared pieces of the decoders, at every version that has generated ones.
+// The shared pieces: the tape reader, `InPlace` and its impls for std's and serde_json's
+// types, and the custom resources' decoders, at every version.
+pub mod custom;
+mod values;
+
+#[allow(unused_imports)] // Used by the generated decoders.
+pub(crate) use values::fresh_in_place;
+pub(crate) use values::{
+    InPlace, Mismatch, Result, Root, RootFn, Scratch, Value, fresh, new_by_default, resource_roots,
+    root_of,
+};
+
+// The pieces of the built-in types' decoders, at every version that has generated ones.
 k8s_openapi::k8s_if_ge_1_35! {
     k8s_openapi::k8s_if_le_1_37! {
         mod fields;
@@ -115,12 +126,8 @@ k8s_openapi::k8s_if_ge_1_35! {
         #[cfg(test)]
         mod tests;
         mod time;
-        mod values;
 
-        pub(crate) use values::{
-            InPlace, Mismatch, Result, Root, RootFn, Scratch, Value, fresh, fresh_in_place,
-            new_by_default, root_of,
-        };
+        pub(crate) use fields::{builtin_roots, decode_metadata};
     }
 }
 
@@ -149,33 +156,24 @@ mod fallback_tests;
 #[allow(unused_imports)]
 pub(crate) use without::*;
 
-/// The decoding entry points when no type has in-place decoding.
-#[allow(dead_code)] // With a version's decoders, the entry points are `values`'.
+/// The decoding entry points when no built-in type has in-place decoding.
+#[allow(dead_code)] // With a version's decoders, the entry points are `fields`'.
 mod without {
-    use std::any::Any;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-    use super::{Current, Node, Source, Tape};
+    use super::{Result, RootFn, Scratch, Value, fresh};
 
-    /// No root type has an in-place decoder.
-    pub(crate) enum Root {}
+    /// No built-in root type has an in-place decoder.
+    pub(crate) fn builtin_roots(_: &mut dyn FnMut(std::any::TypeId, RootFn)) {}
 
-    /// No type is decoded in place.
-    #[allow(clippy::extra_unused_type_parameters)] // `values::root_of`'s signature.
-    pub(crate) fn root_of<K: 'static>() -> Option<Root> {
-        None
-    }
-
-    impl Root {
-        /// Never called: there is no `Root`.
-        pub(crate) fn decode<'i>(
-            self,
-            _: &mut dyn Any,
-            _: &[Node<'i>],
-            _: Source<'i>,
-            _: Option<Current<'i>>,
-            _: Tape<'i>,
-        ) -> (bool, Tape<'i>) {
-            match self {}
-        }
+    /// A custom resource's `metadata`, decoded afresh: `ObjectMeta` has no in-place decoder
+    /// at this version.
+    pub(crate) fn decode_metadata<'i>(
+        meta: &mut ObjectMeta,
+        v: Value<'_, 'i>,
+        cx: &mut Scratch<'i>,
+    ) -> Result {
+        *meta = fresh(v, cx)?;
+        Ok(())
     }
 }

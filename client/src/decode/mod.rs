@@ -91,6 +91,8 @@ mod events;
 mod heap;
 mod hints;
 mod in_place;
+#[doc(hidden)]
+pub use in_place::custom;
 #[cfg(test)]
 mod lean_tests;
 mod object;

@@ -37,6 +37,7 @@
 //! simd-json's tape, not through a wrapping `Deserializer`, which would add a call per value
 //! to the path simd-json makes cheap.
 
+use kinform_core::HasMetadata;
 use serde::de::DeserializeOwned;
 use simd_json::{Node, Tape};
 
@@ -208,6 +209,54 @@ impl Decoder {
         let Some(root) = self.root_of::<K>() else {
             return false;
         };
+        self.decode_into_with(root, target, src, skip_managed_fields, current)
+    }
+
+    /// The in-place decoders of resource type `K` (see `in_place::resource_roots`: built-in
+    /// or a custom resource's), when this decoder uses them.
+    fn resource_roots<K: HasMetadata>(&self) -> Option<(in_place::Root, in_place::Root)> {
+        if self.in_place {
+            in_place::resource_roots::<K>()
+        } else {
+            None
+        }
+    }
+
+    /// [`decode`](Self::decode) of a resource type: a custom resource with in-place
+    /// decoders (`custom_in_place!`) is built by them too.
+    pub(crate) fn decode_resource<K: HasMetadata + DeserializeOwned>(
+        &mut self,
+        src: &[u8],
+        skip_managed_fields: bool,
+    ) -> serde_json::Result<K> {
+        let walk = self.resource_roots::<K>().map(|(_, new)| new);
+        self.decode_with(src, skip_managed_fields, walk)
+    }
+
+    /// [`decode_into`](Self::decode_into) of a resource type, with a custom resource's
+    /// in-place decoders too.
+    pub(crate) fn decode_resource_into<K: HasMetadata>(
+        &mut self,
+        target: &mut K,
+        src: &[u8],
+        skip_managed_fields: bool,
+        current: Option<Current<'_>>,
+    ) -> bool {
+        let Some((root, _)) = self.resource_roots::<K>() else {
+            return false;
+        };
+        self.decode_into_with(root, target, src, skip_managed_fields, current)
+    }
+
+    /// Runs `root`, the in-place decoder of `K`, over `src` into `target`.
+    fn decode_into_with<K: 'static>(
+        &mut self,
+        root: in_place::Root,
+        target: &mut K,
+        src: &[u8],
+        skip_managed_fields: bool,
+        current: Option<Current<'_>>,
+    ) -> bool {
         self.with_tape(src, skip_managed_fields, |tape, source, scratch| {
             let ok = walk_into(root, target, &tape, source, current, scratch);
             (ok.then_some(()), tape)

@@ -244,7 +244,7 @@ where
             .as_ref()
             .map(|current| move |key: ObjectKey<'_>| current(key).map(|obj| obj as Arc<dyn Any>));
         if let Some(target) = Arc::get_mut(&mut reused)
-            && decoder.decode_into(
+            && decoder.decode_resource_into(
                 target,
                 &bytes[item.clone()],
                 hints.skip_managed_fields,
@@ -259,7 +259,7 @@ where
         // Freed here, before its replacement is made.
         drop(reused);
     }
-    let mut obj: K = decoder.decode(&bytes[item], hints.skip_managed_fields)?;
+    let mut obj: K = decoder.decode_resource(&bytes[item], hints.skip_managed_fields)?;
     if let Some(t) = &hints.transform {
         t(&mut obj);
     }

@@ -242,3 +242,22 @@ macro_rules! root_types {
     };
 }
 pub(crate) use root_types;
+
+/// Registers the built-in root types of the enabled version, and the dynamic lean
+/// informer's objects (a lean object's body does not depend on its type).
+pub(crate) fn builtin_roots(add: &mut dyn FnMut(std::any::TypeId, super::RootFn)) {
+    super::generated::roots(add);
+    add(
+        std::any::TypeId::of::<kinform_core::Lean<crate::DynamicObject>>(),
+        root::<kinform_core::Lean<crate::DynamicObject>>,
+    );
+}
+
+/// A custom resource's `metadata`, decoded in place (see `custom::decode_metadata`).
+pub(crate) fn decode_metadata<'i>(
+    meta: &mut k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+    v: Value<'_, 'i>,
+    cx: &mut Scratch<'i>,
+) -> Result {
+    meta.decode_in_place(v, cx)
+}

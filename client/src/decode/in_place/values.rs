@@ -17,13 +17,14 @@ use crate::decode::object::extent;
 
 /// The value does not have the shape the target's type expects: decode afresh.
 #[derive(Debug)]
-pub(crate) struct Mismatch;
+pub struct Mismatch;
 
-pub(crate) type Result<T = ()> = std::result::Result<T, Mismatch>;
+/// The outcome of an in-place decode: `Mismatch` gives up.
+pub type Result<T = ()> = std::result::Result<T, Mismatch>;
 
 /// One JSON value on a simd-json tape: exactly the nodes it spans.
 #[derive(Clone, Copy)]
-pub(crate) struct Value<'t, 'i> {
+pub struct Value<'t, 'i> {
     nodes: &'t [Node<'i>],
 }
 
@@ -35,7 +36,7 @@ impl<'t, 'i> Value<'t, 'i> {
     }
 
     /// Whether the value is `null`.
-    pub(crate) fn is_null(self) -> bool {
+    pub fn is_null(self) -> bool {
         matches!(self.nodes.first(), Some(Node::Static(StaticNode::Null)))
     }
 
@@ -49,7 +50,7 @@ impl<'t, 'i> Value<'t, 'i> {
     }
 
     /// The members of an object.
-    pub(crate) fn members(self) -> Result<Members<'t, 'i>> {
+    pub fn members(self) -> Result<Members<'t, 'i>> {
         match self.nodes.first() {
             Some(&Node::Object { len, .. }) => Ok(Members {
                 rest: &self.nodes[1..],
@@ -96,7 +97,7 @@ impl<'t, 'i> Value<'t, 'i> {
 
 /// The members of an object, in the document's order: key and value.
 #[derive(Clone)]
-pub(crate) struct Members<'t, 'i> {
+pub struct Members<'t, 'i> {
     rest: &'t [Node<'i>],
     left: usize,
 }
@@ -143,7 +144,7 @@ impl<'t, 'i> Iterator for Elements<'t, 'i> {
 
 /// Scratch space of one document's in-place decode: the tape a value decoded afresh is
 /// copied to (simd-json's deserializer owns its tape), and the document's text.
-pub(crate) struct Scratch<'i> {
+pub struct Scratch<'i> {
     tape: Tape<'i>,
     /// The document as received.
     pub(crate) source: Source<'i>,
@@ -153,12 +154,28 @@ pub(crate) struct Scratch<'i> {
 
 /// Decodes `v` afresh into a `T`, with simd-json's serde driver over a copy of `v`'s nodes,
 /// as the ordinary path does.
-pub(crate) fn fresh<'i, T: DeserializeOwned>(v: Value<'_, 'i>, cx: &mut Scratch<'i>) -> Result<T> {
+pub fn fresh<'i, T: DeserializeOwned>(v: Value<'_, 'i>, cx: &mut Scratch<'i>) -> Result<T> {
     let mut tape = std::mem::replace(&mut cx.tape, Tape(Vec::new()));
     tape.0.clear();
     tape.0.extend_from_slice(v.nodes);
     let mut de = simd_json::Deserializer::from_tape(tape);
     let out = T::deserialize(&mut de).map_err(|_| Mismatch);
+    cx.tape = de.into_tape();
+    out
+}
+
+/// Decodes `v` afresh with `read` (a field's `deserialize_with` function), over simd-json's
+/// serde driver on a copy of `v`'s nodes, as the ordinary path calls it.
+pub fn fresh_with<'i, T>(
+    v: Value<'_, 'i>,
+    cx: &mut Scratch<'i>,
+    read: impl FnOnce(&mut simd_json::Deserializer<'i>) -> simd_json::Result<T>,
+) -> Result<T> {
+    let mut tape = std::mem::replace(&mut cx.tape, Tape(Vec::new()));
+    tape.0.clear();
+    tape.0.extend_from_slice(v.nodes);
+    let mut de = simd_json::Deserializer::from_tape(tape);
+    let out = read(&mut de).map_err(|_| Mismatch);
     cx.tape = de.into_tape();
     out
 }
@@ -170,7 +187,7 @@ pub(crate) fn fresh<'i, T: DeserializeOwned>(v: Value<'_, 'i>, cx: &mut Scratch<
 /// Nor pools of freed `String`s: serde's string visitors can take an owned `String`, but
 /// nothing hands a k8s-openapi object's strings back without walking its type, which the
 /// impls of this trait do.
-pub(crate) trait InPlace: Sized {
+pub trait InPlace: Sized {
     /// Makes `self` what `Self::deserialize` would build from `v`; by default, a value made
     /// afresh by [`decode_new`](Self::decode_new) (for types whose memory is not reused).
     fn decode_in_place<'i>(&mut self, v: Value<'_, 'i>, cx: &mut Scratch<'i>) -> Result {
@@ -462,7 +479,7 @@ impl InPlace for FieldsV1 {
 }
 
 /// A default `T` with `v` decoded into it: [`InPlace::decode_new`] of a struct.
-pub(crate) fn new_by_default<'i, T: InPlace + Default>(
+pub fn new_by_default<'i, T: InPlace + Default>(
     v: Value<'_, 'i>,
     cx: &mut Scratch<'i>,
 ) -> Result<T> {
@@ -524,23 +541,19 @@ scalar_in_place!(
 
 /// Decodes a document into a type-erased root object of type `T`, or, registered as
 /// `Option<T>`'s, into a new `T` it puts in the `Option`.
-pub(crate) type RootFn = for<'t, 'i> fn(&mut dyn Any, Value<'t, 'i>, &mut Scratch<'i>) -> Result;
+pub type RootFn = for<'t, 'i> fn(&mut dyn Any, Value<'t, 'i>, &mut Scratch<'i>) -> Result;
 
-/// The root types with in-place decoding, by type; the k8s-openapi ones also as `Option<T>`,
-/// the target of a new object built by the walk (a lean object is built by its
-/// `Deserialize`, which writes its body from the tape without copying the nodes).
+/// The root types with in-place decoding, by type: the built-in ones of the enabled
+/// version (none at a version without decoders), each also as `Option<T>`, the target of a
+/// new object built by the walk (a lean object is built by its `Deserialize`, which writes
+/// its body from the tape without copying the nodes).
 fn roots() -> &'static HashMap<TypeId, RootFn> {
     static ROOTS: OnceLock<HashMap<TypeId, RootFn>> = OnceLock::new();
     ROOTS.get_or_init(|| {
         let mut roots: HashMap<TypeId, RootFn> = HashMap::new();
-        super::generated::roots(&mut |id, f| {
+        super::builtin_roots(&mut |id, f| {
             roots.insert(id, f);
         });
-        // A lean object's body does not depend on its type: the dynamic lean informer's too.
-        roots.insert(
-            TypeId::of::<kinform_core::Lean<crate::DynamicObject>>(),
-            super::fields::root::<kinform_core::Lean<crate::DynamicObject>>,
-        );
         roots
     })
 }
@@ -553,6 +566,18 @@ pub(crate) struct Root(RootFn);
 /// `Option<T>`, the decoder that builds a new `T` into it.
 pub(crate) fn root_of<K: 'static>() -> Option<Root> {
     roots().get(&TypeId::of::<K>()).copied().map(Root)
+}
+
+/// The in-place decoders of resource type `K`: its built-in ones (see [`root_of`]), else
+/// those its `HasMetadata::__in_place` hook gives (a generated or derived custom resource,
+/// `custom_in_place!`); the first decodes into a `K`, the second builds a new one into an
+/// `Option<K>`.
+pub(crate) fn resource_roots<K: kinform_core::HasMetadata>() -> Option<(Root, Root)> {
+    if let (Some(into), Some(new)) = (root_of::<K>(), root_of::<Option<K>>()) {
+        return Some((into, new));
+    }
+    let custom = K::__in_place()?.downcast_ref::<super::custom::CustomRoots>()?;
+    Some((Root(custom.into), Root(custom.new)))
 }
 
 impl Root {
