@@ -34,6 +34,7 @@
 //! `k8s_openapi` re-export (serde and serde_json through k8s-openapi's re-exports), so generated
 //! code needs no other dependency. Output is a pure function of the model: deterministic.
 
+mod decoding;
 mod defaults;
 mod elements;
 mod enums;
@@ -179,14 +180,15 @@ fn rust_type(ty: &TypeRef, p: &Paths, shadow: bool) -> TokenStream {
 pub fn emit_type_module(module: &TypeModule, cfg: &TypesConfig) -> TokenStream {
     let p = Paths::new(cfg);
     let has_default = types_with_default(module);
+    let decoded = decoding::decoded_structs(module);
     let mut fns = defaults::DefaultFns::new(&p);
     let mut out = TokenStream::new();
     for ty in &module.types {
         out.extend(match ty {
             TypeDef::Struct(s) if s.is_root => {
-                root::emit_root(s, module, &p, &has_default, &mut fns)
+                root::emit_root(s, module, &p, &has_default, &decoded, &mut fns)
             }
-            TypeDef::Struct(s) => emit_struct(s, &p, &has_default, &mut fns),
+            TypeDef::Struct(s) => emit_struct(s, &p, &has_default, &decoded, &mut fns),
             TypeDef::Enum(e) => enums::emit_enum(e, &p),
             TypeDef::Union(u) => enums::emit_union(u, &p, &has_default, &mut fns),
         });
@@ -300,6 +302,7 @@ fn emit_struct(
     s: &StructType,
     p: &Paths,
     has_default: &BTreeSet<String>,
+    decoded: &BTreeSet<String>,
     fns: &mut defaults::DefaultFns,
 ) -> TokenStream {
     let docs = type_docs(
@@ -314,7 +317,9 @@ fn emit_struct(
         fns,
     );
     if body.deserialize.is_none() {
-        return struct_decl(s, docs, &body, p, true);
+        let decl = struct_decl(s, docs, &body, p, true);
+        let in_place = decoding::in_place_decl(s, &body.fields, has_default, decoded, p);
+        return quote!(#decl #in_place);
     }
     // It keeps `null`s in its remainder: written as read, each only while its field is `None`.
     let decl = struct_decl(s, docs, &body, p, false);

@@ -120,16 +120,16 @@ pub fn absent<T: Default>(field: &mut T) {
 }
 
 /// Makes a custom resource's structs decode in place on the informers' watch path (see the
-/// module `decode::custom`): one invocation per struct, listing every field with its JSON key
-/// and how its `Deserialize` (serde's derive) reads it.
+/// module `decode::custom`): one invocation per struct, naming it and listing every field
+/// with its JSON key and how its `Deserialize` (serde's derive) reads it.
 ///
 /// ```text
-/// custom_in_place! { Widget { "metadata" => metadata: metadata, "spec" => spec: optional } }
-/// custom_in_place! { no_default WidgetSpec { "replicas" => replicas: value, ... } }
+/// custom_in_place!(Widget, metadata("metadata", metadata), optional("spec", spec));
+/// custom_in_place!(no_default(WidgetPart), value("name", name), fresh("size", size));
 /// ```
 ///
-/// `no_default` is a struct without `Default` (made afresh by serde when there is no object
-/// to decode into). Each field is one of:
+/// `no_default(T)` is a struct without `Default` (made afresh by serde when there is no
+/// object to decode into). Each field is one of:
 ///
 /// - `metadata`: a resource's `ObjectMeta` read through `deserialize_or_default` (absent or
 ///   `null` is empty);
@@ -139,8 +139,8 @@ pub fn absent<T: Default>(field: &mut T) {
 ///   error);
 /// - `fresh_optional`, `fresh`: the same, the value decoded afresh by its `Deserialize` (a
 ///   type without an in-place decoder: enums, `IntOrString`, numbers, ...);
-/// - `with(path)`, `with_default(path)`: a field with `#[serde(deserialize_with = "path")]`
-///   (and `default`), the value decoded afresh through `path`.
+/// - `with(key, field, path)`, `with_default(key, field, path)`: a field with
+///   `#[serde(deserialize_with = "path")]` (and `default`), decoded afresh through `path`.
 ///
 /// The type's other serde rules are the derive's: unknown members are ignored, a duplicate
 /// member gives up (serde's duplicate-field error), a struct written as an array gives up.
@@ -150,15 +150,15 @@ pub fn absent<T: Default>(field: &mut T) {
 /// `HasMetadata::__in_place`, which is what the informers look for.
 #[macro_export]
 macro_rules! custom_in_place {
-    (no_default $ty:ty { $($json:literal => $field:ident: $how:ident $(($($with:tt)*))?),* $(,)? }) => {
-        $crate::custom_in_place!(@impl $ty { $($json => $field: $how ($($($with)*)?)),* }
+    (no_default($ty:ty) $(, $how:ident($json:literal, $field:ident $(, $with:path)?))* $(,)?) => {
+        $crate::custom_in_place!(@impl $ty { $($how($json, $field $(, $with)?)),* }
             $crate::decode::custom::fresh);
     };
-    ($ty:ty { $($json:literal => $field:ident: $how:ident $(($($with:tt)*))?),* $(,)? }) => {
-        $crate::custom_in_place!(@impl $ty { $($json => $field: $how ($($($with)*)?)),* }
+    ($ty:ty $(, $how:ident($json:literal, $field:ident $(, $with:path)?))* $(,)?) => {
+        $crate::custom_in_place!(@impl $ty { $($how($json, $field $(, $with)?)),* }
             $crate::decode::custom::new_by_default);
     };
-    (@impl $ty:ty { $($json:literal => $field:ident: $how:ident ($($with:tt)*)),* } $new:path) => {
+    (@impl $ty:ty { $($how:ident($json:literal, $field:ident $(, $with:path)?)),* } $new:path) => {
         impl $crate::decode::custom::InPlace for $ty {
             fn decode_in_place<'i>(
                 &mut self,
@@ -174,7 +174,7 @@ macro_rules! custom_in_place {
                             if ::std::mem::replace(&mut $field, true) {
                                 return Err($crate::decode::custom::Mismatch);
                             }
-                            $crate::custom_in_place!(@present $how ($($with)*) self.$field, value, cx);
+                            $crate::custom_in_place!(@present $how ($($with)?) self.$field, value, cx);
                         })*
                         _ => {}
                     }
@@ -208,11 +208,11 @@ macro_rules! custom_in_place {
     (@present fresh () $f:expr, $v:ident, $cx:ident) => {
         $f = $crate::decode::custom::fresh($v, $cx)?
     };
-    (@present with ($($p:tt)*) $f:expr, $v:ident, $cx:ident) => {
-        $f = $crate::decode::custom::fresh_with($v, $cx, |de| $($p)*(de))?
+    (@present with ($p:path) $f:expr, $v:ident, $cx:ident) => {
+        $f = $crate::decode::custom::fresh_with($v, $cx, |de| $p(de))?
     };
-    (@present with_default ($($p:tt)*) $f:expr, $v:ident, $cx:ident) => {
-        $f = $crate::decode::custom::fresh_with($v, $cx, |de| $($p)*(de))?
+    (@present with_default ($p:path) $f:expr, $v:ident, $cx:ident) => {
+        $f = $crate::decode::custom::fresh_with($v, $cx, |de| $p(de))?
     };
     (@absent value $f:expr) => {
         return Err($crate::decode::custom::Mismatch)

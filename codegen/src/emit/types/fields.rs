@@ -31,6 +31,12 @@ pub(crate) struct FieldPlan {
     /// Whether it is an `Option<Option<_>>`: a nullable property that may be missing
     /// (`None`), `null` (`Some(None)`) or set, each written back as read.
     pub double_option: bool,
+    /// The `deserialize_with` function it is read through, if any.
+    pub read_with: Option<String>,
+    /// Whether it has `#[serde(default)]` (absent is its type's default).
+    pub serde_default: bool,
+    /// Whether the Rust type is an `Option` (of the property's type).
+    pub is_option: bool,
 }
 
 impl FieldPlan {
@@ -40,6 +46,9 @@ impl FieldPlan {
             serde,
             optional,
             double_option: false,
+            read_with: None,
+            serde_default: false,
+            is_option: false,
         }
     }
 }
@@ -62,7 +71,10 @@ pub(crate) fn plan_field(owner: &str, f: &Field, p: &Paths, fns: &mut DefaultFns
         // Empty when missing or `null`; the root's `Serialize` leaves empty metadata out.
         let read = fns.shared(Shared::OrDefault);
         serde.push(quote!(default, deserialize_with = #read));
-        return FieldPlan::new(inner, serde, false);
+        let mut plan = FieldPlan::new(inner, serde, false);
+        plan.read_with = Some(read.to_owned());
+        plan.serde_default = true;
+        return plan;
     }
     if f.nullable && (!f.required || f.default.is_some()) {
         return plan_nullable(owner, f, inner, serde, p, fns);
@@ -80,8 +92,11 @@ pub(crate) fn plan_field(owner: &str, f: &Field, p: &Paths, fns: &mut DefaultFns
     } else {
         (FieldPlan::new(inner, serde, false), f.ty.clone())
     };
+    plan.is_option = f.nullable || f.is_optional();
+    plan.serde_default = plan.is_option;
     if let Some(name) = elements::reader(owner, &f.json_name, &read, false, &plan.ty, p, fns) {
         plan.serde.push(quote!(deserialize_with = #name));
+        plan.read_with = Some(name.to_string());
     }
     plan
 }
@@ -113,6 +128,9 @@ fn plan_nullable(
         serde,
         optional: true,
         double_option: true,
+        read_with: Some(deserializer.to_string()),
+        serde_default: true,
+        is_option: true,
     }
 }
 

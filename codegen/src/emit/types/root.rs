@@ -20,6 +20,7 @@ pub(crate) fn emit_root(
     module: &TypeModule,
     p: &Paths,
     has_default: &BTreeSet<String>,
+    decoded: &BTreeSet<String>,
     fns: &mut DefaultFns,
 ) -> TokenStream {
     let name = ident(&s.name);
@@ -63,7 +64,16 @@ pub(crate) fn emit_root(
     } else {
         format!("{}/{}", module.group, module.version)
     };
-    let resource_impls = resource_impls(
+    let in_place = super::decoding::in_place_decl(s, &body.fields, has_default, decoded, p);
+    // The informers find the decoders through `HasMetadata`.
+    let hook = in_place.is_some().then(|| {
+        quote! {
+            fn __in_place() -> Option<&'static (dyn ::std::any::Any + Send + Sync)> {
+                #rt::client::decode::custom::hook::<Self>()
+            }
+        }
+    });
+    let resource_impls = resource_impls_with(
         &quote!(#rt),
         &quote!(#k8s),
         &name,
@@ -76,9 +86,11 @@ pub(crate) fn emit_root(
             plural: &module.plural,
             scope: module.scope,
         },
+        hook,
     );
     quote! {
         #decl
+        #in_place
         #constructor
         #defaulting
 
@@ -162,6 +174,19 @@ pub fn resource_impls(
     metadata: &proc_macro2::Ident,
     id: &ResourceIdentity<'_>,
 ) -> TokenStream {
+    resource_impls_with(rt, k8s, name, metadata, id, None)
+}
+
+/// [`resource_impls`], with `hook` added to `impl HasMetadata` (its `__in_place`, for a type
+/// with in-place decoders).
+fn resource_impls_with(
+    rt: &TokenStream,
+    k8s: &TokenStream,
+    name: &proc_macro2::Ident,
+    metadata: &proc_macro2::Ident,
+    id: &ResourceIdentity<'_>,
+    hook: Option<TokenStream>,
+) -> TokenStream {
     let ResourceIdentity {
         group,
         version,
@@ -182,6 +207,7 @@ pub fn resource_impls(
             fn metadata_mut(&mut self) -> &mut #k8s::apimachinery::pkg::apis::meta::v1::ObjectMeta {
                 &mut self.#metadata
             }
+            #hook
         }
 
         impl #rt::Resource for #name {
