@@ -46,14 +46,19 @@
 //! for 1.35 and 1.36; `in_place/SOURCE.md` records each file's source and how to
 //! regenerate it). Every struct's fields are listed in a pattern without `..`, so a
 //! file does not compile against types whose fields differ: each is compiled only at its
-//! own version. For every other type (custom resources, `DynamicObject` itself, the lean
-//! form of a generated or derived type) nothing is decoded in place, and replaced objects
-//! are freed before each decode.
+//! own version. Custom resource types that opt in (`custom`: `custom_in_place!`, which
+//! kinform-gen's `crd` output invokes for the structs it can) are decoded in place by
+//! the same walk, with serde derive's rules instead of k8s-openapi's, at every version.
+//! For every other type (`DynamicObject` itself, a derived type, the lean form of a
+//! generated or derived type) nothing is decoded in place, and replaced objects are freed
+//! before each decode.
 //!
 //! **Another Kubernetes version** (one k8s-openapi has and kinform has no file for: older
-//! than 1.35, or one newer than kinform) falls back to that ordinary path for every type
-//! (`without`): the objects are decoded by serde as they are for custom resources, equal
-//! to what the decoders would have built, only with more allocation and CPU per event.
+//! than 1.35, or one newer than kinform) falls back to that ordinary path for every
+//! built-in type (`without`): the objects are decoded by serde, equal to what the decoders
+//! would have built, only with more allocation and CPU per event. A custom resource's
+//! decoders still run there, with its `metadata` decoded afresh. The shared pieces
+//! (`values`, `custom`) are compiled at every version for that reason.
 //! `fallback_tests` checks which types each version decodes in place (every built-in
 //! resource at every supported version, none at another), and `differential_tests` checks
 //! the fallback's objects against `serde_json`'s.
@@ -109,6 +114,8 @@ impl<'i> Source<'i> {
 // The shared pieces: the tape reader, `InPlace` and its impls for std's and serde_json's
 // types, and the custom resources' decoders, at every version.
 pub mod custom;
+#[cfg(test)]
+mod custom_tests;
 mod values;
 
 #[allow(unused_imports)] // Used by the generated decoders.

@@ -248,6 +248,17 @@ impl Decoder {
         self.decode_into_with(root, target, src, skip_managed_fields, current)
     }
 
+    /// The new object the in-place walk of resource type `K` builds from `src`, `None` when
+    /// `K` has none or the walk gives up (for the differential tests: no serde fallback).
+    pub(crate) fn walk_new_resource<K: HasMetadata>(&mut self, src: &[u8]) -> Option<K> {
+        let (_, new) = self.resource_roots::<K>()?;
+        self.with_tape(src, false, |tape, source, scratch| {
+            let mut out: Option<K> = None;
+            let ok = walk_into(new, &mut out, &tape, source, None, scratch);
+            (out.filter(|_| ok), tape)
+        })
+    }
+
     /// Runs `root`, the in-place decoder of `K`, over `src` into `target`.
     fn decode_into_with<K: 'static>(
         &mut self,

@@ -166,6 +166,8 @@ macro_rules! custom_in_place {
                 cx: &mut $crate::decode::custom::Scratch<'i>,
             ) -> $crate::decode::custom::Result {
                 let Self { $($field: _),* } = self;
+                // Read by every member's arm; a struct without fields has none.
+                let _ = &cx;
                 $(let mut $field = false;)*
                 for member in v.members()? {
                     let (key, value) = member?;
@@ -176,7 +178,10 @@ macro_rules! custom_in_place {
                             }
                             $crate::custom_in_place!(@present $how ($($with)?) self.$field, value, cx);
                         })*
-                        _ => {}
+                        // Unknown members are ignored, as serde's derive ignores them.
+                        _ => {
+                            let _ = value;
+                        }
                     }
                 }
                 $(if !$field {

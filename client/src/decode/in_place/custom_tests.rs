@@ -1,0 +1,164 @@
+//! `custom_in_place!` against serde's derive on a hand-written custom resource: the rules a
+//! generated type's decoders follow (a duplicate or missing required member gives up, `null`
+//! is `None` only for an `Option`, `deserialize_with` fields read through their function,
+//! renamed keys, unknown members ignored), for new objects and decoded into old ones, at
+//! every Kubernetes version (the pieces are not version-gated).
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kinform_core::HasMetadata;
+use serde::{Deserialize, Deserializer};
+
+use super::super::object::Decoder;
+
+/// `metadata` as kinform-gen reads it: `null` is empty.
+fn or_default<'de, D: Deserializer<'de>, T: Deserialize<'de> + Default>(
+    d: D,
+) -> Result<T, D::Error> {
+    Option::<T>::deserialize(d).map(Option::unwrap_or_default)
+}
+
+/// A trimmed string (a `deserialize_with` whose result differs from the plain decode).
+fn trimmed<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    Option::<String>::deserialize(d).map(|s| s.map(|s| s.trim().to_owned()))
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+struct Thing {
+    #[serde(default, deserialize_with = "or_default")]
+    metadata: ObjectMeta,
+    #[serde(default)]
+    spec: Option<ThingSpec>,
+}
+
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+struct ThingSpec {
+    name: String,
+    #[serde(rename = "replicaCount", default)]
+    replica_count: Option<i32>,
+    #[serde(default)]
+    parts: Option<Vec<Part>>,
+    #[serde(default)]
+    labels: Option<BTreeMap<String, String>>,
+    #[serde(default)]
+    extra: Option<serde_json::Value>,
+    #[serde(default)]
+    port: Option<k8s_openapi::apimachinery::pkg::util::intstr::IntOrString>,
+    #[serde(default, deserialize_with = "trimmed")]
+    note: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+struct Part {
+    #[serde(default, deserialize_with = "or_default")]
+    id: i64,
+    #[serde(default)]
+    on: Option<bool>,
+}
+
+impl HasMetadata for Thing {
+    fn metadata(&self) -> &ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(&mut self) -> &mut ObjectMeta {
+        &mut self.metadata
+    }
+    fn __in_place() -> Option<&'static (dyn std::any::Any + Send + Sync)> {
+        crate::decode::custom::hook::<Self>()
+    }
+}
+
+crate::custom_in_place!(
+    Thing,
+    metadata("metadata", metadata),
+    optional("spec", spec)
+);
+crate::custom_in_place!(
+    no_default(ThingSpec),
+    value("name", name),
+    optional("replicaCount", replica_count),
+    optional("parts", parts),
+    optional("labels", labels),
+    optional("extra", extra),
+    fresh_optional("port", port),
+    with_default("note", note, trimmed),
+);
+crate::custom_in_place!(Part, with_default("id", id, or_default), optional("on", on));
+
+const FULL: &str = r#"{"apiVersion":"example.com/v1","kind":"Thing",
+    "metadata":{"name":"a","namespace":"ns","labels":{"x":"y"},"resourceVersion":"7"},
+    "spec":{"name":"one","replicaCount":3,"parts":[{"id":1,"on":true},{"id":null}],
+    "labels":{"b":"2","a":"1"},"extra":{"k":[1,"two",null,2.5]},"port":"http",
+    "note":"  hi  ","unknown":{"deep":[1]}}}"#;
+
+/// Documents serde takes, each decoded new and into the object of every other.
+const TAKEN: [&str; 6] = [
+    FULL,
+    r#"{"metadata":null,"spec":null}"#,
+    r#"{"spec":{"name":"two","parts":[],"labels":null,"extra":null,"port":8080}}"#,
+    r#"{"metadata":{"name":"b"},"spec":{"name":"","parts":[{},{"id":5},{"on":null}]}}"#,
+    r#"{}"#,
+    r#"{"spec":{"name":"three","replicaCount":null,"note":null,"labels":{"a":"9"}}}"#,
+];
+
+/// Documents serde refuses.
+const REFUSED: [&str; 8] = [
+    // A duplicate member of a derived struct.
+    r#"{"spec":{"name":"a","name":"b"}}"#,
+    // A required member missing.
+    r#"{"spec":{"replicaCount":1}}"#,
+    // `null` for a required string.
+    r#"{"spec":{"name":null}}"#,
+    // Values of another shape.
+    r#"{"spec":{"name":"a","replicaCount":1.5}}"#,
+    r#"{"spec":{"name":"a","parts":{}}}"#,
+    r#"{"spec":{"name":"a","parts":[{"id":"x"}]}}"#,
+    r#"{"spec":{"name":"a","labels":{"a":1}}}"#,
+    r#"{"metadata":[],"spec":{"name":"a"}}"#,
+];
+
+#[test]
+fn a_custom_resource_is_decoded_in_place_as_serde_derive_decodes_it() {
+    let mut decoder = Decoder::default();
+    for doc in TAKEN {
+        let want: Thing = serde_json::from_str(doc).unwrap();
+        let new = decoder.walk_new_resource::<Thing>(doc.as_bytes());
+        assert_eq!(new.as_ref(), Some(&want), "{doc}");
+        for other in TAKEN {
+            let mut target: Thing = serde_json::from_str(other).unwrap();
+            assert!(
+                decoder.decode_resource_into(&mut target, doc.as_bytes(), false, None),
+                "{doc} into {other}"
+            );
+            assert_eq!(target, want, "{doc} into {other}");
+        }
+    }
+    // The trimmed note shows the `deserialize_with` function ran.
+    let full = decoder.walk_new_resource::<Thing>(FULL.as_bytes()).unwrap();
+    assert_eq!(full.spec.unwrap().note.as_deref(), Some("hi"));
+}
+
+#[test]
+fn what_serde_derive_refuses_the_walk_gives_up_on() {
+    let mut decoder = Decoder::default();
+    for doc in REFUSED {
+        assert!(serde_json::from_str::<Thing>(doc).is_err(), "{doc}");
+        assert!(
+            decoder.walk_new_resource::<Thing>(doc.as_bytes()).is_none(),
+            "{doc}"
+        );
+        let mut target: Thing = serde_json::from_str(FULL).unwrap();
+        assert!(
+            !decoder.decode_resource_into(&mut target, doc.as_bytes(), false, None),
+            "{doc}"
+        );
+        // The informer path falls back to serde, whose error stands.
+        assert!(
+            decoder
+                .decode_resource::<Thing>(doc.as_bytes(), false)
+                .is_err(),
+            "{doc}"
+        );
+    }
+}
