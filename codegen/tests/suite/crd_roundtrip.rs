@@ -108,6 +108,7 @@ fn write_test_crate(krate: &TempCrate) -> Vec<TypeModule> {
     let (model, types) = generator.model().unwrap();
     let group_names = group_names(model.groups.keys().map(String::as_str));
     let mut roundtrip_arms = String::new();
+    let mut fast_arms = String::new();
     let mut create_arms = String::new();
     let mut informer_arms = String::new();
     let mut list_arms = String::new();
@@ -122,6 +123,7 @@ fn write_test_crate(krate: &TempCrate) -> Vec<TypeModule> {
         let accessor = format!("factory.{g}().{v}().{plural}()");
         let key = format!("({av:?}, {:?})", t.kind);
         roundtrip_arms.push_str(&format!("        {key} => Some(rt::<{ty}>(value)),\n"));
+        fast_arms.push_str(&format!("        {key} => Some(fast_of::<{ty}>(docs)),\n"));
         create_arms.push_str(&format!(
             "        {key} => Some(create_get!({ty}, {client}, value, name)),\n"
         ));
@@ -155,6 +157,57 @@ pub fn roundtrip(api_version: &str, kind: &str, value: Value) -> Option<Result<V
 fn rt<K: kinform::Resource>(value: Value) -> Result<Value, String> {{
     let typed: K = serde_json::from_value(value).map_err(|e| e.to_string())?;
     serde_json::to_value(&typed).map_err(|e| e.to_string())
+}}
+
+/// Decodes each of `docs` (JSON texts) of (apiVersion, kind) by serde and by the in-place
+/// walk alone, new and into the object of the document before (see [`fast_of`]).
+pub fn fast(api_version: &str, kind: &str, docs: &[String]) -> Option<Result<Value, String>> {{
+    match (api_version, kind) {{
+{fast_arms}        _ => None,
+    }}
+}}
+
+/// The in-place walk of `K` against `serde_json`: a new object the walk builds is the one
+/// serde builds, a document serde refuses the walk refuses too, and a document decoded into
+/// the object of the last one serde took is the one serde builds; counts what it saw.
+fn fast_of<K>(docs: &[String]) -> Result<Value, String>
+where
+    K: HasMetadata + PartialEq + std::fmt::Debug + kinform::k8s_openapi::serde::de::DeserializeOwned,
+{{
+    use kinform::client::decode::bench::DocDecoder;
+    let mut decoder = DocDecoder::default();
+    let (mut walked, mut gave_up, mut refused, mut into) = (0, 0, 0, 0);
+    let mut previous: Option<K> = None;
+    let mut first_walked = false;
+    for (i, doc) in docs.iter().enumerate() {{
+        let by_serde = serde_json::from_str::<K>(doc);
+        match (&by_serde, decoder.walk_new_resource::<K>(doc.as_bytes())) {{
+            (Ok(a), Some(b)) if *a == b => {{
+                walked += 1;
+                first_walked |= i == 0;
+            }}
+            (Ok(a), Some(b)) => return Err(format!("the walk built {{b:?}}, serde {{a:?}}, from {{doc}}")),
+            (Ok(_), None) => gave_up += 1,
+            (Err(_), None) => refused += 1,
+            (Err(e), Some(b)) => return Err(format!("serde refuses {{doc}} ({{e}}), the walk built {{b:?}}")),
+        }}
+        if let Some(mut target) = previous.take()
+            && decoder.decode_resource_into(&mut target, doc.as_bytes())
+        {{
+            match &by_serde {{
+                Ok(a) if *a == target => into += 1,
+                Ok(a) => return Err(format!("decoded into: {{target:?}}, serde {{a:?}}, from {{doc}}")),
+                Err(e) => return Err(format!("serde refuses {{doc}} ({{e}}), decoded into: {{target:?}}")),
+            }}
+        }}
+        if let Ok(obj) = by_serde {{
+            previous = Some(obj);
+        }}
+    }}
+    Ok(serde_json::json!({{
+        "in_place": DocDecoder::has_in_place::<K>(), "first_walked": first_walked,
+        "walked": walked, "gave_up": gave_up, "refused": refused, "into": into,
+    }}))
 }}
 
 /// Deserializes `$value` into `$ty`, names it `$name` when it has no name, creates it through
@@ -280,7 +333,16 @@ async fn main() {
                 Some(Ok(v)) => json!({"ok": v}),
                 Some(Err(e)) => json!({"err": e}),
             };
-            json!({"roundtrip": out})
+            let docs: Vec<String> = req["fast"]
+                .as_array()
+                .map(|d| d.iter().filter_map(|t| t.as_str().map(str::to_owned)).collect())
+                .unwrap_or_default();
+            let fast = match driver::fast(av, kind, &docs) {
+                None => json!({"skip": true}),
+                Some(Ok(v)) => json!({"ok": v}),
+                Some(Err(e)) => json!({"err": e}),
+            };
+            json!({"roundtrip": out, "fast": fast})
         })
         .collect();
 
@@ -377,6 +439,124 @@ fn examples() -> Vec<(String, Value)> {
             (name, v)
         })
         .collect()
+}
+
+/// The counts the driver's in-place check answers, in [`fast_totals`]'s order.
+const FAST_COUNTS: [&str; 4] = ["walked", "gave_up", "refused", "into"];
+
+/// Mutants of each document for the in-place check.
+const MUTANTS_PER_DOCUMENT: usize = 4;
+
+/// The documents the driver decodes by serde and by the in-place walk for `v`: its text,
+/// mutants of it (see [`mutant`]), and its text again (decoded into the last mutant serde
+/// took).
+fn fast_documents(v: &Value, rng: &mut TestRng) -> Vec<String> {
+    let text = v.to_string();
+    let mut docs = vec![text.clone()];
+    docs.extend((0..MUTANTS_PER_DOCUMENT).map(|_| mutant(v, rng)));
+    docs.push(text);
+    docs
+}
+
+/// JSON pointers of every value of `v` (`at` its own), in document order.
+fn pointers(v: &Value, at: &str, out: &mut Vec<String>) {
+    out.push(at.to_owned());
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                let k = k.replace('~', "~0").replace('/', "~1");
+                pointers(x, &format!("{at}/{k}"), out);
+            }
+        }
+        Value::Array(a) => {
+            for (i, x) in a.iter().enumerate() {
+                pointers(x, &format!("{at}/{i}"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// `v` with one value changed at random (proptest's deterministic RNG): replaced by a value of
+/// another shape, removed, wrapped in an array, or (an object) given its first member twice.
+fn mutant(v: &Value, rng: &mut TestRng) -> String {
+    use proptest::prelude::Rng as _;
+    let mut at = Vec::new();
+    pointers(v, "", &mut at);
+    let at = &at[rng.next_u32() as usize % at.len()];
+    let mut m = v.clone();
+    let target = m.pointer_mut(at).expect("a pointer of the document");
+    match rng.next_u32() % 4 {
+        0 => {
+            let others = [
+                json!(null),
+                json!(7),
+                json!(-1.5),
+                json!("x"),
+                json!(true),
+                json!([]),
+                json!({}),
+            ];
+            *target = others[rng.next_u32() as usize % others.len()].clone();
+        }
+        1 => {
+            if let Some((parent, key)) = at.rsplit_once('/') {
+                let key = key.replace("~1", "/").replace("~0", "~");
+                match m.pointer_mut(parent) {
+                    Some(Value::Object(p)) => {
+                        p.remove(&key);
+                    }
+                    Some(Value::Array(p)) => {
+                        p.remove(key.parse::<usize>().unwrap());
+                    }
+                    _ => {}
+                }
+            }
+        }
+        2 => {
+            let mut out = String::new();
+            with_duplicate(&m, at, "", &mut out);
+            return out;
+        }
+        _ => *target = json!([target.take()]),
+    }
+    m.to_string()
+}
+
+/// The text of `v` with the object at pointer `dup` (`at` is `v`'s own) writing its first
+/// member twice.
+fn with_duplicate(v: &Value, dup: &str, at: &str, out: &mut String) {
+    match v {
+        Value::Object(m) => {
+            out.push('{');
+            for (i, (k, x)) in m.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&json!(k).to_string());
+                out.push(':');
+                let ke = k.replace('~', "~0").replace('/', "~1");
+                with_duplicate(x, dup, &format!("{at}/{ke}"), out);
+            }
+            if at == dup
+                && let Some((k, x)) = m.iter().next()
+            {
+                out.push_str(&format!(",{}:{x}", json!(k)));
+            }
+            out.push('}');
+        }
+        Value::Array(a) => {
+            out.push('[');
+            for (i, x) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                with_duplicate(x, dup, &format!("{at}/{i}"), out);
+            }
+            out.push(']');
+        }
+        _ => out.push_str(&v.to_string()),
+    }
 }
 
 #[test]
@@ -486,10 +666,12 @@ fn generated_code_compiles_round_trips_and_serves_every_example() {
         .into_iter()
         .map(|crd| format!("{}\n", json!({ "crd": crd })))
         .collect();
+    let mut mutation_rng = TestRng::deterministic_rng(RngAlgorithm::ChaCha);
     for (_, av, kind, v, server) in &requests {
+        let fast = fast_documents(v, &mut mutation_rng);
         input.push_str(&format!(
             "{}\n",
-            json!({"apiVersion": av, "kind": kind, "object": v, "server": server})
+            json!({"apiVersion": av, "kind": kind, "object": v, "server": server, "fast": fast})
         ));
     }
     let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
@@ -506,6 +688,8 @@ fn generated_code_compiles_round_trips_and_serves_every_example() {
 
     let mut failures = Vec::new();
     let mut checked = 0;
+    let mut fast_totals = [0u64; FAST_COUNTS.len()];
+    let mut in_place_kinds = std::collections::BTreeSet::new();
     let mut served: BTreeMap<String, Vec<Value>> = BTreeMap::new();
     for ((name, av, kind, input, server), answer) in requests.iter().zip(&lines) {
         let result = &answer["roundtrip"];
@@ -515,6 +699,20 @@ fn generated_code_compiles_round_trips_and_serves_every_example() {
                 "{name}: {av} {kind} has a CRD but no generated type"
             );
             continue;
+        }
+        match answer["fast"].get("ok") {
+            Some(f) => {
+                for (total, key) in fast_totals.iter_mut().zip(FAST_COUNTS) {
+                    *total += f[key].as_u64().unwrap_or(0);
+                }
+                if f["in_place"] == json!(true) {
+                    in_place_kinds.insert(format!("{av} {kind}"));
+                    if result.get("ok").is_some() && f["first_walked"] != json!(true) {
+                        failures.push(format!("{name}: the in-place walk gives up on it"));
+                    }
+                }
+            }
+            None => failures.push(format!("{name}: in-place decode: {}", answer["fast"])),
         }
         if *server {
             match answer["server"].get("ok") {
@@ -582,6 +780,21 @@ fn generated_code_compiles_round_trips_and_serves_every_example() {
         }
     }
     assert!(checked >= 250, "only {checked} documents round-tripped");
+    // The in-place walk: most generated root types have one, it builds objects and decodes
+    // into them, and the mutants include documents both refuse.
+    let [walked, gave_up, refused, into] = fast_totals;
+    eprintln!(
+        "in place: {} kinds; {walked} walked, {gave_up} given up, {refused} refused by both, {into} decoded into",
+        in_place_kinds.len()
+    );
+    assert!(
+        in_place_kinds.len() >= 10,
+        "in place: only {in_place_kinds:?}"
+    );
+    assert!(
+        walked >= 1000 && refused >= 100 && into >= 500,
+        "in place: {fast_totals:?}"
+    );
     assert!(
         served_count >= 30,
         "only {served_count} documents went through the client"
