@@ -13,6 +13,8 @@
 //! - [`shard`]: a Widget CRD, a witness of concurrent reconciles and sharded replicas;
 //! - [`consistency`]: a Tally CRD and a controller that counts its acts on a stale cache,
 //!   for the consistency guard;
+//! - [`fleet`]: the work of a fleet's replicas per cluster and a witness that no two
+//!   replicas run one cluster at once;
 //! - [`election`]: replicas of a leader-elected controller and a log of their reconciles
 //!   that catches two replicas reconciling at once;
 //! - [`http`]: a raw HTTP client (no kinform code) for checking the test server against the
@@ -34,6 +36,7 @@ pub mod consistency;
 pub mod controller;
 pub mod election;
 pub mod env;
+pub mod fleet;
 pub mod http;
 pub mod informer;
 pub mod kubectl;

@@ -174,6 +174,7 @@ pub mod election;
 mod error;
 mod filter;
 mod finalizer;
+pub mod fleet;
 mod guard;
 mod metrics;
 mod owner;

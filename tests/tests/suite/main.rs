@@ -27,6 +27,7 @@ mod controller_sharded;
 mod controller_starvation;
 mod custom_resource_impl;
 mod events_recorder;
+mod fleet_clusters;
 mod hostile_server;
 mod informer_api;
 mod informer_faults;

@@ -92,7 +92,7 @@
 //! Limitation: objects created by a reconcile are labelled by the sharder after the fact (a
 //! reconcile may set the label itself with [`ShardHandle::identity`]).
 
-mod membership;
+pub(crate) mod membership;
 mod plan;
 mod ring;
 mod sharder;
@@ -115,6 +115,7 @@ use kinform_core::resource::{ApiResource, HasMetadata};
 use serde_json::{Value, json};
 
 pub use plan::ShardLabels;
+pub(crate) use ring::fnv1a64;
 pub use ring::owner_of;
 
 pub(crate) use membership::{MemberEnd, lease_name, observe_members, run_member};

@@ -40,19 +40,27 @@ where
     best.map(|(_, m)| m)
 }
 
-/// The weight of `key` for `member`.
-fn score(member: &str, key: &str) -> u64 {
+/// FNV-1a 64 of `bytes`: a hash fixed by this crate, the same in every replica whatever
+/// compiler built it.
+pub(crate) fn fnv1a64(bytes: impl IntoIterator<Item = u8>) -> u64 {
     const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
     const PRIME: u64 = 0x0000_0100_0000_01b3;
     let mut h = OFFSET;
-    for b in member
-        .bytes()
-        .chain(std::iter::once(0xff))
-        .chain(key.bytes())
-    {
+    for b in bytes {
         h ^= u64::from(b);
         h = h.wrapping_mul(PRIME);
     }
+    h
+}
+
+/// The weight of `key` for `member`.
+fn score(member: &str, key: &str) -> u64 {
+    let mut h = fnv1a64(
+        member
+            .bytes()
+            .chain(std::iter::once(0xff))
+            .chain(key.bytes()),
+    );
     // splitmix64's finalizer.
     h = (h ^ (h >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     h = (h ^ (h >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
