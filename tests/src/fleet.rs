@@ -13,8 +13,6 @@ use kinform::controller::{Action, Controller};
 use parking_lot::Mutex;
 use tokio::sync::Notify;
 
-use crate::controller::factory;
-
 /// What every replica's work did, per cluster: which replicas run it now (never more than
 /// one, or [`FleetWitness::overlaps`] records it), how often it started, and each
 /// reconcile as `(cluster, key)`.
@@ -144,8 +142,7 @@ pub fn configmap_work(
         Box::pin(async move {
             let name = cluster.name().to_owned();
             witness.started(&name, &replica);
-            let factory = factory(cluster.client().clone());
-            let controller = Controller::<ConfigMap>::builder(&factory)
+            let controller = Controller::<ConfigMap>::builder(cluster.informers())
                 .name("fleet-test")
                 .build();
             let (w, n) = (witness.clone(), name.clone());
@@ -158,7 +155,6 @@ pub fn configmap_work(
                     stop.cancelled_owned(),
                 )
                 .await;
-            factory.shutdown().await;
             witness.stopped(&name, &replica);
         })
     }

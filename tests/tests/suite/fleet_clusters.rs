@@ -17,7 +17,7 @@ use kinform::controller::fleet::{
 use kinform::controller::shard::owner_of;
 use kinform::testing::TestApiServer;
 use kinform::{Api, Client};
-use kinform_tests::controller::configmap;
+use kinform_tests::controller::{configmap, factory};
 use kinform_tests::election::timing;
 use kinform_tests::fleet::{FleetWitness, configmap_work};
 
@@ -58,7 +58,9 @@ async fn a_fleet_follows_its_kubeconfig_directory() {
 
     let witness = FleetWitness::new();
     let provider = KubeconfigDir::new(dir.path()).poll(Duration::from_millis(100));
-    let fleet = Fleet::new("fleet-test", provider).unwrap();
+    let fleet = Fleet::new("fleet-test", provider)
+        .unwrap()
+        .informer_factory(factory);
     let handle = fleet.handle();
     let stop = CancellationToken::new();
     let run = tokio::spawn(fleet.run(
@@ -100,6 +102,16 @@ async fn a_fleet_follows_its_kubeconfig_directory() {
         })
         .await;
     assert!(!handle.engaged().contains(&"c1".to_owned()));
+    // Its informers were stopped with the work (the fleet shuts the engagement's factory
+    // down): with its watches ended, nothing lists or watches the cluster again.
+    let seen = servers[1].requests().len();
+    servers[1].faults().drop_watches();
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let after: Vec<String> = servers[1].requests().split_off(seen);
+    assert!(
+        after.is_empty(),
+        "a disengaged cluster's informers still run: {after:?}"
+    );
     configmap(&servers[1], "late");
 
     // A stopped server: the others still follow their changes.
@@ -183,7 +195,8 @@ impl Replica {
                 let fleet = Fleet::new("fleet-test", StaticClusters::new(clusters))
                     .unwrap()
                     .sharded(sharding)
-                    .unwrap();
+                    .unwrap()
+                    .informer_factory(factory);
                 handle_tx.send(fleet.handle()).unwrap();
                 tokio::select! {
                     () = fleet.run(configmap_work(witness, &replica), run_stop.cancelled_owned()) => {}
@@ -308,7 +321,9 @@ async fn a_fleet_follows_cluster_api_kubeconfig_secrets() {
     .unwrap();
     let witness = FleetWitness::new();
     let provider = KubeconfigSecrets::new(mgmt.client().unwrap()).namespace("default");
-    let fleet = Fleet::new("fleet-test", provider).unwrap();
+    let fleet = Fleet::new("fleet-test", provider)
+        .unwrap()
+        .informer_factory(factory);
     let handle = fleet.handle();
     let stop = CancellationToken::new();
     let run = tokio::spawn(fleet.run(

@@ -1,4 +1,4 @@
-//! The fleet's vocabulary: a [`Cluster`] (a name and a client), the [`ClusterSink`] a
+//! The fleet's vocabulary: a [`Cluster`] (a name, a client and its informers), the [`ClusterSink`] a
 //! provider reports into, and the [`ClusterProvider`] trait.
 
 use std::collections::BTreeMap;
@@ -13,8 +13,16 @@ use tokio_util::sync::CancellationToken;
 
 use kinform_client::Client;
 
+use crate::informer::InformerFactory;
+
 /// One member cluster of a fleet: its name (unique in the fleet, the key that assigns it to
-/// a replica) and a client of it. Cheap to clone.
+/// a replica), a client of it and an informer factory of that client. Cheap to clone.
+///
+/// The cluster the fleet hands to the work of one engagement carries a factory made for
+/// that engagement (by [`Fleet::informer_factory`](super::Fleet::informer_factory)'s
+/// maker), which the fleet shuts down once the work ended: a disengaged cluster's
+/// informers stop and their caches are freed with the work's last handle, without the work
+/// doing anything.
 ///
 /// Every [`Cluster::new`] gets a new generation: a provider that reports a cluster again
 /// under the same name (a kubeconfig file rewritten with a new server or token) makes the
@@ -23,6 +31,7 @@ use kinform_client::Client;
 pub struct Cluster {
     name: Arc<str>,
     client: Client,
+    informers: InformerFactory,
     generation: u64,
 }
 
@@ -32,6 +41,7 @@ impl Cluster {
         static GENERATIONS: AtomicU64 = AtomicU64::new(1);
         Self {
             name: name.into().into(),
+            informers: InformerFactory::new(client.clone()),
             client,
             generation: GENERATIONS.fetch_add(1, Ordering::Relaxed),
         }
@@ -45,6 +55,18 @@ impl Cluster {
     /// A client of the cluster.
     pub fn client(&self) -> &Client {
         &self.client
+    }
+
+    /// The informer factory of the cluster: in the work of an engagement, the one made for
+    /// it, which the fleet shuts down when the work ends (see [`Cluster`]).
+    pub fn informers(&self) -> &InformerFactory {
+        &self.informers
+    }
+
+    /// The same cluster with the informer factory of one engagement.
+    pub(crate) fn with_informers(mut self, informers: InformerFactory) -> Self {
+        self.informers = informers;
+        self
     }
 
     /// Which report of the cluster this is (grows with every [`Cluster::new`]).

@@ -3,7 +3,8 @@
 //! Platform teams run one controller against cluster fleets, kcp workspaces or Cluster API
 //! management clusters. The pieces:
 //!
-//! - [`Cluster`]: a member cluster, its name in the fleet and a client of it.
+//! - [`Cluster`]: a member cluster, its name in the fleet, a client of it and, for each
+//!   engagement, an informer factory the fleet shuts down when the work ends.
 //! - [`ClusterProvider`]: where clusters come from, reporting them into a [`ClusterSink`]
 //!   as they come, change and go. Provided: [`KubeconfigDir`] (one kubeconfig file per
 //!   cluster in a watched directory), [`KubeconfigSecrets`] (Cluster API's
@@ -23,14 +24,12 @@
 //! use k8s_openapi::api::core::v1::ConfigMap;
 //! use kinform_runtime::controller::fleet::{Fleet, KubeconfigDir};
 //! use kinform_runtime::controller::{Action, Controller};
-//! use kinform_runtime::informer::InformerFactory;
 //!
 //! let fleet = Fleet::new("configmap-audit", KubeconfigDir::new("/etc/fleet"))?;
 //! fleet
 //!     .run(
 //!         |cluster, stop| async move {
-//!             let factory = InformerFactory::new(cluster.client().clone());
-//!             let controller = Controller::<ConfigMap>::builder(&factory).build();
+//!             let controller = Controller::<ConfigMap>::builder(cluster.informers()).build();
 //!             let name = cluster.name().to_owned();
 //!             controller
 //!                 .run(
@@ -44,7 +43,6 @@
 //!                     stop.cancelled_owned(),
 //!                 )
 //!                 .await;
-//!             factory.shutdown().await;
 //!         },
 //!         kinform_runtime::controller::shutdown_signal(),
 //!     )

@@ -16,8 +16,9 @@ use tokio_util::sync::CancellationToken;
 use super::cluster::{Cluster, ClusterProvider, ClusterSink};
 use crate::controller::shard::membership::{self, MemberTable};
 use crate::controller::shard::{fnv1a64, owner_of, validate_controller_name};
+use crate::informer::InformerFactory;
 use crate::leader::{ConfigError, LeaderCallbacks, LeaderElectionConfig, LeaderElector, LeaseLock};
-use kinform_client::Api;
+use kinform_client::{Api, Client};
 
 /// How a fleet's replicas share its clusters: each replica keeps a member Lease; each
 /// cluster is assigned by rendezvous hashing of its name over the live members, and run
@@ -165,8 +166,12 @@ pub struct Fleet<P> {
     name: String,
     provider: P,
     sharding: Option<FleetSharding>,
+    informers: MakeInformers,
     handle: FleetHandle,
 }
+
+/// Makes the informer factory of one engagement of a cluster.
+type MakeInformers = Arc<dyn Fn(Client) -> InformerFactory + Send + Sync>;
 
 impl<P: ClusterProvider> Fleet<P> {
     /// A fleet named `name` (it begins its Lease names: the rules of
@@ -179,6 +184,7 @@ impl<P: ClusterProvider> Fleet<P> {
             name,
             provider,
             sharding: None,
+            informers: Arc::new(InformerFactory::new),
             handle: FleetHandle::default(),
         })
     }
@@ -198,6 +204,17 @@ impl<P: ClusterProvider> Fleet<P> {
         }
         self.sharding = Some(sharding);
         Ok(self)
+    }
+
+    /// How each engagement's informer factory ([`Cluster::informers`]) is made from the
+    /// cluster's client (default: [`InformerFactory::new`]); for a resync period, a scope
+    /// or other options of [`InformerFactory::builder`].
+    pub fn informer_factory(
+        mut self,
+        make: impl Fn(Client) -> InformerFactory + Send + Sync + 'static,
+    ) -> Self {
+        self.informers = Arc::new(make);
+        self
     }
 
     /// A view of the fleet's clusters, valid before and during [`run`](Self::run).
@@ -229,6 +246,7 @@ impl<P: ClusterProvider> Fleet<P> {
             fleet: self.name.clone(),
             sharding: self.sharding.clone(),
             handle: self.handle.clone(),
+            informers: self.informers.clone(),
             engage: Box::new(move |c, t| Box::pin(engage(c, t))),
         });
         let mut supervisors: BTreeMap<String, Supervisor> = BTreeMap::new();
@@ -280,7 +298,18 @@ struct Shared {
     fleet: String,
     sharding: Option<FleetSharding>,
     handle: FleetHandle,
+    informers: MakeInformers,
     engage: EngageFn,
+}
+
+impl Shared {
+    /// Runs the user's work for one engagement of `cluster` with an informer factory of its
+    /// own, and shuts that factory down once the work ended.
+    async fn work(&self, cluster: Cluster, stop: CancellationToken) {
+        let informers = (self.informers)(cluster.client().clone());
+        (self.engage)(cluster.with_informers(informers.clone()), stop).await;
+        informers.shutdown().await;
+    }
 }
 
 /// The clusters this replica may engage.
@@ -435,7 +464,7 @@ async fn engagement(cluster: Cluster, token: CancellationToken, shared: Arc<Shar
     let name = cluster.name().to_owned();
     let Some(sharding) = &shared.sharding else {
         shared.handle.set(&name, ClusterPhase::Engaged);
-        (shared.engage)(cluster, token).await;
+        shared.work(cluster, token).await;
         return;
     };
     shared.handle.set(&name, ClusterPhase::Acquiring);
@@ -449,7 +478,7 @@ async fn engagement(cluster: Cluster, token: CancellationToken, shared: Arc<Shar
         let (cluster, shared) = (cluster.clone(), started.clone());
         async move {
             shared.handle.set(cluster.name(), ClusterPhase::Engaged);
-            (shared.engage)(cluster, leading).await;
+            shared.work(cluster, leading).await;
         }
     });
     let config = sharding.timing.clone().release_on_cancel(true);
