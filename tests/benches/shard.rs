@@ -31,6 +31,13 @@
 //!   until every Widget is labelled for its owner among the survivors (the 4 s lease
 //!   duration, plus the moves).
 //!
+//! With `--io-latency-ms=<ms>`, every request the server receives during the update phase
+//! waits that long first (`Faults::set_latency`), so a reconcile awaits I/O as it does
+//! against a distant API server, and the throughput shows what sharding is for rather than
+//! the two cores the replicas share; `--workers=<n>` sets each replica's reconcile workers
+//! (default 4). Beside the throughput, each process's CPU time during the update phase
+//! (`utime + stime` of `/proc/<pid>/stat`) shows the sharder's own cost.
+//!
 //! Then the sharder's extra cache: one process syncs a full informer of every Widget,
 //! another a metadata-only one (`PartialObjectMetadata`, what the sharder keeps), each
 //! reported less the growth of an informer of no Widget.
@@ -39,6 +46,7 @@
 //!
 //! ```text
 //! cargo bench -p kinform-tests --bench shard -- [objects=10000] [payload=4096]
+//! cargo bench -p kinform-tests --bench shard -- 2000 4096 --io-latency-ms=10 --workers=1
 //! ```
 
 use std::io::Write as _;
@@ -66,6 +74,8 @@ const SHARD: &str = "shard.kinform.io/widgets";
 const DRAIN: &str = "drain.shard.kinform.io/widgets";
 /// Bounds every wait of the benchmark.
 const LIMIT: Duration = Duration::from_secs(300);
+/// Each replica's reconcile workers (`--workers=`), passed to the children.
+static WORKERS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
 
 fn main() {
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -75,6 +85,16 @@ fn main() {
     match std::env::var("SHARD_BENCH_ROLE") {
         Ok(role) => runtime.block_on(child(&role)),
         Err(_) => {
+            let flag = |name: &str| {
+                std::env::args()
+                    .find_map(|a| a.strip_prefix(name).map(str::to_owned))
+                    .map(|v| v.parse::<u64>().expect("a number after {name}"))
+            };
+            let io = Duration::from_millis(flag("--io-latency-ms=").unwrap_or(0));
+            let workers = flag("--workers=").map_or(ReplicaOptions::default().workers, |w| {
+                usize::try_from(w).expect("a worker count")
+            });
+            WORKERS.set(workers).expect("set once");
             let args: Vec<usize> = std::env::args()
                 .skip(1)
                 .filter(|a| !a.starts_with("--"))
@@ -82,7 +102,7 @@ fn main() {
                 .collect();
             let objects = args.first().copied().unwrap_or(10_000);
             let payload = args.get(1).copied().unwrap_or(4096);
-            runtime.block_on(orchestrate(objects, payload));
+            runtime.block_on(orchestrate(objects, payload, io));
         }
     }
 }
@@ -163,6 +183,10 @@ async fn child(role: &str) {
     let options = ReplicaOptions {
         sharded: role != "plain",
         overlap_window: Duration::ZERO,
+        workers: std::env::var("SHARD_BENCH_WORKERS")
+            .ok()
+            .and_then(|w| w.parse().ok())
+            .unwrap_or(ReplicaOptions::default().workers),
         role: match role {
             "member" => ShardRole::Member,
             "sharder" => ShardRole::Sharder,
@@ -227,6 +251,10 @@ impl Proc {
             .env("SHARD_BENCH_URL", server.url())
             .env("SHARD_BENCH_TOKEN", server.token_for(id, &[]))
             .env("SHARD_BENCH_ID", id)
+            .env(
+                "SHARD_BENCH_WORKERS",
+                WORKERS.get().copied().unwrap_or(4).to_string(),
+            )
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .kill_on_drop(true)
@@ -268,6 +296,25 @@ impl Proc {
 
     fn reported(&self) -> bool {
         self.status.lock().is_some()
+    }
+
+    /// The CPU time the process has used (`utime + stime`, in the kernel's 100 Hz ticks).
+    fn cpu(&self) -> Duration {
+        let stat = self
+            .child
+            .id()
+            .and_then(|pid| std::fs::read_to_string(format!("/proc/{pid}/stat")).ok())
+            .unwrap_or_default();
+        // The fields after the command name, which is in parentheses and may hold spaces.
+        let fields: Vec<u64> = stat
+            .rsplit_once(')')
+            .map(|(_, rest)| rest)
+            .unwrap_or_default()
+            .split_whitespace()
+            .map(|f| f.parse().unwrap_or(0))
+            .collect();
+        let ticks = fields.get(11).copied().unwrap_or(0) + fields.get(12).copied().unwrap_or(0);
+        Duration::from_millis(ticks * 10)
     }
 
     async fn kill(mut self) {
@@ -365,6 +412,8 @@ struct Row {
     layout: Layout,
     sync: Duration,
     throughput: f64,
+    /// Per process: id and CPU time during the update phase.
+    cpu: Vec<(String, Duration)>,
     /// Per process: id, RSS growth, whether it was the sharder, its child role, live heap
     /// growth.
     memory: Vec<(String, u64, bool, &'static str, u64)>,
@@ -380,7 +429,7 @@ async fn populate(objects: usize, payload: usize) -> (TestApiServer, Api<Widget>
 }
 
 /// Runs the replicas of `layout` through the workload.
-async fn run(layout: Layout, objects: usize, payload: usize) -> Row {
+async fn run(layout: Layout, objects: usize, payload: usize, io: Duration) -> Row {
     let (server, api) = populate(objects, payload).await;
     let meta = Api::<PartialObjectMetadata>::metadata_namespaced(
         server.client().expect("a client"),
@@ -415,15 +464,24 @@ async fn run(layout: Layout, objects: usize, payload: usize) -> Row {
             (p.id.clone(), s.growth(), s.sharder, role, s.heap_growth())
         })
         .collect();
+    let cpu_before: Vec<Duration> = procs.iter().map(Proc::cpu).collect();
+    server.faults().set_latency(io);
     let updated = Instant::now();
     set_widget_values(&api, (0..objects).map(widget_name), 1).await;
     wait_for("updates", async || settled(&meta, &members, 1).await).await;
     #[allow(clippy::cast_precision_loss)]
     let throughput = objects as f64 / updated.elapsed().as_secs_f64();
+    server.faults().set_latency(Duration::ZERO);
+    let cpu = procs
+        .iter()
+        .zip(cpu_before)
+        .map(|(p, before)| (p.id.clone(), p.cpu().saturating_sub(before)))
+        .collect();
     let mut row = Row {
         layout,
         sync,
         throughput,
+        cpu,
         memory,
         join: None,
         crash: None,
@@ -485,8 +543,11 @@ async fn fixed_cost(role: &'static str) -> u64 {
     growth
 }
 
-async fn orchestrate(objects: usize, payload: usize) {
-    eprintln!("sharding benchmark: {objects} Widgets of {payload} payload bytes");
+async fn orchestrate(objects: usize, payload: usize, io: Duration) {
+    let workers = WORKERS.get().copied().unwrap_or(4);
+    eprintln!(
+        "sharding benchmark: {objects} Widgets of {payload} payload bytes, {workers} workers per replica, {io:?} of server latency per request during the updates"
+    );
     let roles = ["plain", "replica", "member", "sharder"];
     let mut fixed = std::collections::BTreeMap::new();
     for role in roles {
@@ -507,7 +568,7 @@ async fn orchestrate(objects: usize, payload: usize) {
         Layout::Apart(2),
         Layout::Apart(4),
     ] {
-        let row = run(layout, objects, payload).await;
+        let row = run(layout, objects, payload, io).await;
         eprintln!(
             "  {}: sync {:?}, {:.0} reconciles/s",
             layout.label(),
@@ -564,6 +625,32 @@ async fn orchestrate(objects: usize, payload: usize) {
             ratios.join(", "),
             opt(row.join),
             opt(row.crash)
+        );
+    }
+    // Scale-out: each layout's throughput against the one sharded replica's, and the CPU
+    // each process spent on the update phase.
+    let one = rows
+        .iter()
+        .find(|r| r.layout == Layout::Replicas(1))
+        .map_or(f64::NAN, |r| r.throughput);
+    println!(
+        "\n| replicas | reconciles/s (all) | vs 1 sharded replica | target 0.8 x N | CPU during the updates per process (s) |"
+    );
+    println!("|---|---|---|---|---|");
+    for row in &rows {
+        #[allow(clippy::cast_precision_loss)]
+        let target = 0.8 * row.layout.n() as f64;
+        let cpu: Vec<String> = row
+            .cpu
+            .iter()
+            .map(|(id, d)| format!("{id} {:.2}", d.as_secs_f64()))
+            .collect();
+        println!(
+            "| {} | {:.0} | {:.2}x | {target:.1}x | {} |",
+            row.layout.label(),
+            row.throughput,
+            row.throughput / one,
+            cpu.join(", ")
         );
     }
     println!(
