@@ -102,6 +102,20 @@ impl<L: ResourceLock> LeaderElector<L> {
         })
     }
 
+    /// Starts from a record of the lock observed elsewhere in this process, first seen
+    /// unchanged at `at` on the same clock: if the lock still holds that record, its lease
+    /// runs from `at`, as if this candidate had been watching since (client-go's rule, with
+    /// an earlier observation). A fleet's replica that lists every Lease keeps such
+    /// observations, so a dead replica's cluster is taken over one lease duration after its
+    /// last renewal rather than one after the new owner first looks.
+    pub(crate) fn observed_since(self, record: LeaderElectionRecord, at: Instant) -> Self {
+        *self.observed.lock() = Observed {
+            record: Some(record),
+            time: Some(at),
+        };
+        self
+    }
+
     /// The lock.
     pub fn lock(&self) -> &L {
         &self.lock

@@ -312,6 +312,57 @@ async fn expired_lease_of_a_vanished_holder_is_taken_over() {
     assert!(log.lock().contains(&("a".into(), "new:ghost".into())));
 }
 
+/// An elector seeded with an observation made earlier in the process (a fleet's Lease
+/// lists) counts the unchanged record's lease from then; a record that changed since is
+/// observed afresh.
+#[tokio::test(start_paused = true)]
+async fn an_earlier_observation_of_an_unchanged_record_counts() {
+    let ghost = LeaderElectionRecord {
+        holder_identity: "ghost".into(),
+        lease_duration_seconds: 15,
+        ..Default::default()
+    };
+    for changed in [false, true] {
+        let store = Arc::new(Mutex::new(Store::default()));
+        store.lock().record = Some(ghost.clone());
+        let seen_at = Instant::now();
+        tokio::time::sleep(Duration::from_secs(10)).await;
+        if changed {
+            store.lock().record.as_mut().unwrap().leader_transitions = 1;
+        }
+        let lock = MemLock {
+            store: store.clone(),
+            identity: "a".into(),
+            read_version: Mutex::new(None),
+            cut: Arc::new(AtomicBool::new(false)),
+        };
+        let callbacks = LeaderCallbacks::new(|token: CancellationToken| async move {
+            token.cancelled().await;
+        });
+        let elector = LeaderElector::new(lock, LeaderElectionConfig::default(), callbacks)
+            .unwrap()
+            .observed_since(ghost.clone(), seen_at);
+        let cancel = CancellationToken::new();
+        let task = tokio::spawn({
+            let cancel = cancel.clone();
+            async move { elector.run(cancel).await }
+        });
+        tokio::time::sleep(Duration::from_secs(30)).await;
+        let taken = store.lock().history[0].0;
+        if changed {
+            // Observed afresh at 10 s: honoured until 25 s.
+            assert!(taken > seen_at + Duration::from_secs(25), "{changed}");
+        } else {
+            // Seen at 0 s: expired at 15 s, 5 s after this elector started, and taken at
+            // the next attempt (a retry period of 2 s plus up to 1.2x of jitter).
+            assert!(taken > seen_at + Duration::from_secs(15), "{changed}");
+            assert!(taken < seen_at + Duration::from_millis(19_500), "{changed}");
+        }
+        cancel.cancel();
+        let _ = task.await;
+    }
+}
+
 #[tokio::test(start_paused = true)]
 async fn release_waits_for_the_leading_work_to_drain() {
     let store = Arc::new(Mutex::new(Store::default()));

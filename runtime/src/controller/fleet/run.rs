@@ -154,7 +154,10 @@ impl FleetHandle {
 ///   replica engages a cluster only while it holds that Lease, and releases it only after
 ///   the work stopped: on a hand-over the previous replica drains first, and two replicas
 ///   never run one cluster at once, even while their views of the membership differ. A
-///   dead replica's clusters move when their Leases expire.
+///   dead replica's clusters move when their Leases expire, each counted from the last
+///   renewal this replica's membership lists saw (they list the cluster Leases too), so
+///   a fail-over takes one lease duration, not a second one from the new owner's first
+///   look.
 /// - **Work that ends by itself** (it returned before `stop`, or lost its cluster Lease)
 ///   is a warning and is started again after a backoff (1 s, doubling up to 60 s).
 ///
@@ -236,15 +239,23 @@ impl<P: ClusterProvider> Fleet<P> {
             None => Assignment::All,
             Some(_) => Assignment::Members(Vec::new()),
         });
+        // The member Leases, and the cluster Leases of the same lists, as observed here.
+        let table = Arc::new(Mutex::new(
+            MemberTable::new(&self.name).also_observing(cluster_lease_prefix(&self.name)),
+        ));
         // Unsharded, nothing changes the assignment: the sender is dropped, and the
         // supervisors keep its one value.
         let membership = self.sharding.clone().map(|sharding| {
             let (name, handle, stop) = (self.name.clone(), self.handle.clone(), stop.clone());
-            tokio::spawn(keep_membership(name, sharding, members_tx, handle, stop))
+            let table = table.clone();
+            tokio::spawn(keep_membership(
+                name, sharding, table, members_tx, handle, stop,
+            ))
         });
         let shared = Arc::new(Shared {
             fleet: self.name.clone(),
             sharding: self.sharding.clone(),
+            leases: table,
             handle: self.handle.clone(),
             informers: self.informers.clone(),
             engage: Box::new(move |c, t| Box::pin(engage(c, t))),
@@ -297,6 +308,8 @@ type EngageFn = Box<
 struct Shared {
     fleet: String,
     sharding: Option<FleetSharding>,
+    /// The Leases as the membership last listed them.
+    leases: Arc<Mutex<MemberTable>>,
     handle: FleetHandle,
     informers: MakeInformers,
     engage: EngageFn,
@@ -468,11 +481,15 @@ async fn engagement(cluster: Cluster, token: CancellationToken, shared: Arc<Shar
         return;
     };
     shared.handle.set(&name, ClusterPhase::Acquiring);
-    let lock = LeaseLock::new(
-        sharding.leases.clone(),
-        cluster_lease_name(&shared.fleet, &name),
-        sharding.identity.clone(),
-    );
+    let lease = cluster_lease_name(&shared.fleet, &name);
+    // What the membership's lists saw of the cluster's Lease: a dead holder's lease then
+    // runs from its last renewal seen here, not from this elector's first look.
+    let seen = shared
+        .leases
+        .lock()
+        .observation(&lease)
+        .filter(|(record, _)| record.holder_identity != sharding.identity);
+    let lock = LeaseLock::new(sharding.leases.clone(), lease, sharding.identity.clone());
     let started = shared.clone();
     let callbacks = LeaderCallbacks::new(move |leading: CancellationToken| {
         let (cluster, shared) = (cluster.clone(), started.clone());
@@ -484,12 +501,21 @@ async fn engagement(cluster: Cluster, token: CancellationToken, shared: Arc<Shar
     let config = sharding.timing.clone().release_on_cancel(true);
     match LeaderElector::new(lock, config, callbacks) {
         Ok(elector) => {
+            let elector = match seen {
+                Some((record, at)) => elector.observed_since(record, at),
+                None => elector,
+            };
             elector.run(token).await;
         }
         Err(error) => {
             tracing::warn!(fleet = %shared.fleet, cluster = %name, %error, "cannot compete for the cluster's Lease");
         }
     }
+}
+
+/// The prefix of every cluster Lease of `fleet`.
+fn cluster_lease_prefix(fleet: &str) -> String {
+    format!("{fleet}-cluster-")
 }
 
 /// The Lease under which one replica runs `cluster`: `<fleet>-cluster-<name>-<hash>`, the
@@ -506,10 +532,11 @@ pub(crate) fn cluster_lease_name(fleet: &str, cluster: &str) -> String {
     }
     let part = part.trim_matches('-');
     let hash = fnv1a64(cluster.bytes());
+    let prefix = cluster_lease_prefix(fleet);
     if part.is_empty() {
-        format!("{fleet}-cluster-{hash:016x}")
+        format!("{prefix}{hash:016x}")
     } else {
-        format!("{fleet}-cluster-{part}-{hash:016x}")
+        format!("{prefix}{part}-{hash:016x}")
     }
 }
 
@@ -518,11 +545,11 @@ pub(crate) fn cluster_lease_name(fleet: &str, cluster: &str) -> String {
 async fn keep_membership(
     fleet: String,
     sharding: FleetSharding,
+    table: Arc<Mutex<MemberTable>>,
     members: watch::Sender<Assignment>,
     handle: FleetHandle,
     stop: CancellationToken,
 ) {
-    let table = Mutex::new(MemberTable::new(&fleet));
     let timing = sharding.timing.clone();
     loop {
         let lock = LeaseLock::new(

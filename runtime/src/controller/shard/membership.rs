@@ -180,6 +180,9 @@ pub(crate) struct MemberTable {
     prefix: String,
     leases: BTreeMap<String, Observed>,
     live: Vec<String>,
+    /// Other Leases of the same lists kept as observed (not members), by a name prefix.
+    others_prefix: Option<String>,
+    others: BTreeMap<String, Observed>,
 }
 
 impl MemberTable {
@@ -188,7 +191,22 @@ impl MemberTable {
             prefix: lease_prefix(controller),
             leases: BTreeMap::new(),
             live: Vec::new(),
+            others_prefix: None,
+            others: BTreeMap::new(),
         }
+    }
+
+    /// Also keeps the observations of the listed Leases whose names begin with `prefix`
+    /// (a fleet's cluster Leases), for [`observation`](Self::observation).
+    pub(crate) fn also_observing(mut self, prefix: String) -> Self {
+        self.others_prefix = Some(prefix);
+        self
+    }
+
+    /// A Lease kept by [`also_observing`](Self::also_observing): its record as last listed
+    /// and when (on this replica's clock) that record was first seen unchanged.
+    pub(crate) fn observation(&self, lease: &str) -> Option<(LeaderElectionRecord, Instant)> {
+        self.others.get(lease).map(|o| (o.record.clone(), o.at))
     }
 
     /// The live members, sorted.
@@ -201,21 +219,31 @@ impl MemberTable {
     pub(crate) fn observe(&mut self, leases: Vec<Lease>) -> Change {
         let now = Instant::now();
         let mut seen = BTreeMap::new();
+        let mut others = BTreeMap::new();
         for lease in leases {
             let Some(name) = lease.metadata.name.clone() else {
                 continue;
             };
-            if !name.starts_with(&self.prefix) {
+            let (previous, into) = if name.starts_with(&self.prefix) {
+                (&self.leases, &mut seen)
+            } else if self
+                .others_prefix
+                .as_ref()
+                .is_some_and(|p| name.starts_with(p))
+            {
+                (&self.others, &mut others)
+            } else {
                 continue;
-            }
+            };
             let record = LeaderElectionRecord::from_lease_spec(&lease.spec.unwrap_or_default());
-            let at = match self.leases.get(&name) {
+            let at = match previous.get(&name) {
                 Some(o) if o.record == record => o.at,
                 _ => now,
             };
-            seen.insert(name, Observed { record, at });
+            into.insert(name, Observed { record, at });
         }
         self.leases = seen;
+        self.others = others;
         self.recompute(now)
     }
 
