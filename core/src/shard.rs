@@ -823,6 +823,35 @@ mod tests {
         );
     }
 
+    proptest::proptest! {
+        /// Any selector prints as text that parses back to it, with or without the spaces
+        /// and with either quote; and a value is matched by the ranges its hash falls in.
+        #[test]
+        fn display_parses_back(
+            namespace in proptest::bool::ANY,
+            bounds in proptest::collection::vec((proptest::num::u64::ANY, 1u128..=HASH_SPACE_END), 1..4),
+            compact in proptest::bool::ANY,
+            value in "[a-z0-9-]{0,40}",
+        ) {
+            let field = if namespace { ShardField::Namespace } else { ShardField::Uid };
+            let ranges: Vec<ShardRange> = bounds
+                .into_iter()
+                .map(|(a, b)| {
+                    let (lo, hi) = (u128::from(a).min(b - 1), u128::from(a).max(b - 1) + 1);
+                    ShardRange::new(field, lo as u64, hi).unwrap()
+                })
+                .collect();
+            let s = ShardSelector::new(ranges).unwrap();
+            let text = s.to_string();
+            let text = if compact { text.replace(", ", ",").replace(" || ", "||").replace('\'', "\"") } else { text };
+            let back = ShardSelector::parse(&text).unwrap();
+            proptest::prop_assert_eq!(&back, &s);
+            let h = fnv1a64(value.bytes());
+            let inside = s.ranges().iter().any(|r| u128::from(h) >= u128::from(r.start()) && u128::from(h) < r.end());
+            proptest::prop_assert_eq!(s.matches_value(&value), inside);
+        }
+    }
+
     #[test]
     fn ranges_are_half_open_and_nth_covers_the_space() {
         let r = ShardRange::new(ShardField::Uid, 10, 20).unwrap();
