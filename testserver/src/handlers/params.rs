@@ -117,9 +117,11 @@ impl Shard {
     /// (`apiserver/pkg/endpoints/handlers/get.go`) answers any failure of that decoding with
     /// `errors.NewBadRequest`: 400, reason BadRequest, for LIST and WATCH alike (and
     /// DELETECOLLECTION, which decodes the same options). The merged parser is CEL-based
-    /// (`apiserver/pkg/sharding/parser.go`); its call site in the merged handlers was not in
-    /// the sources at hand, and an earlier note that the answer is a 500 could not be
-    /// confirmed there, so this follows the decoding path above.
+    /// (`apiserver/pkg/sharding/parser.go`); the review of kubernetes/kubernetes#136657 has it
+    /// registered (a singleton set at init) for that decoding and its errors "bubbled up"
+    /// from there rather than from `ValidateListOptions` (which would be a 422). Its call site
+    /// in the merged code was not in the sources at hand, and an earlier note that the answer
+    /// is a 500 could not be confirmed, so this follows the decoding path above.
     fn parse(q: &Query, gate: bool) -> Result<Option<Self>, ApiError> {
         let Some(text) = q.get("shardSelector").filter(|_| gate) else {
             return Ok(None);
