@@ -29,7 +29,8 @@
 //! [`ObjectList::shard_info`](crate::ObjectList::shard_info)); a server without the feature
 //! (or with the gate off) ignores the parameter as it ignores any unknown one, answers the
 //! whole collection and no `shardInfo`, and a client then filters on its own side with
-//! [`ShardSelector::matches`].
+//! [`ShardSelector::matches`]. A WATCH has no such echo (a watch event has no field for it):
+//! a client learns whether the server shards from a LIST with the same selector first.
 //!
 //! What is alpha (Kubernetes 1.36): the `shardSelector` field of `ListOptions`, `ShardInfo` in
 //! `ListMeta`, the `shardRange()` grammar and its two fields; all may change before beta.
