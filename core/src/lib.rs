@@ -1,8 +1,8 @@
 //! # kinform-core
 //!
 //! The vocabulary every other kinform crate speaks, with no I/O: what a Kubernetes resource
-//! is ([`Resource`], [`HasMetadata`], [`ApiResource`]), label and field selectors, the
-//! `namespace/name` cache keys ([`ObjectKey`]), the parameters of list and watch requests,
+//! is ([`Resource`], [`HasMetadata`], [`ApiResource`]), label and field selectors, shard
+//! selectors of server-side sharded list and watch (`shard`), the `namespace/name` cache keys ([`ObjectKey`]), the parameters of list and watch requests,
 //! decoded list pages and watch events, object transforms, the structural defaulting of custom
 //! resources (`defaulting`: the explicit operation; decoding never defaults), the value types
 //! that keep what was sent (`value`: quantities, timestamps, conditions), server-side apply's
@@ -23,6 +23,7 @@ pub mod lean;
 pub mod params;
 pub mod resource;
 pub mod selector;
+pub mod shard;
 pub mod transform;
 pub mod value;
 pub mod watch_event;
@@ -32,6 +33,7 @@ pub use lean::{Lean, LeanError};
 pub use params::{ListParams, ResourceVersionMatch, WatchParams};
 pub use resource::{ApiResource, HasMetadata, Resource, Scope};
 pub use selector::{FieldSelector, LabelSelector};
+pub use shard::{ShardField, ShardInfo, ShardRange, ShardSelector, ShardSelectorError};
 pub use transform::Transform;
 pub use watch_event::{Bookmark, INITIAL_EVENTS_END_ANNOTATION, ObjectList, WatchEvent};
 

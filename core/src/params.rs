@@ -36,6 +36,12 @@ pub struct ListParams {
     pub resource_version_match: Option<ResourceVersionMatch>,
     /// `timeoutSeconds`.
     pub timeout_seconds: Option<u32>,
+    /// `shardSelector` (KEP-5866, alpha in Kubernetes 1.36): only the objects whose hashed
+    /// field falls in the selector's ranges, e.g.
+    /// `ShardSelector::nth(ShardField::Uid, 0, 2)?.to_string()` (module
+    /// [`shard`](crate::shard)). A server without the feature ignores it and answers the whole
+    /// collection: [`ObjectList::shard_info`](crate::ObjectList::shard_info) tells which.
+    pub shard_selector: Option<String>,
 }
 
 /// Parameters of a WATCH request.
@@ -55,4 +61,8 @@ pub struct WatchParams {
     pub allow_watch_bookmarks: bool,
     /// `sendInitialEvents`: stream the current state first (streaming list).
     pub send_initial_events: bool,
+    /// `shardSelector` (KEP-5866, alpha in Kubernetes 1.36): only the events of objects whose
+    /// hashed field falls in the selector's ranges (bookmarks are not filtered); see
+    /// [`ListParams::shard_selector`] and module [`shard`](crate::shard).
+    pub shard_selector: Option<String>,
 }

@@ -4,6 +4,8 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ListMeta, Status};
 
+use crate::shard::ShardInfo;
+
 /// The annotation a BOOKMARK carries at the end of the initial events of a streaming list.
 pub const INITIAL_EVENTS_END_ANNOTATION: &str = "k8s.io/initial-events-end";
 
@@ -12,6 +14,11 @@ pub const INITIAL_EVENTS_END_ANNOTATION: &str = "k8s.io/initial-events-end";
 pub struct ObjectList<K> {
     /// `metadata`: resourceVersion, continue token, remainingItemCount.
     pub metadata: ListMeta,
+    /// `metadata.shardInfo`: set when the server honoured the request's shard selector and
+    /// this page is that shard (module [`shard`](crate::shard)). Decoded here because
+    /// k8s-openapi's `ListMeta` has the field only from Kubernetes 1.36 on; at 1.36 and later
+    /// `metadata.shard_info` holds the same.
+    pub shard_info: Option<ShardInfo>,
     /// The objects.
     pub items: Vec<K>,
 }

@@ -10,7 +10,7 @@
 //! `kinform::testing::…`). The layers, what each may import and the flow of one object from
 //! the API server to a reconcile are mapped in the repository's `ARCHITECTURE.md`:
 //!
-//! - [`kinform_core`]: the vocabulary ([`resource`], [`selector`], keys, list/watch
+//! - [`kinform_core`]: the vocabulary ([`resource`], [`selector`], [`shard`] selectors, keys, list/watch
 //!   parameters, watch events, transforms, [`defaulting`], exact [`value`]s, [`crd`] building);
 //! - [`kinform_client`] as [`client`]: config, transport, `Api<K>`, discovery, connect, and
 //!   the list/watch decoding pipeline;
@@ -72,7 +72,7 @@
 pub use kinform_client as client;
 #[cfg(feature = "derive")]
 pub use kinform_core::crd;
-pub use kinform_core::{apply, defaulting, lean, resource, selector, value};
+pub use kinform_core::{apply, defaulting, lean, resource, selector, shard, value};
 pub use kinform_runtime::{
     admin, consistency, controller, events, fifo, informer, leader, lister, reflector, store,
     workqueue,

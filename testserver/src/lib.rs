@@ -30,6 +30,16 @@
 //!   kubelet's answers for a pod not yet running, or the text a test sets), `pods/eviction`
 //!   honouring PodDisruptionBudgets (`kubectl drain`), `pods/binding` and the `bindings`
 //!   collection (custom schedulers), `pods/ephemeralcontainers` (`kubectl debug`);
+//! - server-side sharded list and watch (KEP-5866, alpha in Kubernetes 1.36, behind
+//!   [`TestApiServerBuilder::sharded_list_and_watch`], off by default as kube-apiserver's
+//!   `ShardedListAndWatch` gate): `shardSelector` on LIST (every page of a paged one), WATCH
+//!   (streaming lists included) and DELETECOLLECTION of every resource, built-in or custom,
+//!   parsed by `kinform_core::shard` (the `shardRange()` grammar, FNV-1a 64 of `metadata.uid`
+//!   or `metadata.namespace`, `[start, end)` ranges joined by `||`); `metadata.shardInfo` with
+//!   the selector as sent, and no `remainingItemCount`, on a sharded LIST; bookmarks not
+//!   filtered; a selector that does not parse refused with 400 BadRequest
+//!   `invalid shard selector: ...` (module `handlers::params`, `Shard`, says where that
+//!   comes from); with the gate off the parameter is ignored like any unknown one;
 //! - CRD registration (`registry`) and faults switchable at run time ([`Faults`]);
 //! - HTTPS with a CA of its own, written into its kubeconfig
 //!   ([`TestApiServerBuilder::https`], the binary's default; module `server::tls`);
@@ -95,6 +105,13 @@
 //!   create's entry may own a node the real typed object always carries); managedFields of
 //!   the server's own writes (its Rust API, preloading, garbage collection), left as they
 //!   were;
+//! - of sharded list and watch (KEP-5866, `sharded_list_and_watch`): the `shardSelector`
+//!   parameter is not in the served OpenAPI documents (they are v1.35's, which predate it,
+//!   so a client probing `/openapi/v3` for support finds none); the watch cache's shard
+//!   metrics; the text after `invalid shard selector: ` is kinform's own wording (the status,
+//!   reason and prefix are kube-apiserver's); of CEL's string forms only plain single- or
+//!   double-quoted strings are read (escapes, raw, triple-quoted and bytes literals are
+//!   refused, where kube-apiserver's CEL parser would read them and then judge the value);
 //! - of the managedFields opt-out (KEP-5958, `managed_fields_opt_out`): `drop` on the `Table`
 //!   and `PartialObjectMetadata` forms (ignored there), and the refusal of a clause whose `drop`
 //!   names no field the server supports (unknown targets are ignored, as the KEP text says);
@@ -280,6 +297,9 @@ pub(crate) struct Config {
     /// The `ManagedFieldsOptOut` feature gate (alpha, off by default): whether
     /// `Accept: ...;drop=metadata.managedFields` is honoured.
     pub managed_fields_opt_out: bool,
+    /// The `ShardedListAndWatch` feature gate (KEP-5866, alpha, off by default): whether
+    /// `shardSelector` is honoured on LIST, WATCH and DELETECOLLECTION.
+    pub sharded_list_and_watch: bool,
 }
 
 /// State shared by every connection.
@@ -323,6 +343,7 @@ pub struct TestApiServerBuilder {
     https: bool,
     rbac: bool,
     managed_fields_opt_out: bool,
+    sharded_list_and_watch: bool,
 }
 
 impl Default for TestApiServerBuilder {
@@ -338,6 +359,7 @@ impl Default for TestApiServerBuilder {
             https: false,
             rbac: false,
             managed_fields_opt_out: false,
+            sharded_list_and_watch: false,
         }
     }
 }
@@ -419,6 +441,20 @@ impl TestApiServerBuilder {
         self
     }
 
+    /// Turns on the `ShardedListAndWatch` feature gate (KEP-5866, alpha in Kubernetes 1.36,
+    /// off by default as on kube-apiserver): LIST, WATCH and DELETECOLLECTION of every
+    /// resource, built-in or custom, honour `shardSelector` (`kinform_core::shard`: the
+    /// objects whose FNV-1a 64 hash of `metadata.uid` or `metadata.namespace` falls in the
+    /// selector's ranges), a sharded LIST answers `metadata.shardInfo` and no
+    /// `remainingItemCount`, watch events are filtered (bookmarks are not), and a selector that
+    /// does not parse is refused with 400 BadRequest `invalid shard selector: ...`. With the
+    /// gate off, as on a server that predates it, the parameter is ignored like any unknown one:
+    /// the whole collection, no `shardInfo`.
+    pub fn sharded_list_and_watch(mut self) -> Self {
+        self.sharded_list_and_watch = true;
+        self
+    }
+
     /// Binds and starts serving.
     pub async fn start(self) -> Result<TestApiServer> {
         let tls = if self.https {
@@ -476,6 +512,7 @@ impl TestApiServerBuilder {
                 bookmark_interval: self.bookmark_interval,
                 future_rv_wait: self.future_rv_wait,
                 managed_fields_opt_out: self.managed_fields_opt_out,
+                sharded_list_and_watch: self.sharded_list_and_watch,
             },
             cancel: cancel.clone(),
             addr,

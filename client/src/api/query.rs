@@ -54,6 +54,9 @@ impl Query {
         if let Some(t) = lp.timeout_seconds {
             self.push("timeoutSeconds", &t.to_string());
         }
+        if let Some(s) = lp.shard_selector.as_deref().filter(|s| !s.is_empty()) {
+            self.push("shardSelector", s);
+        }
     }
 
     pub(crate) fn watch(&mut self, wp: &WatchParams) {
@@ -78,6 +81,9 @@ impl Query {
         }
         if wp.send_initial_events {
             self.push("sendInitialEvents", "true");
+        }
+        if let Some(s) = wp.shard_selector.as_deref().filter(|s| !s.is_empty()) {
+            self.push("shardSelector", s);
         }
     }
 }
@@ -114,5 +120,33 @@ mod tests {
             q.as_str(),
             "?watch=true&resourceVersion=10&timeoutSeconds=290&allowWatchBookmarks=true&sendInitialEvents=true"
         );
+    }
+
+    #[test]
+    fn shard_selector_is_sent_escaped_on_list_and_watch() {
+        let selector = kinform_core::ShardSelector::nth(kinform_core::ShardField::Uid, 1, 2)
+            .unwrap()
+            .to_string();
+        let escaped = "shardSelector=shardRange%28object.metadata.uid%2C%20%270x8000000000000000%27%2C%20%270x10000000000000000%27%29";
+        let mut q = Query::default();
+        q.list(&ListParams {
+            limit: Some(2),
+            shard_selector: Some(selector.clone()),
+            ..ListParams::default()
+        });
+        assert_eq!(q.as_str(), format!("?limit=2&{escaped}"));
+        let mut q = Query::default();
+        q.watch(&WatchParams {
+            shard_selector: Some(selector),
+            ..WatchParams::default()
+        });
+        assert_eq!(q.as_str(), format!("?watch=true&{escaped}"));
+        // An empty selector is not sent (the server refuses an empty one).
+        let mut q = Query::default();
+        q.list(&ListParams {
+            shard_selector: Some(String::new()),
+            ..ListParams::default()
+        });
+        assert_eq!(q.as_str(), "");
     }
 }

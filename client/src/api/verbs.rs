@@ -47,10 +47,7 @@ where
     pub async fn list(&self, lp: &ListParams) -> Result<ObjectList<K>> {
         let req = self.request(Method::GET, self.list_uri(lp), Vec::new(), None, true)?;
         let raw: RawList<K> = self.send(req, "list").await?;
-        Ok(ObjectList {
-            metadata: raw.metadata,
-            items: raw.items.unwrap_or_default(),
-        })
+        Ok(raw.into_list())
     }
 
     /// `WATCH`: events are decoded as their bytes arrive; the stream ends when the server
@@ -160,10 +157,7 @@ where
             true,
         )?;
         Ok(match self.either::<RawList<K>>(req, "list").await? {
-            Either::Left(raw) => Either::Left(ObjectList {
-                metadata: raw.metadata,
-                items: raw.items.unwrap_or_default(),
-            }),
+            Either::Left(raw) => Either::Left(raw.into_list()),
             Either::Right(s) => Either::Right(s),
         })
     }

@@ -31,7 +31,7 @@ use super::object::Decoder;
 use super::page::{ListOrigin, ScannedList, decode_list};
 use crate::wire::list::RawList;
 use crate::wire::watch::decode_watch_line;
-use crate::{DynamicObject, ObjectList, WatchEvent};
+use crate::{DynamicObject, WatchEvent};
 use kinform_core::resource::HasMetadata;
 
 pub(super) fn runtime() -> &'static tokio::runtime::Runtime {
@@ -194,10 +194,7 @@ fn check_list<K>(body: &[u8], strip: Option<fn(&mut K)>) -> Result<(), TestCaseE
 where
     K: HasMetadata + Clone + DeserializeOwned + PartialEq + std::fmt::Debug + Send + Sync + 'static,
 {
-    let plain = serde_json::from_slice::<RawList<K>>(body).map(|raw| ObjectList {
-        metadata: raw.metadata,
-        items: raw.items.unwrap_or_default(),
-    });
+    let plain = serde_json::from_slice::<RawList<K>>(body).map(RawList::into_list);
     let origin = ListOrigin {
         request: "GET /apis/example/v1/things?limit=500".into(),
         resource: "example/v1/things".into(),

@@ -22,7 +22,7 @@ use std::any::Any;
 use std::ops::Range;
 use std::sync::Arc;
 
-use crate::wire::list::RawList;
+use crate::wire::list::{ListMetadata, RawList};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta;
 use serde::de::{DeserializeOwned, IgnoredAny};
 
@@ -81,7 +81,8 @@ fn decode_whole<K: DeserializeOwned>(
         })
         .collect();
     Ok(ObjectList {
-        metadata: raw.metadata,
+        metadata: raw.metadata.meta,
+        shard_info: raw.metadata.shard_info,
         items,
     })
 }
@@ -92,7 +93,7 @@ fn decode_whole<K: DeserializeOwned>(
 /// task that fetched it, while the page before it decodes (see `pager`).
 pub(crate) struct ScannedList {
     bytes: Vec<u8>,
-    parts: Option<(ListMeta, Vec<Range<usize>>)>,
+    parts: Option<(ListMetadata, Vec<Range<usize>>)>,
 }
 
 impl ScannedList {
@@ -136,7 +137,7 @@ where
     let Some((metadata, ranges)) = parts else {
         return decode_whole(&bytes, hints, origin);
     };
-    on_metadata(&metadata);
+    on_metadata(&metadata.meta);
     // Let what `on_metadata` started (the next page's request) run before the items keep
     // this worker busy: a task spawned on a busy worker waits in its slot, which other
     // workers do not take from.
@@ -154,14 +155,18 @@ where
     for part in parts {
         items.extend(part.map_err(|(i, e)| origin.error(format!("list item {i}"), e))?);
     }
-    Ok(ObjectList { metadata, items })
+    Ok(ObjectList {
+        metadata: metadata.meta,
+        shard_info: metadata.shard_info,
+        items,
+    })
 }
 
 /// Validates the members other than `items` with serde_json; the ranges of the items.
 fn check_parts(
     bytes: &[u8],
     parts: ListParts,
-) -> std::result::Result<(ListMeta, Vec<Range<usize>>), ()> {
+) -> std::result::Result<(ListMetadata, Vec<Range<usize>>), ()> {
     for r in parts.others.iter().chain(&parts.kind) {
         serde_json::from_slice::<IgnoredAny>(&bytes[r.clone()]).map_err(drop)?;
     }
@@ -174,8 +179,8 @@ fn check_parts(
         return Err(());
     }
     let metadata = match &parts.metadata {
-        Some(r) => serde_json::from_slice::<ListMeta>(&bytes[r.clone()]).map_err(drop)?,
-        None => ListMeta::default(),
+        Some(r) => ListMetadata::from_slice(&bytes[r.clone()]).map_err(drop)?,
+        None => ListMetadata::default(),
     };
     match &parts.items {
         Some(r) if bytes[r.start] != b'[' && &bytes[r.clone()] != b"null" => Err(()),

@@ -9,6 +9,11 @@
 //! opaque continue token carries it, and a token whose version was compacted gets 410 with an
 //! inconsistent continue token in the Status, as the real server does. `remainingItemCount` is
 //! set on pages without selectors.
+//!
+//! With the `ShardedListAndWatch` gate on ([`crate::TestApiServerBuilder::sharded_list_and_watch`],
+//! KEP-5866), `shardSelector` keeps the objects whose hashed UID or namespace falls in its
+//! ranges (`kinform_core::shard`), on every page of a paged list, and the answer's
+//! `metadata.shardInfo.selector` echoes the selector as the request wrote it.
 
 use std::sync::Arc;
 
@@ -53,7 +58,7 @@ pub(crate) fn list(
     q: &Query,
     form: Form,
 ) -> Result<Response<Body>, ApiError> {
-    let opts = ListOptions::parse(q, info, false)?;
+    let opts = ListOptions::parse(q, info, false, state.config.sharded_list_and_watch)?;
     let mut inner = state.storage.lock();
     let page = read_page(&mut inner, info, namespace, &opts)?;
     drop(inner);
@@ -67,6 +72,9 @@ pub(crate) fn list(
     }
     if let Some(n) = page.remaining {
         meta["remainingItemCount"] = json!(n);
+    }
+    if let Some(shard) = &opts.shard {
+        meta["shardInfo"] = json!({ "selector": shard.text });
     }
     match form {
         Form::Json | Form::JsonWithoutManagedFields => {
@@ -122,7 +130,10 @@ pub(crate) fn read_page(
     opts: &ListOptions,
 ) -> Result<Page, ApiError> {
     let filter = |o: &crate::storage::Obj| opts.matches(o);
-    let count_remaining = opts.labels.is_everything() && opts.fields.is_everything();
+    // A sharded page has no remainingItemCount either (kube-apiserver's
+    // `PrepareContinueToken` leaves it out when a shard selector is given).
+    let count_remaining =
+        opts.labels.is_everything() && opts.fields.is_everything() && opts.shard.is_none();
     let storage = info.storage_key();
     if let Some(token) = &opts.continue_token {
         return inner

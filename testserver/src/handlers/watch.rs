@@ -53,7 +53,7 @@ pub(crate) fn watch(
     q: &Query,
     form: Form,
 ) -> Result<Response<Body>, ApiError> {
-    let opts = ListOptions::parse(q, info, true)?;
+    let opts = ListOptions::parse(q, info, true, state.config.sharded_list_and_watch)?;
     let storage = info.storage_key();
     let mut w = Watcher {
         info: info.clone(),

@@ -679,7 +679,7 @@ fn dispatch(
             }
         }
         _ => {
-            let opts = ListOptions::parse(q, info, false)?;
+            let opts = ListOptions::parse(q, info, false, state.config.sharded_list_and_watch)?;
             let options = delete::DeleteOptions::parse(body, q)?;
             let mut inner = state.storage.write(options.dry_run);
             let gone = delete::delete_collection(&mut inner, info, ns, &opts, &options)?;

@@ -23,6 +23,7 @@ mod testserver_faults;
 mod testserver_list;
 mod testserver_rbac;
 mod testserver_registry_rules;
+mod testserver_shard;
 mod testserver_watch;
 mod testserver_write;
 mod validation;

@@ -170,3 +170,34 @@ async fn empty_and_null_items() {
         assert!(page.items.is_empty());
     }
 }
+
+/// `metadata.shardInfo` (KEP-5866) reaches the page whether the scanner takes the body or
+/// serde_json decodes it whole, at every k8s-openapi version (its `ListMeta` lacks the field
+/// before 1.36).
+#[tokio::test]
+async fn shard_info_is_decoded_on_both_paths() {
+    let selector = "shardRange(object.metadata.uid, '0x0000000000000000', '0x8000000000000000')";
+    let sharded = serde_json::to_vec(&json!({
+        "kind": "ConfigMapList", "apiVersion": "v1",
+        "metadata": {"resourceVersion": "42", "shardInfo": {"selector": selector}},
+        "items": [cm("ns", "a", "5", "x")],
+    }))
+    .unwrap();
+    let want = Some(kinform_core::ShardInfo {
+        selector: selector.into(),
+    });
+    let page = decode(sharded.clone(), &ListHints::default())
+        .await
+        .unwrap();
+    assert_eq!(page.shard_info, want);
+    assert_eq!(page.metadata.resource_version.as_deref(), Some("42"));
+    // A body the scanner refuses (a repeated `kind`) goes to serde_json whole.
+    let mut whole = sharded.clone();
+    whole.pop();
+    whole.extend_from_slice(br#","kind":"ConfigMapList"}"#);
+    assert!(crate::decode::scan::list_parts(&whole).is_err());
+    let page = decode(whole, &ListHints::default()).await.unwrap();
+    assert_eq!(page.shard_info, want);
+    let plain = decode(body(&[]), &ListHints::default()).await.unwrap();
+    assert_eq!(plain.shard_info, None);
+}

@@ -40,18 +40,10 @@ where
     best.map(|(_, m)| m)
 }
 
-/// FNV-1a 64 of `bytes`: a hash fixed by this crate, the same in every replica whatever
-/// compiler built it.
-pub(crate) fn fnv1a64(bytes: impl IntoIterator<Item = u8>) -> u64 {
-    const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
-    const PRIME: u64 = 0x0000_0100_0000_01b3;
-    let mut h = OFFSET;
-    for b in bytes {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(PRIME);
-    }
-    h
-}
+/// FNV-1a 64 of `bytes`: a hash fixed by kinform (not the standard library's), the same in
+/// every replica whatever compiler built it, and the one kube-apiserver's shard selectors hash
+/// with (`kinform_core::shard`, where it lives).
+pub(crate) use kinform_core::shard::fnv1a64;
 
 /// The weight of `key` for `member`.
 fn score(member: &str, key: &str) -> u64 {

@@ -58,6 +58,7 @@ impl ListerWatcher<Pod> for ScriptedLw {
         match answer {
             Some(Answer::List(r)) => r.map(|page| ObjectList {
                 metadata: page.metadata,
+                shard_info: page.shard_info,
                 items: (page.items.into_iter())
                     .map(|o| hints.share(Arc::unwrap_or_clone(o)))
                     .collect(),

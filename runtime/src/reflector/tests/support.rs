@@ -25,6 +25,7 @@ pub fn page(items: Vec<Pod>, rv: &str, continue_token: Option<&str>) -> ObjectLi
             continue_: continue_token.map(Into::into),
             ..ListMeta::default()
         },
+        shard_info: None,
         items: items.into_iter().map(Arc::new).collect(),
     }
 }
