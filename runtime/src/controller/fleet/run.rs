@@ -15,10 +15,11 @@ use tokio_util::sync::CancellationToken;
 
 use super::cluster::{Cluster, ClusterProvider, ClusterSink};
 use crate::controller::shard::membership::{self, MemberTable};
-use crate::controller::shard::{fnv1a64, owner_of, validate_controller_name};
+use crate::controller::shard::{owner_of, validate_controller_name};
 use crate::informer::InformerFactory;
 use crate::leader::{ConfigError, LeaderCallbacks, LeaderElectionConfig, LeaderElector, LeaseLock};
 use kinform_client::{Api, Client};
+use kinform_core::shard::fnv1a64;
 
 /// How a fleet's replicas share its clusters: each replica keeps a member Lease; each
 /// cluster is assigned by rendezvous hashing of its name over the live members, and run

@@ -115,7 +115,6 @@ use kinform_core::resource::{ApiResource, HasMetadata};
 use serde_json::{Value, json};
 
 pub use plan::ShardLabels;
-pub(crate) use ring::fnv1a64;
 pub use ring::owner_of;
 
 pub(crate) use membership::{MemberEnd, lease_name, observe_members, run_member};

@@ -40,10 +40,9 @@ where
     best.map(|(_, m)| m)
 }
 
-/// FNV-1a 64 of `bytes`: a hash fixed by kinform (not the standard library's), the same in
-/// every replica whatever compiler built it, and the one kube-apiserver's shard selectors hash
-/// with (`kinform_core::shard`, where it lives).
-pub(crate) use kinform_core::shard::fnv1a64;
+// FNV-1a 64: a hash fixed by kinform (not the standard library's), the same in every
+// replica whatever compiler built it, and the one kube-apiserver's shard selectors use.
+use kinform_core::shard::fnv1a64;
 
 /// The weight of `key` for `member`.
 fn score(member: &str, key: &str) -> u64 {
