@@ -127,6 +127,7 @@ impl fmt::Display for Bound {
 
 /// Why a shard selector was refused; each names the part at fault.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ShardSelectorError {
     /// Nothing but whitespace (the server refuses it: leave the parameter out instead).
     #[error("the selector is empty (leave the parameter out to select every object)")]
