@@ -18,8 +18,8 @@ use crate::lister::Lister;
 use crate::reflector::ListerWatcher;
 use crate::reflector::{ListMode, ReflectorConfig};
 use kinform_client::{Api, Client, DynamicObject, PartialObjectMetadata};
-use kinform_core::Lean;
 use kinform_core::resource::{ApiResource, HasMetadata, Resource};
+use kinform_core::{Lean, ShardSelector};
 use serde::de::DeserializeOwned;
 
 /// The factory's default transform: drops `metadata.managedFields`, which controllers
@@ -39,6 +39,10 @@ pub struct InformerScope {
     pub label_selector: Option<String>,
     /// A field selector.
     pub field_selector: Option<String>,
+    /// A shard selector (KEP-5866): only the objects whose `metadata.uid` or
+    /// `metadata.namespace` hashes into its ranges, sent by a server that honours it and
+    /// filtered by the reflector otherwise (see [`ReflectorConfig::shard_selector`]).
+    pub shard_selector: Option<ShardSelector>,
 }
 
 impl InformerScope {
@@ -59,6 +63,11 @@ impl InformerScope {
     /// Only objects matching this field selector.
     pub fn fields(mut self, selector: impl Into<String>) -> Self {
         self.field_selector = Some(selector.into());
+        self
+    }
+    /// Only the objects of this shard (see [`InformerScope::shard_selector`]).
+    pub fn shard(mut self, selector: ShardSelector) -> Self {
+        self.shard_selector = Some(selector);
         self
     }
 }
@@ -109,6 +118,12 @@ impl InformerFactoryBuilder {
     /// Informers only of objects matching this field selector (`WithTweakListOptions`).
     pub fn field_selector(mut self, selector: impl Into<String>) -> Self {
         self.scope.field_selector = Some(selector.into());
+        self
+    }
+    /// Informers only of the objects of this shard (`shardSelector`, KEP-5866; see
+    /// [`InformerScope::shard_selector`]).
+    pub fn shard_selector(mut self, selector: ShardSelector) -> Self {
+        self.scope.shard_selector = Some(selector);
         self
     }
     /// The resync period of handlers added without one (client-go's `defaultResync`).
@@ -466,6 +481,9 @@ impl InformerFactory {
         }
         if let Some(s) = &scope.field_selector {
             config = config.field_selector(s.as_str());
+        }
+        if let Some(s) = &scope.shard_selector {
+            config = config.shard_selector(s.clone());
         }
         if let Some(tweak) = &opts.tweak {
             tweak(&mut config);

@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use kinform_core::ShardSelector;
+
 use super::backoff::BackoffConfig;
 
 /// How the reflector obtains the initial state (and every relist).
@@ -29,6 +31,11 @@ pub struct ReflectorConfig {
     pub label_selector: Option<String>,
     /// `fieldSelector` of every list and watch.
     pub field_selector: Option<String>,
+    /// `shardSelector` of every list and watch (KEP-5866, alpha in Kubernetes 1.36): the
+    /// server sends only the shard when it honours the parameter, and the reflector keeps
+    /// only the shard's objects either way (a server that ignores it, gate off or older than
+    /// 1.36, sends every object: they are dropped here, on the client, by the same hash).
+    pub shard_selector: Option<ShardSelector>,
     /// Streaming list, paged list, or streaming with fallback.
     pub list_mode: ListMode,
     /// Page size of paged lists (client-go's pager default: 500).
@@ -58,6 +65,7 @@ impl ReflectorConfig {
             name: name.into(),
             label_selector: None,
             field_selector: None,
+            shard_selector: None,
             list_mode: ListMode::Auto,
             page_size: 500,
             backoff: BackoffConfig::default(),
@@ -82,6 +90,12 @@ impl ReflectorConfig {
     /// Sets the field selector.
     pub fn field_selector(mut self, selector: impl Into<String>) -> Self {
         self.field_selector = Some(selector.into()).filter(|s: &String| !s.is_empty());
+        self
+    }
+
+    /// Sets the shard selector (see [`shard_selector`](Self::shard_selector)).
+    pub fn shard_selector(mut self, selector: ShardSelector) -> Self {
+        self.shard_selector = Some(selector);
         self
     }
 

@@ -30,6 +30,11 @@
 //!   they opt into a test-sized profile, same rules with millisecond delays:
 //!   [`ReflectorConfig::test_backoff`], or for a whole informer factory
 //!   `InformerFactory::builder(client).test_backoff()`.
+//! - **Shards** (beyond client-go, KEP-5866): with [`ReflectorConfig::shard_selector`] every
+//!   list and watch carries `shardSelector`, and only the shard's objects reach the sink,
+//!   whether the server filtered them (its list says so with `metadata.shardInfo`) or
+//!   ignored the parameter (gate off, or older than 1.36) and sent them all; the RV still
+//!   advances with every event dropped.
 //! - A **watch error hook** sees every error the reflector recovers from, and
 //!   [`ReflectorMetrics`] counts lists, watches, short watches, items and the last RV.
 //!

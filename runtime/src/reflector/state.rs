@@ -235,6 +235,9 @@ pub struct Machine {
     page_backoff: Backoff,
     rng: SmallRng,
     metrics: Arc<ReflectorMetrics>,
+    /// Whether the last list page said the server honoured the shard selector
+    /// (`metadata.shardInfo`); `None` before the first page.
+    server_shards: Option<bool>,
 }
 
 impl Machine {
@@ -259,6 +262,7 @@ impl Machine {
             paginated: false,
             rng,
             metrics,
+            server_shards: None,
         }
     }
 
@@ -349,6 +353,7 @@ impl Machine {
             request: ListParams {
                 label_selector: self.config.label_selector.clone(),
                 field_selector: self.config.field_selector.clone(),
+                shard_selector: self.shard_selector(),
                 limit: paged.then_some(self.config.page_size),
                 resource_version: Some(rv.clone()),
                 ..ListParams::default()
@@ -369,11 +374,39 @@ impl Machine {
         WatchParams {
             label_selector: self.config.label_selector.clone(),
             field_selector: self.config.field_selector.clone(),
+            shard_selector: self.shard_selector(),
             resource_version: Some(self.last_sync_rv.clone()),
             timeout_seconds: Some(self.watch_timeout()),
             allow_watch_bookmarks: true,
             ..WatchParams::default()
         }
+    }
+
+    /// Logs when a list first shows, or changes, whether the server shards.
+    fn note_server_sharding(&mut self, shards: bool) {
+        if self.server_shards == Some(shards) {
+            return;
+        }
+        self.server_shards = Some(shards);
+        let selector = self.shard_selector().unwrap_or_default();
+        if shards {
+            tracing::info!(reflector = %self.config.name, %selector, "the server sends only the shard (shardSelector honoured)");
+        } else {
+            tracing::info!(reflector = %self.config.name, %selector, "the server ignored shardSelector (no shardInfo: its ShardedListAndWatch gate is off, or it predates Kubernetes 1.36); the shard is filtered on the client");
+        }
+    }
+
+    fn shard_selector(&self) -> Option<String> {
+        self.config.shard_selector.as_ref().map(ToString::to_string)
+    }
+
+    /// Whether `o` belongs in the cache: every object, or those of the shard selector
+    /// (whether or not the server filtered them already).
+    fn in_shard<K: HasMetadata>(&self, o: &K) -> bool {
+        self.config
+            .shard_selector
+            .as_ref()
+            .is_none_or(|s| s.matches(o.metadata()))
     }
 
     fn stream_params(&mut self) -> WatchParams {
@@ -413,8 +446,15 @@ impl Machine {
 
     // ---- paged list -----------------------------------------------------------------
 
-    fn on_page<K>(&mut self, l: Listing<K>, page: ObjectList<Arc<K>>) -> (Output<K>, State<K>) {
+    fn on_page<K: HasMetadata>(
+        &mut self,
+        l: Listing<K>,
+        page: ObjectList<Arc<K>>,
+    ) -> (Output<K>, State<K>) {
         self.metrics.page(page.items.len());
+        if self.config.shard_selector.is_some() {
+            self.note_server_sharding(page.shard_info.is_some());
+        }
         self.page_backoff.reset();
         let Listing {
             mut request,
@@ -423,7 +463,7 @@ impl Machine {
             ..
         } = l;
         items.reserve(page.items.len());
-        items.extend(page.items);
+        items.extend(page.items.into_iter().filter(|o| self.in_shard(&**o)));
         let continue_token = page.metadata.continue_.filter(|c| !c.is_empty());
         if let Some(token) = continue_token {
             if list_rv == "0" {
@@ -525,8 +565,11 @@ impl Machine {
         match ev {
             WatchEvent::Added(o) => {
                 self.metrics.streamed_item();
-                items.push(o);
+                if self.in_shard(&*o) {
+                    items.push(o);
+                }
             }
+            WatchEvent::Modified(o) if !self.in_shard(&*o) => {}
             // The server sends only ADDED before the bookmark; anything else is applied to
             // the pending list so that the Replace is still exact.
             WatchEvent::Modified(o) => {
@@ -666,6 +709,9 @@ impl Machine {
             started,
             events: events + 1,
         };
+        if !self.in_shard(&*obj) {
+            return (Output::none(), next);
+        }
         (Output::op(op(obj)), next)
     }
 

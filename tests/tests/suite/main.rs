@@ -36,5 +36,6 @@ mod informer_managed_fields;
 mod informer_reclaim;
 mod informer_relist_reuse;
 mod informer_server_restart;
+mod informer_shard_selector;
 mod informer_watermark;
 mod leader_election;

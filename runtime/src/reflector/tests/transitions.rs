@@ -627,3 +627,77 @@ fn backoff_wakes_into_its_state_and_unfit_inputs_are_ignored() {
     let (_, s) = m.step(s, Input::Woke, now);
     assert_eq!(s.label(), "Listing");
 }
+
+/// A pod in namespace `ns` (the shard field of the test's selector).
+fn pod_in(ns: &str, name: &str, rv: &str) -> Pod {
+    let mut p = pod(name, rv);
+    p.metadata.namespace = Some(ns.into());
+    p
+}
+
+#[test]
+fn a_shard_selector_is_sent_and_only_its_objects_reach_the_sink() {
+    use kinform_core::shard::{ShardField, ShardRange, ShardSelector, fnv1a64};
+    // Two namespaces on either side of the middle of the hash space (they differ in their
+    // first byte: FNV-1a's high bits hardly move with the last bytes of a name).
+    let (inside, outside) = {
+        let low = |ns: &String| fnv1a64(ns.bytes()) < 1 << 63;
+        let names: Vec<String> = (0..64).map(|i| format!("{i}-ns")).collect();
+        let inside = names.iter().find(|n| low(n)).unwrap().clone();
+        let outside = names.iter().find(|n| !low(n)).unwrap().clone();
+        (inside, outside)
+    };
+    let (inside, outside) = (inside.as_str(), outside.as_str());
+    let range = ShardRange::nth(ShardField::Namespace, 0, 2).unwrap();
+    let selector = ShardSelector::from(range);
+    for mode in [ListMode::Paged, ListMode::Streaming] {
+        let metrics = std::sync::Arc::new(crate::reflector::ReflectorMetrics::default());
+        let config = config(mode).shard_selector(selector.clone());
+        let mut m = Machine::seeded(config, metrics, 42);
+        let now = Instant::now();
+        let s: S = m.initial_state();
+        // A server that ignores the selector sends both namespaces.
+        let (out, s) = match mode {
+            ListMode::Paged => {
+                let p = list_params(&s);
+                assert_eq!(p.shard_selector, Some(selector.to_string()));
+                let items = vec![pod_in(inside, "x", "3"), pod_in(outside, "y", "4")];
+                m.step(s, Input::Listed(Ok(page(items, "9", None))), now)
+            }
+            _ => {
+                let w = watch_params(&s);
+                assert_eq!(w.shard_selector, Some(selector.to_string()));
+                let (_, s) = m.step(s, opened(now), now);
+                let (_, s) = m.step(s, event(WatchEvent::Added(pod_in(inside, "x", "3"))), now);
+                let (_, s) = m.step(s, event(WatchEvent::Added(pod_in(outside, "y", "4"))), now);
+                m.step(s, event(WatchEvent::Bookmark(bookmark("9", true))), now)
+            }
+        };
+        match out.op {
+            Some(SinkOp::Replace { items, .. }) => assert_eq!(names(&items), ["x"], "{mode:?}"),
+            other => panic!("expected a replace, got {other:?}"),
+        }
+        let s = if mode == ListMode::Paged {
+            let w = watch_params(&s);
+            assert_eq!(w.shard_selector, Some(selector.to_string()));
+            m.step(s, opened(now), now).1
+        } else {
+            s
+        };
+        assert_eq!(s.label(), "Watching", "{mode:?}");
+        // Out of the shard: no op, the RV still advances.
+        let (out, s) = m.step(
+            s,
+            event(WatchEvent::Modified(pod_in(outside, "y", "11"))),
+            now,
+        );
+        assert!(out.op.is_none(), "{mode:?}");
+        assert_eq!(m.last_sync_resource_version(), "11");
+        let (out, _) = m.step(
+            s,
+            event(WatchEvent::Modified(pod_in(inside, "x", "12"))),
+            now,
+        );
+        assert!(matches!(out.op, Some(SinkOp::Update(_))), "{mode:?}");
+    }
+}
