@@ -137,11 +137,11 @@ impl FleetHandle {
 ///
 /// A [`ClusterProvider`] reports the clusters; for each cluster this replica engages, the
 /// fleet calls `engage(cluster, stop)` and runs the future it returns until `stop` fires.
-/// That future owns everything of the cluster: typically an
-/// [`InformerFactory`](crate::informer::InformerFactory) of `cluster.client()` and a
-/// [`Controller`](crate::controller::Controller) run until `stop`, whose reconcile
-/// captures the cluster's name and client (a request carries its cluster). When it returns,
-/// the cluster's caches are freed.
+/// That future owns everything of the cluster: typically a
+/// [`Controller`](crate::controller::Controller) on the engagement's informer factory
+/// ([`Cluster::informers`]) run until `stop`, whose reconcile captures the cluster's name
+/// and client (a request carries its cluster). When it returns, the fleet shuts that
+/// factory down, and the cluster's caches are freed with the work's last handle.
 ///
 /// - **Isolation**: each cluster's work is a task of its own; an unreachable cluster keeps
 ///   only its own informers retrying (their warnings name its server), never the others.
