@@ -44,8 +44,11 @@ struct ShardPart {
 }
 
 impl ListMetadata {
-    /// Decodes the JSON object `bytes`.
+    /// Decodes the JSON object `bytes`, which must be UTF-8 throughout (as the
+    /// [`Deserialize`] impl's raw value requires, so that both paths refuse the same bodies:
+    /// serde_json alone does not check the keys it ignores).
     pub(crate) fn from_slice(bytes: &[u8]) -> serde_json::Result<Self> {
+        std::str::from_utf8(bytes).map_err(serde_json::Error::custom)?;
         Ok(Self {
             meta: serde_json::from_slice(bytes)?,
             shard_info: serde_json::from_slice::<ShardPart>(bytes)?.shard_info,
@@ -63,6 +66,17 @@ impl<'de> Deserialize<'de> for ListMetadata {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Both decoding paths refuse metadata that is not UTF-8, even in a key no field reads
+    /// (the differential test found the raw value refusing it and serde_json alone not).
+    #[test]
+    fn metadata_that_is_not_utf8_is_refused_by_both_paths() {
+        let body = b"{\"metadata\":{\"continue\":\"next\",\"x\x80\":1},\"items\":[]}";
+        assert!(serde_json::from_slice::<RawList<serde_json::Value>>(body).is_err());
+        let metadata = &body[12..body.len() - 12];
+        assert!(metadata.starts_with(b"{") && metadata.ends_with(b"}"));
+        assert!(ListMetadata::from_slice(metadata).is_err());
+    }
 
     #[test]
     fn shard_info_is_decoded_beside_list_meta() {
