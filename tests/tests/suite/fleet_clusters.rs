@@ -251,15 +251,19 @@ async fn a_sharded_fleet_runs_each_cluster_on_exactly_one_replica() {
     let a = Replica::start("replica-a", &mgmt, &members, &witness);
     let b = Replica::start("replica-b", &mgmt, &members, &witness);
     let both = expected(6, &["replica-a", "replica-b"]);
+    // A runner is recorded when its work starts, before its informer syncs: the reconciles
+    // follow.
     witness
-        .wait_for("the clusters split over a and b", LIMIT, |w| {
-            w.runners() == both
-        })
+        .wait_for(
+            "the clusters split over a and b, each reconciled",
+            LIMIT,
+            |w| {
+                w.runners() == both
+                    && (0..6).all(|i| w.reconciles(&format!("m{i}"), "default/a") > 0)
+            },
+        )
         .await;
     assert_eq!(a.handle.members(), ["replica-a", "replica-b"]);
-    for i in 0..6 {
-        assert!(witness.reconciles(&format!("m{i}"), "default/a") > 0);
-    }
 
     b.kill(&witness);
     let alone = expected(6, &["replica-a"]);
