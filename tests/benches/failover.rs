@@ -58,14 +58,7 @@ struct Figures {
 }
 
 fn main() {
-    let args: Vec<usize> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with("--"))
-        .map(|a| {
-            a.parse()
-                .expect("arguments: [objects] [rounds] [payload bytes]")
-        })
-        .collect();
+    let args = kinform_tests::bench_args("[objects] [rounds] [payload bytes]");
     let objects = args.first().copied().unwrap_or(10_000);
     let rounds = args.get(1).copied().unwrap_or(3).max(1);
     let payload = args.get(2).copied().unwrap_or(1024);

@@ -47,7 +47,7 @@ use kinform::testing::TestApiServer;
 use kinform::{Api, CancellationToken, Client};
 use kinform_tests::controller::factory;
 use kinform_tests::election::timing;
-use kinform_tests::{heap_bytes, rss_bytes};
+use kinform_tests::{bench_args, heap_bytes, mib, rss_bytes};
 use parking_lot::Mutex;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
@@ -67,11 +67,7 @@ fn main() {
         runtime.block_on(replica());
         return;
     }
-    let args: Vec<usize> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with("--"))
-        .map(|a| a.parse().expect("arguments: [objects] [payload bytes]"))
-        .collect();
+    let args = bench_args("[objects] [payload bytes]");
     let objects = args.first().copied().unwrap_or(1000);
     let payload = args.get(1).copied().unwrap_or(1024);
     runtime.block_on(orchestrate(objects, payload));
@@ -300,12 +296,6 @@ async fn wait_for(what: &str, done: impl Fn() -> bool) -> Duration {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     started.elapsed()
-}
-
-fn mib(bytes: u64) -> f64 {
-    #[allow(clippy::cast_precision_loss)]
-    let b = bytes as f64;
-    b / (1024.0 * 1024.0)
 }
 
 /// One row of the results.

@@ -63,7 +63,7 @@ use kinform_tests::shard::{
     ReplicaOptions, Widget, Witness, create_widgets, set_widget_values, start_replica_on,
     widget_name, widget_server,
 };
-use kinform_tests::{heap_bytes, rss_bytes};
+use kinform_tests::{bench_args, heap_bytes, mib, rss_bytes};
 use parking_lot::Mutex;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, Command};
@@ -95,11 +95,7 @@ fn main() {
                 usize::try_from(w).expect("a worker count")
             });
             WORKERS.set(workers).expect("set once");
-            let args: Vec<usize> = std::env::args()
-                .skip(1)
-                .filter(|a| !a.starts_with("--"))
-                .map(|a| a.parse().expect("arguments: [objects] [payload bytes]"))
-                .collect();
+            let args = bench_args("[objects] [payload bytes]");
             let objects = args.first().copied().unwrap_or(10_000);
             let payload = args.get(1).copied().unwrap_or(4096);
             runtime.block_on(orchestrate(objects, payload, io));
@@ -327,12 +323,6 @@ impl Proc {
         }
         let _ = tokio::time::timeout(LIMIT, self.child.wait()).await;
     }
-}
-
-fn mib(bytes: u64) -> f64 {
-    #[allow(clippy::cast_precision_loss)]
-    let b = bytes as f64;
-    b / (1024.0 * 1024.0)
 }
 
 /// Polls `done` every 100 ms until it holds; returns the time taken.

@@ -30,7 +30,7 @@ use kinform::informer::InformerFactory;
 use kinform::shard::{ShardField, ShardRange, fnv1a64};
 use kinform::testing::TestApiServer;
 use kinform::{Api, Client};
-use kinform_tests::heap_bytes;
+use kinform_tests::{bench_args, heap_bytes, mib};
 use parking_lot::Mutex;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
@@ -50,11 +50,7 @@ fn main() {
         runtime.block_on(informer(shard.parse().ok()));
         return;
     }
-    let args: Vec<usize> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with("--"))
-        .map(|a| a.parse().expect("arguments: [objects] [payload bytes]"))
-        .collect();
+    let args = bench_args("[objects] [payload bytes]");
     let objects = args.first().copied().unwrap_or(10_000);
     let payload = args.get(1).copied().unwrap_or(1024);
     runtime.block_on(orchestrate(objects, payload));
@@ -166,12 +162,6 @@ async fn wait_for(what: &str, done: impl Fn() -> bool) {
         assert!(started.elapsed() < LIMIT, "{what}: not within {LIMIT:?}");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-}
-
-fn mib(bytes: u64) -> f64 {
-    #[allow(clippy::cast_precision_loss)]
-    let b = bytes as f64;
-    b / (1024.0 * 1024.0)
 }
 
 #[allow(clippy::cast_precision_loss)]

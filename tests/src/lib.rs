@@ -46,6 +46,23 @@ pub mod python;
 pub mod shard;
 pub mod webhook;
 
+/// The numeric arguments of a benchmark binary (those not starting with `--`, which cargo
+/// and the harness pass), in order; panics naming `usage` on one that is not a number.
+pub fn bench_args(usage: &str) -> Vec<usize> {
+    std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .map(|a| a.parse().unwrap_or_else(|_| panic!("arguments: {usage}")))
+        .collect()
+}
+
+/// `bytes` in MiB, for benchmark tables.
+pub fn mib(bytes: u64) -> f64 {
+    #[allow(clippy::cast_precision_loss)]
+    let b = bytes as f64;
+    b / (1024.0 * 1024.0)
+}
+
 /// Resident memory of this process (`VmRSS` of `/proc/self/status`), in bytes; 0 where it
 /// cannot be read (not Linux).
 pub fn rss_bytes() -> u64 {
