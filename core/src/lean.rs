@@ -68,7 +68,10 @@
 //!   text into one buffer, with no allocation per value. A watch event that replaces a cached
 //!   object is decoded into it (kinform-client's in-place decoding, through
 //!   [`Lean::refill`]): the metadata into its `ObjectMeta`, and a body whose text is byte for
-//!   byte the cached one is not written again but shared (an `Arc<str>`).
+//!   byte the cached one is not written again but shared (an `Arc<str>`). That holds for
+//!   the built-in kinds, `DynamicObject` and every custom resource type with in-place
+//!   decoders (kinform-gen's and the derive's, whose `HasMetadata::__in_place` the lean
+//!   form forwards).
 //! - **Metadata decoded.** The store computes keys and indexes from `HasMetadata`, and
 //!   handlers most often filter on metadata (owners, deletion timestamp, generation,
 //!   annotations), so `metadata` is kept as the k8s-openapi `ObjectMeta`: every existing
@@ -361,15 +364,16 @@ fn with_scratch<R>(f: impl FnOnce(&mut Vec<u8>) -> R) -> R {
     r
 }
 
-impl<K> HasMetadata for Lean<K>
-where
-    K: 'static,
-{
+impl<K: HasMetadata> HasMetadata for Lean<K> {
     fn metadata(&self) -> &ObjectMeta {
         &self.metadata
     }
     fn metadata_mut(&mut self) -> &mut ObjectMeta {
         &mut self.metadata
+    }
+    /// `K`'s: the in-place decoders of a custom resource include its lean form's.
+    fn __in_place() -> Option<&'static (dyn std::any::Any + Send + Sync)> {
+        K::__in_place()
     }
 }
 

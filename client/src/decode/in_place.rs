@@ -121,8 +121,8 @@ mod values;
 #[allow(unused_imports)] // Used by the generated decoders.
 pub(crate) use values::fresh_in_place;
 pub(crate) use values::{
-    InPlace, Mismatch, Result, Root, RootFn, Scratch, Value, fresh, new_by_default, resource_roots,
-    root_of,
+    InPlace, Mismatch, Result, Root, RootFn, Scratch, Value, fresh, new_by_default, new_root,
+    resource_roots, root, root_of,
 };
 
 // The pieces of the built-in types' decoders, at every version that has generated ones.
@@ -134,7 +134,7 @@ k8s_openapi::k8s_if_ge_1_35! {
         mod tests;
         mod time;
 
-        pub(crate) use fields::{builtin_roots, decode_metadata};
+        pub(crate) use fields::{builtin_roots, decode_metadata, lean_root};
     }
 }
 
@@ -172,6 +172,12 @@ mod without {
 
     /// No built-in root type has an in-place decoder.
     pub(crate) fn builtin_roots(_: &mut dyn FnMut(std::any::TypeId, RootFn)) {}
+
+    /// No lean object is decoded in place: `ObjectMeta` has no in-place decoder.
+    #[allow(clippy::extra_unused_type_parameters)] // The signature of `fields::lean_root`.
+    pub(crate) const fn lean_root<K: 'static>() -> Option<RootFn> {
+        None
+    }
 
     /// A custom resource's `metadata`, decoded afresh: `ObjectMeta` has no in-place decoder
     /// at this version.

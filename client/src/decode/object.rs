@@ -214,7 +214,7 @@ impl Decoder {
 
     /// The in-place decoders of resource type `K` (see `in_place::resource_roots`: built-in
     /// or a custom resource's), when this decoder uses them.
-    fn resource_roots<K: HasMetadata>(&self) -> Option<(in_place::Root, in_place::Root)> {
+    fn resource_roots<K: HasMetadata>(&self) -> Option<(in_place::Root, Option<in_place::Root>)> {
         if self.in_place {
             in_place::resource_roots::<K>()
         } else {
@@ -229,7 +229,7 @@ impl Decoder {
         src: &[u8],
         skip_managed_fields: bool,
     ) -> serde_json::Result<K> {
-        let walk = self.resource_roots::<K>().map(|(_, new)| new);
+        let walk = self.resource_roots::<K>().and_then(|(_, new)| new);
         self.decode_with(src, skip_managed_fields, walk)
     }
 
@@ -251,7 +251,7 @@ impl Decoder {
     /// The new object the in-place walk of resource type `K` builds from `src`, `None` when
     /// `K` has none or the walk gives up (for the differential tests: no serde fallback).
     pub(crate) fn walk_new_resource<K: HasMetadata>(&mut self, src: &[u8]) -> Option<K> {
-        let (_, new) = self.resource_roots::<K>()?;
+        let new = self.resource_roots::<K>()?.1?;
         self.with_tape(src, false, |tape, source, scratch| {
             let mut out: Option<K> = None;
             let ok = walk_into(new, &mut out, &tape, source, None, scratch);

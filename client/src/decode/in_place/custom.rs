@@ -13,29 +13,37 @@
 //! [`hook`]'s [`CustomRoots`], which the watch decode (`resource_roots`) takes when the type
 //! has no built-in decoder. These pieces do not depend on the Kubernetes version: a
 //! custom resource is decoded in place at every version, its `metadata` afresh at a
-//! version that has no `ObjectMeta` decoder.
+//! version that has no `ObjectMeta` decoder. `Lean<K>` forwards `K`'s hook, so the lean
+//! form of such a type is decoded in place too, by the lean objects' decoder, at the
+//! versions that have one.
 //!
 //! Written by hand, not with serde's hidden `deserialize_in_place` (its derive support is
 //! an unstable, hidden API that reuses no `String` or map node, and k8s-openapi's embedded
 //! types do not implement it).
 
-use std::any::Any;
+use std::any::{Any, TypeId};
 use std::marker::PhantomData;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kinform_core::Lean;
 
-use super::values::RootFn;
 #[doc(hidden)]
 pub use super::values::{
     InPlace, Mismatch, Result, Scratch, Value, fresh, fresh_with, new_by_default,
 };
+use super::values::{RootFn, new_root, root};
 
-/// The decoders of one custom resource type: into an object of it, and a new one into an
-/// `Option` of it. Opaque; only kinform-client reads it.
+/// The decoders of one custom resource type `K`: into an object of it, a new one into an
+/// `Option` of it, and into its lean form `Lean<K>` (whose `HasMetadata::__in_place` is
+/// `K`'s), at a version whose `ObjectMeta` has an in-place decoder. Opaque; only
+/// kinform-client reads it.
 #[doc(hidden)]
 pub struct CustomRoots {
+    pub(crate) of: fn() -> TypeId,
     pub(crate) into: RootFn,
     pub(crate) new: RootFn,
+    pub(crate) lean_of: fn() -> TypeId,
+    pub(crate) lean: Option<RootFn>,
 }
 
 /// The [`CustomRoots`] of each type, as a constant (promoted to a `'static`).
@@ -43,8 +51,11 @@ struct Roots<K>(PhantomData<K>);
 
 impl<K: InPlace + 'static> Roots<K> {
     const ROOTS: CustomRoots = CustomRoots {
-        into: into_root::<K>,
+        of: TypeId::of::<K>,
+        into: root::<K>,
         new: new_root::<K>,
+        lean_of: TypeId::of::<Lean<K>>,
+        lean: super::lean_root::<K>(),
     };
 }
 
@@ -54,29 +65,6 @@ impl<K: InPlace + 'static> Roots<K> {
 #[must_use]
 pub fn hook<K: InPlace + 'static>() -> Option<&'static (dyn Any + Send + Sync)> {
     Some(&Roots::<K>::ROOTS)
-}
-
-/// Decodes into a `K`.
-fn into_root<'i, K: InPlace + 'static>(
-    target: &mut dyn Any,
-    v: Value<'_, 'i>,
-    cx: &mut Scratch<'i>,
-) -> Result {
-    target
-        .downcast_mut::<K>()
-        .ok_or(Mismatch)?
-        .decode_in_place(v, cx)
-}
-
-/// Builds a new `K` into an `Option<K>`.
-fn new_root<'i, K: InPlace + 'static>(
-    target: &mut dyn Any,
-    v: Value<'_, 'i>,
-    cx: &mut Scratch<'i>,
-) -> Result {
-    let new = target.downcast_mut::<Option<K>>().ok_or(Mismatch)?;
-    *new = Some(K::decode_new(v, cx)?);
-    Ok(())
 }
 
 /// A resource's `metadata` read as the generated `deserialize_or_default` reads it: `null`

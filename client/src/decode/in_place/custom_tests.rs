@@ -6,8 +6,9 @@
 
 use std::collections::BTreeMap;
 
+use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kinform_core::HasMetadata;
+use kinform_core::{HasMetadata, Lean};
 use serde::{Deserialize, Deserializer};
 
 use super::super::object::Decoder;
@@ -137,6 +138,27 @@ fn a_custom_resource_is_decoded_in_place_as_serde_derive_decodes_it() {
     // The trimmed note shows the `deserialize_with` function ran.
     let full = decoder.walk_new_resource::<Thing>(FULL.as_bytes()).unwrap();
     assert_eq!(full.spec.unwrap().note.as_deref(), Some("hi"));
+}
+
+#[test]
+fn a_custom_resource_s_lean_form_is_decoded_in_place_where_built_ins_are() {
+    // The versions with an `ObjectMeta` decoder, which the lean objects' decoder needs.
+    let supported = super::root_of::<Lean<Pod>>().is_some();
+    let mut decoder = Decoder::default();
+    for doc in TAKEN {
+        let want: Lean<Thing> = serde_json::from_str(doc).unwrap();
+        for other in TAKEN {
+            let mut target: Lean<Thing> = serde_json::from_str(other).unwrap();
+            let decoded = decoder.decode_resource_into(&mut target, doc.as_bytes(), false, None);
+            assert_eq!(decoded, supported, "{doc} into {other}");
+            if decoded {
+                assert_eq!(target, want, "{doc} into {other}");
+            }
+        }
+        // A new lean object is built by its `Deserialize`, through the same entry point.
+        let new: Lean<Thing> = decoder.decode_resource(doc.as_bytes(), false).unwrap();
+        assert_eq!(new, want, "{doc}");
+    }
 }
 
 #[test]

@@ -58,6 +58,18 @@ fn the_built_in_resources_are_decoded_in_place_at_every_supported_version() {
     );
     // Without the decoders, the caller is told to decode afresh; the fresh decode is the
     // same either way.
+    // The list and watch paths' entry point, for a resource and its lean form.
+    let mut target = Pod::default();
+    assert_eq!(
+        Decoder::default().decode_resource_into(&mut target, pod, false, None),
+        supported
+    );
+    let mut target = Lean::<Pod>::from_object(&Pod::default()).expect("a lean pod");
+    assert_eq!(
+        Decoder::default().decode_resource_into(&mut target, pod, false, None),
+        supported,
+        "Lean<Pod> on the list and watch paths"
+    );
     let mut target = Pod::default();
     assert!(!Decoder::without_in_place().decode_into(&mut target, pod, false, None));
     let fresh: Pod = Decoder::without_in_place()

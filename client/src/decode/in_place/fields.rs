@@ -4,12 +4,11 @@
 //! the entry point of a root type. Only those decoders use it, so it exists with them, at
 //! the Kubernetes versions that have them (see the parent module).
 
-use std::any::Any;
 use std::collections::BTreeMap;
 
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 
-use super::{InPlace, Mismatch, Result, Scratch, Value};
+use super::{InPlace, Result, Scratch, Value};
 
 /// A k8s-openapi struct field: an `Option` of an [`InPlace`] type, or such a type itself
 /// when the field is required. k8s-openapi reads every member as an `Option`, so `null` is
@@ -195,30 +194,6 @@ required_field!(
     k8s_openapi::ByteString
 );
 
-/// [`RootFn`] of `T`.
-pub(crate) fn root<'i, T: InPlace + 'static>(
-    target: &mut dyn Any,
-    v: Value<'_, 'i>,
-    cx: &mut Scratch<'i>,
-) -> Result {
-    target
-        .downcast_mut::<T>()
-        .ok_or(Mismatch)?
-        .decode_in_place(v, cx)
-}
-
-/// [`RootFn`] of a new `T`: the target is an `Option<T>`, made `Some` with the object the
-/// document holds, decoded into `T`'s default ([`InPlace::decode_new`]).
-pub(crate) fn new_root<'i, T: InPlace + 'static>(
-    target: &mut dyn Any,
-    v: Value<'_, 'i>,
-    cx: &mut Scratch<'i>,
-) -> Result {
-    let new = target.downcast_mut::<Option<T>>().ok_or(Mismatch)?;
-    *new = Some(T::decode_new(v, cx)?);
-    Ok(())
-}
-
 /// The root types: emits `roots(add)`, which registers each, and its lean form, with its
 /// [`RootFn`], and each as `Option<T>`, the target of a new object, with its [`new_root`].
 macro_rules! root_types {
@@ -228,14 +203,14 @@ macro_rules! root_types {
             add: &mut dyn FnMut(std::any::TypeId, $crate::decode::in_place::RootFn),
         ) {
             $(
-                add(std::any::TypeId::of::<$ty>(), $crate::decode::in_place::fields::root::<$ty>);
+                add(std::any::TypeId::of::<$ty>(), $crate::decode::in_place::root::<$ty>);
                 add(
                     std::any::TypeId::of::<Option<$ty>>(),
-                    $crate::decode::in_place::fields::new_root::<$ty>,
+                    $crate::decode::in_place::new_root::<$ty>,
                 );
                 add(
                     std::any::TypeId::of::<kinform_core::Lean<$ty>>(),
-                    $crate::decode::in_place::fields::root::<kinform_core::Lean<$ty>>,
+                    $crate::decode::in_place::root::<kinform_core::Lean<$ty>>,
                 );
             )*
         }
@@ -249,8 +224,13 @@ pub(crate) fn builtin_roots(add: &mut dyn FnMut(std::any::TypeId, super::RootFn)
     super::generated::roots(add);
     add(
         std::any::TypeId::of::<kinform_core::Lean<crate::DynamicObject>>(),
-        root::<kinform_core::Lean<crate::DynamicObject>>,
+        super::root::<kinform_core::Lean<crate::DynamicObject>>,
     );
+}
+
+/// The in-place decoder of a custom resource's lean form (see `custom::CustomRoots`).
+pub(crate) const fn lean_root<K: 'static>() -> Option<super::RootFn> {
+    Some(super::root::<kinform_core::Lean<K>>)
 }
 
 /// A custom resource's `metadata`, decoded in place (see `custom::decode_metadata`).

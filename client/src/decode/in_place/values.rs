@@ -568,16 +568,48 @@ pub(crate) fn root_of<K: 'static>() -> Option<Root> {
     roots().get(&TypeId::of::<K>()).copied().map(Root)
 }
 
-/// The in-place decoders of resource type `K`: its built-in ones (see [`root_of`]), else
-/// those its `HasMetadata::__in_place` hook gives (a generated or derived custom resource,
-/// `custom_in_place!`); the first decodes into a `K`, the second builds a new one into an
-/// `Option<K>`.
-pub(crate) fn resource_roots<K: kinform_core::HasMetadata>() -> Option<(Root, Root)> {
-    if let (Some(into), Some(new)) = (root_of::<K>(), root_of::<Option<K>>()) {
-        return Some((into, new));
+/// [`RootFn`] of `T`.
+pub(crate) fn root<'i, T: InPlace + 'static>(
+    target: &mut dyn Any,
+    v: Value<'_, 'i>,
+    cx: &mut Scratch<'i>,
+) -> Result {
+    target
+        .downcast_mut::<T>()
+        .ok_or(Mismatch)?
+        .decode_in_place(v, cx)
+}
+
+/// [`RootFn`] of a new `T`: the target is an `Option<T>`, made `Some` with the object the
+/// document holds, decoded into `T`'s default ([`InPlace::decode_new`]).
+pub(crate) fn new_root<'i, T: InPlace + 'static>(
+    target: &mut dyn Any,
+    v: Value<'_, 'i>,
+    cx: &mut Scratch<'i>,
+) -> Result {
+    let new = target.downcast_mut::<Option<T>>().ok_or(Mismatch)?;
+    *new = Some(T::decode_new(v, cx)?);
+    Ok(())
+}
+
+/// The in-place decoders of resource type `K`: the first decodes into a `K`, the second,
+/// when `K` has one, builds a new `K` into an `Option<K>` (a lean object has none: its
+/// `Deserialize` builds it). They are `K`'s built-in ones (see [`root_of`]), else those
+/// its `HasMetadata::__in_place` hook gives (a generated or derived custom resource,
+/// `custom_in_place!`, or the lean form of one).
+pub(crate) fn resource_roots<K: kinform_core::HasMetadata>() -> Option<(Root, Option<Root>)> {
+    if let Some(into) = root_of::<K>() {
+        return Some((into, root_of::<Option<K>>()));
     }
     let custom = K::__in_place()?.downcast_ref::<super::custom::CustomRoots>()?;
-    Some((Root(custom.into), Root(custom.new)))
+    let of = TypeId::of::<K>();
+    if of == (custom.of)() {
+        Some((Root(custom.into), Some(Root(custom.new))))
+    } else if of == (custom.lean_of)() {
+        Some((Root(custom.lean?), None))
+    } else {
+        None
+    }
 }
 
 impl Root {
