@@ -26,6 +26,7 @@ use std::marker::PhantomData;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kinform_core::Lean;
+use serde::de::DeserializeOwned;
 
 #[doc(hidden)]
 pub use super::values::{
@@ -93,12 +94,56 @@ pub fn optional<'i, T: InPlace>(
     v: Value<'_, 'i>,
     cx: &mut Scratch<'i>,
 ) -> Result {
-    match field {
-        _ if v.is_null() => *field = None,
-        Some(t) => t.decode_in_place(v, cx)?,
-        None => *field = Some(T::decode_new(v, cx)?),
+    field.decode_in_place(v, cx)
+}
+
+/// A field decoded by `custom_in_place!`'s `auto` kinds: the decoder [`ByInPlace`] gives
+/// where `T` has an in-place decoder, else [`ByDeserialize`]'s. The choice is made by
+/// method resolution at the call `(&Probe::of(&field)).decoder()`: `ByInPlace` is
+/// implemented for `Probe<T>` (found first, for the receiver as written) only where
+/// `T: InPlace`, `ByDeserialize` for `&Probe<T>` (found after one auto-reference), so a
+/// derive that cannot see whether a field's type is decoded in place need not know.
+#[doc(hidden)]
+pub struct Probe<T>(PhantomData<fn() -> T>);
+
+impl<T> Probe<T> {
+    /// The probe of `field`'s type.
+    pub fn of(_field: &T) -> Self {
+        Self(PhantomData)
     }
-    Ok(())
+}
+
+/// How one field of type `T` is decoded.
+#[doc(hidden)]
+pub type FieldFn<T> = for<'t, 'i> fn(&mut T, Value<'t, 'i>, &mut Scratch<'i>) -> Result;
+
+/// The in-place decoder of a field (see [`Probe`]).
+#[doc(hidden)]
+pub trait ByInPlace<T> {
+    /// [`value`].
+    fn decoder(&self) -> FieldFn<T>;
+}
+
+impl<T: InPlace> ByInPlace<T> for Probe<T> {
+    fn decoder(&self) -> FieldFn<T> {
+        value::<T>
+    }
+}
+
+/// The decoder of a field whose type has no in-place decoder (see [`Probe`]).
+#[doc(hidden)]
+pub trait ByDeserialize<T> {
+    /// The field's `Deserialize`, afresh.
+    fn decoder(&self) -> FieldFn<T>;
+}
+
+impl<T: DeserializeOwned> ByDeserialize<T> for &Probe<T> {
+    fn decoder(&self) -> FieldFn<T> {
+        |field, v, cx| {
+            *field = fresh(v, cx)?;
+            Ok(())
+        }
+    }
 }
 
 /// A field whose member is absent, with `#[serde(default)]`: its type's default.
@@ -128,7 +173,12 @@ pub fn absent<T: Default>(field: &mut T) {
 /// - `fresh_optional`, `fresh`: the same, the value decoded afresh by its `Deserialize` (a
 ///   type without an in-place decoder: enums, `IntOrString`, numbers, ...);
 /// - `with(key, field, path)`, `with_default(key, field, path)`: a field with
-///   `#[serde(deserialize_with = "path")]` (and `default`), decoded afresh through `path`.
+///   `#[serde(deserialize_with = "path")]` (and `default`), decoded afresh through `path`;
+/// - `auto(key, field)`, `auto_default(key, field)`, `auto_default_fn(key, field, path)`: a
+///   field decoded in place where its type has an in-place decoder, else afresh (see
+///   `decode::custom::Probe`), for a derive that sees only the field's type's name; absent,
+///   it gives up (a required field), takes its type's default (`#[serde(default)]`, or any
+///   `Option`) or `path()` (`#[serde(default = "path")]`).
 ///
 /// The type's other serde rules are the derive's: unknown members are ignored, a duplicate
 /// member gives up (serde's duplicate-field error), a struct written as an array gives up.
@@ -173,7 +223,7 @@ macro_rules! custom_in_place {
                     }
                 }
                 $(if !$field {
-                    $crate::custom_in_place!(@absent $how self.$field);
+                    $crate::custom_in_place!(@absent $how ($($with)?) self.$field);
                 })*
                 Ok(())
             }
@@ -207,16 +257,37 @@ macro_rules! custom_in_place {
     (@present with_default ($p:path) $f:expr, $v:ident, $cx:ident) => {
         $f = $crate::decode::custom::fresh_with($v, $cx, |de| $p(de))?
     };
-    (@absent value $f:expr) => {
+    (@present auto () $f:expr, $v:ident, $cx:ident) => {
+        $crate::custom_in_place!(@probe $f, $v, $cx)
+    };
+    (@present auto_default () $f:expr, $v:ident, $cx:ident) => {
+        $crate::custom_in_place!(@probe $f, $v, $cx)
+    };
+    (@present auto_default_fn ($p:path) $f:expr, $v:ident, $cx:ident) => {
+        $crate::custom_in_place!(@probe $f, $v, $cx)
+    };
+    (@probe $f:expr, $v:ident, $cx:ident) => {{
+        #[allow(unused_imports)]
+        use $crate::decode::custom::{ByDeserialize as _, ByInPlace as _};
+        let decode = (&$crate::decode::custom::Probe::of(&$f)).decoder();
+        decode(&mut $f, $v, $cx)?
+    }};
+    (@absent value () $f:expr) => {
         return Err($crate::decode::custom::Mismatch)
     };
-    (@absent fresh $f:expr) => {
+    (@absent fresh () $f:expr) => {
         return Err($crate::decode::custom::Mismatch)
     };
-    (@absent with $f:expr) => {
+    (@absent with ($p:path) $f:expr) => {
         return Err($crate::decode::custom::Mismatch)
     };
-    (@absent $how:ident $f:expr) => {
+    (@absent auto () $f:expr) => {
+        return Err($crate::decode::custom::Mismatch)
+    };
+    (@absent auto_default_fn ($p:path) $f:expr) => {
+        $f = $p()
+    };
+    (@absent $how:ident ($($p:path)?) $f:expr) => {
         $crate::decode::custom::absent(&mut $f)
     };
 }

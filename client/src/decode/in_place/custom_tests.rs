@@ -184,3 +184,113 @@ fn what_serde_derive_refuses_the_walk_gives_up_on() {
         );
     }
 }
+
+/// A resource whose decoders use the `auto` kinds, as the derive macro writes them: each
+/// field decoded in place or afresh as its type allows, absent fields as serde's derive
+/// treats them (`Option`s `None` without `#[serde(default)]`, `default = "path"`).
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+struct Auto {
+    #[serde(default)]
+    metadata: ObjectMeta,
+    spec: AutoSpec,
+    status: Option<Part>,
+}
+
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+struct AutoSpec {
+    name: String,
+    #[serde(rename = "replicaCount")]
+    replica_count: Option<i32>,
+    #[serde(default = "seven")]
+    size: i64,
+    parts: Option<Vec<Part>>,
+    #[serde(default)]
+    labels: BTreeMap<String, String>,
+    port: Option<k8s_openapi::apimachinery::pkg::util::intstr::IntOrString>,
+}
+
+fn seven() -> i64 {
+    7
+}
+
+impl HasMetadata for Auto {
+    fn metadata(&self) -> &ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(&mut self) -> &mut ObjectMeta {
+        &mut self.metadata
+    }
+    fn __in_place() -> Option<&'static (dyn std::any::Any + Send + Sync)> {
+        crate::decode::custom::hook::<Self>()
+    }
+}
+
+crate::custom_in_place!(
+    no_default(Auto),
+    auto_default("metadata", metadata),
+    auto("spec", spec),
+    auto_default("status", status)
+);
+crate::custom_in_place!(
+    no_default(AutoSpec),
+    auto("name", name),
+    auto_default("replicaCount", replica_count),
+    auto_default_fn("size", size, seven),
+    auto_default("parts", parts),
+    auto_default("labels", labels),
+    auto_default("port", port),
+);
+
+#[test]
+fn the_auto_kinds_decode_as_serde_derive_decodes() {
+    let taken = [
+        r#"{"metadata":{"name":"a","labels":{"x":"y"}},"spec":{"name":"one","replicaCount":3,
+            "size":2,"parts":[{"id":1,"on":true}],"labels":{"b":"2"},"port":"http"},
+            "status":{"id":4}}"#,
+        r#"{"spec":{"name":"two"}}"#,
+        r#"{"spec":{"name":"three","replicaCount":null,"parts":null,"port":80},"status":null}"#,
+        r#"{"metadata":{},"spec":{"name":"","size":-1,"labels":{}},"unknown":[1]}"#,
+    ];
+    let refused = [
+        r#"{"metadata":null,"spec":{"name":"a"}}"#,
+        r#"{"spec":null}"#,
+        r#"{}"#,
+        r#"{"spec":{"replicaCount":1}}"#,
+        r#"{"spec":{"name":"a","labels":null}}"#,
+        r#"{"spec":{"name":"a","size":null}}"#,
+        r#"{"spec":{"name":"a","port":1.5}}"#,
+        r#"{"spec":{"name":"a"},"spec":{"name":"b"}}"#,
+    ];
+    let mut decoder = Decoder::default();
+    for doc in taken {
+        let want: Auto = serde_json::from_str(doc).unwrap();
+        for other in taken {
+            let mut target: Auto = serde_json::from_str(other).unwrap();
+            assert!(
+                decoder.decode_resource_into(&mut target, doc.as_bytes(), false, None),
+                "{doc} into {other}"
+            );
+            assert_eq!(target, want, "{doc} into {other}");
+        }
+    }
+    let first: Auto = serde_json::from_str(taken[1]).unwrap();
+    assert_eq!(first.spec.size, 7, "the default function ran");
+    // A field of an in-place type is decoded into its own memory: the probe chose
+    // `ByInPlace` (the name's buffer is kept), not `ByDeserialize`.
+    let mut target: Auto = serde_json::from_str(taken[0]).unwrap();
+    target.spec.name.reserve(64);
+    let buffer = target.spec.name.as_ptr();
+    assert!(decoder.decode_resource_into(&mut target, taken[1].as_bytes(), false, None));
+    assert_eq!(
+        (target.spec.name.as_str(), target.spec.name.as_ptr()),
+        ("two", buffer)
+    );
+    for doc in refused {
+        assert!(serde_json::from_str::<Auto>(doc).is_err(), "{doc}");
+        let mut target: Auto = serde_json::from_str(taken[0]).unwrap();
+        assert!(
+            !decoder.decode_resource_into(&mut target, doc.as_bytes(), false, None),
+            "{doc}"
+        );
+    }
+}

@@ -227,6 +227,26 @@ impl<T: InPlace> InPlace for Box<T> {
     }
 }
 
+/// serde's `Option`: `null` is `None`, any other value a `T`, decoded into the one held.
+impl<T: InPlace> InPlace for Option<T> {
+    fn decode_in_place<'i>(&mut self, v: Value<'_, 'i>, cx: &mut Scratch<'i>) -> Result {
+        match self {
+            _ if v.is_null() => *self = None,
+            Some(t) => t.decode_in_place(v, cx)?,
+            None => *self = Some(T::decode_new(v, cx)?),
+        }
+        Ok(())
+    }
+
+    fn decode_new<'i>(v: Value<'_, 'i>, cx: &mut Scratch<'i>) -> Result<Self> {
+        if v.is_null() {
+            Ok(None)
+        } else {
+            T::decode_new(v, cx).map(Some)
+        }
+    }
+}
+
 impl<T: InPlace> InPlace for Vec<T> {
     fn decode_in_place<'i>(&mut self, v: Value<'_, 'i>, cx: &mut Scratch<'i>) -> Result {
         let elements = v.elements()?;
