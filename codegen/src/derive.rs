@@ -26,14 +26,21 @@ pub use crate::model::{PrinterColumn, ScalePaths, Scope};
 pub use crate::read::derive::{DeriveResource, default_plural};
 
 /// `impl HasMetadata` (over the field `metadata`) and `impl Resource` for the root type
-/// `name`: the same tokens as for a generated root type.
+/// `name`: the same tokens as for a generated root type with in-place decoders, whose
+/// `custom_in_place!` invocation the caller writes.
 pub fn resource_impls(
     paths: &CratePaths,
     name: &proc_macro2::Ident,
     metadata: &proc_macro2::Ident,
     id: &ResourceIdentity<'_>,
 ) -> TokenStream {
-    crate::emit::types::resource_impls(paths.runtime(), paths.k8s_openapi(), name, metadata, id)
+    crate::emit::types::resource_impls_in_place(
+        paths.runtime(),
+        paths.k8s_openapi(),
+        name,
+        metadata,
+        id,
+    )
 }
 
 /// The typed client, lister and informer of a derived resource (`FooClient`, `FooLister`,

@@ -176,6 +176,9 @@ pub fn expand(
     let has_status = res.has_status;
 
     let items = resource_items(res, quote!(#root), &paths);
+    let rt_tokens = quote!(#rt);
+    let root_in_place = crate::in_place::root_decl(&root, attrs.status.is_some(), &rt_tokens);
+    let spec_in_place = crate::in_place::spec_decl(input, &rt_tokens);
     let crd_desc = quote! {
         #rt::crd::CrdDescription {
             group: #group,
@@ -352,6 +355,9 @@ pub fn expand(
 
         #resource_impls
 
+        #root_in_place
+        #spec_in_place
+
         #items
     };
     Ok(match &attrs.crates.std {
@@ -394,9 +400,11 @@ fn rewrite_std(tokens: TokenStream, std: &TokenStream) -> TokenStream {
 }
 
 /// Whether a token before `::` makes it a path continuation (`a::std`); after punctuation
-/// (`-> ::std`, `<::std`, `(::std`) `::std` starts a path.
+/// (`-> ::std`, `<::std`, `(::std`) or a keyword that precedes a type (`dyn ::std`,
+/// `impl ::std`, `as ::std`) `::std` starts a path.
 fn is_path_char(tt: &proc_macro2::TokenTree) -> bool {
-    matches!(tt, proc_macro2::TokenTree::Ident(_))
+    matches!(tt, proc_macro2::TokenTree::Ident(id)
+        if !["dyn", "impl", "as", "in", "for", "where", "mut"].iter().any(|k| id == k))
 }
 
 #[cfg(test)]
@@ -405,11 +413,11 @@ mod tests {
 
     #[test]
     fn std_paths_are_rewritten_at_path_starts_only() {
-        let ts = quote!(::std::string::String::from(x); a::std::b; fn f() -> ::std::sync::Arc<u8> { ::std::sync::Arc::new(0) });
+        let ts = quote!(::std::string::String::from(x); a::std::b; fn f() -> ::std::sync::Arc<u8> { ::std::sync::Arc::new(0) } &(dyn ::std::any::Any));
         let out = rewrite_std(ts, &quote!(my::std)).to_string();
         assert_eq!(
             out,
-            quote!(my::std::string::String::from(x); a::std::b; fn f() -> my::std::sync::Arc<u8> { my::std::sync::Arc::new(0) })
+            quote!(my::std::string::String::from(x); a::std::b; fn f() -> my::std::sync::Arc<u8> { my::std::sync::Arc::new(0) } &(dyn my::std::any::Any))
                 .to_string()
         );
     }

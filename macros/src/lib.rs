@@ -58,6 +58,7 @@
 mod attrs;
 mod expand;
 mod group;
+mod in_place;
 mod rule_expr;
 mod validate;
 

@@ -41,7 +41,7 @@ mod enums;
 mod fields;
 mod root;
 
-pub use root::{ResourceIdentity, resource_impls};
+pub use root::{ResourceIdentity, resource_impls_in_place};
 
 use std::collections::{BTreeMap, BTreeSet};
 

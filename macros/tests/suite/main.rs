@@ -6,6 +6,7 @@
 
 mod api_group_server;
 mod derive_basic;
+mod derive_in_place;
 mod derive_parity;
 mod derive_roundtrip;
 mod derive_server;

@@ -66,13 +66,7 @@ pub(crate) fn emit_root(
     };
     let in_place = super::decoding::in_place_decl(s, &body.fields, has_default, decoded, p);
     // The informers find the decoders through `HasMetadata`.
-    let hook = in_place.is_some().then(|| {
-        quote! {
-            fn __in_place() -> Option<&'static (dyn ::std::any::Any + Send + Sync)> {
-                #rt::client::decode::custom::hook::<Self>()
-            }
-        }
-    });
+    let hook = in_place.is_some().then(|| in_place_hook(&quote!(#rt)));
     let resource_impls = resource_impls_with(
         &quote!(#rt),
         &quote!(#k8s),
@@ -164,20 +158,30 @@ pub struct ResourceIdentity<'a> {
     pub scope: Scope,
 }
 
-/// `impl HasMetadata` (over the field `metadata`) and `impl Resource` for the type `name`,
-/// with the runtime at `rt` and k8s-openapi at `k8s`: the same tokens for generated and
-/// derived root types.
-pub fn resource_impls(
+/// `impl HasMetadata` and `impl Resource` for the root type `name` whose in-place decoders
+/// a `custom_in_place!` invocation gives (the derive macro's root type): `__in_place`
+/// returns their hook.
+pub fn resource_impls_in_place(
     rt: &TokenStream,
     k8s: &TokenStream,
     name: &proc_macro2::Ident,
     metadata: &proc_macro2::Ident,
     id: &ResourceIdentity<'_>,
 ) -> TokenStream {
-    resource_impls_with(rt, k8s, name, metadata, id, None)
+    resource_impls_with(rt, k8s, name, metadata, id, Some(in_place_hook(rt)))
 }
 
-/// [`resource_impls`], with `hook` added to `impl HasMetadata` (its `__in_place`, for a type
+/// `HasMetadata::__in_place` of a type with in-place decoders: the informers find them
+/// through it.
+fn in_place_hook(rt: &TokenStream) -> TokenStream {
+    quote! {
+        fn __in_place() -> Option<&'static (dyn ::std::any::Any + Send + Sync)> {
+            #rt::client::decode::custom::hook::<Self>()
+        }
+    }
+}
+
+/// `impl HasMetadata` and `impl Resource` for the root type `name`, with `hook` added to `impl HasMetadata` (its `__in_place`, for a type
 /// with in-place decoders).
 fn resource_impls_with(
     rt: &TokenStream,
