@@ -58,17 +58,24 @@ struct Part {
     on: Option<bool>,
 }
 
-impl HasMetadata for Thing {
-    fn metadata(&self) -> &ObjectMeta {
-        &self.metadata
-    }
-    fn metadata_mut(&mut self) -> &mut ObjectMeta {
-        &mut self.metadata
-    }
-    fn __in_place() -> Option<&'static (dyn std::any::Any + Send + Sync)> {
-        crate::decode::custom::hook::<Self>()
-    }
+/// `HasMetadata` over the field `metadata`, with the in-place hook, as generated code has it.
+macro_rules! resource_with_hook {
+    ($ty:ty) => {
+        impl HasMetadata for $ty {
+            fn metadata(&self) -> &ObjectMeta {
+                &self.metadata
+            }
+            fn metadata_mut(&mut self) -> &mut ObjectMeta {
+                &mut self.metadata
+            }
+            fn __in_place() -> Option<&'static (dyn std::any::Any + Send + Sync)> {
+                crate::decode::custom::hook::<Self>()
+            }
+        }
+    };
 }
+
+resource_with_hook!(Thing);
 
 crate::custom_in_place!(
     Thing,
@@ -213,17 +220,7 @@ fn seven() -> i64 {
     7
 }
 
-impl HasMetadata for Auto {
-    fn metadata(&self) -> &ObjectMeta {
-        &self.metadata
-    }
-    fn metadata_mut(&mut self) -> &mut ObjectMeta {
-        &mut self.metadata
-    }
-    fn __in_place() -> Option<&'static (dyn std::any::Any + Send + Sync)> {
-        crate::decode::custom::hook::<Self>()
-    }
-}
+resource_with_hook!(Auto);
 
 crate::custom_in_place!(
     no_default(Auto),
