@@ -236,7 +236,7 @@ where
 /// Batches of one watch body decoded at once: while the reflector takes in one batch, the
 /// next decodes, on the other decoding thread when it is free. Measured against the code
 /// before the decoding threads, which decoded one batch at a time on the watch's task
-/// (BENCHMARKS.md, "Why each trick"): burst events/s rose from 1.8-2.7x kube-rs's to
+/// (docs/performance.md, "A/B measurements"): burst events/s rose from 1.8-2.7x kube-rs's to
 /// 2.3-3.1x; the CPU per event did not move beyond the runs' noise.
 const IN_FLIGHT: usize = 2;
 

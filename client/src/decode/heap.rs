@@ -14,7 +14,7 @@
 /// is cut off the tape (pods: 25 KB for 6.2 KB of JSON, 4.0x, BENCHMARKS.md, "Informer"). At
 /// exactly 4, the last percent of every thread's share of a streaming list grew its arena
 /// one page, one `mprotect`, at a time: 5,800 single-page calls in a 10k-pod sync, 300
-/// with 5 (`strace -f -e trace=mprotect`, BENCHMARKS.md, "Why each trick").
+/// with 5 (`strace -f -e trace=mprotect`, docs/performance.md, "A/B measurements").
 const HEAP_PER_JSON_BYTE: usize = 5;
 
 /// The same when `managedFields` is kept. Its `fieldsV1` sets are JSON objects nested a few
@@ -23,7 +23,7 @@ const HEAP_PER_JSON_BYTE: usize = 5;
 /// its `preserve_order`): a pod's 1 KB of `managedFields` takes about 10 KB of
 /// heap, so the whole pod 39 KB of RSS for 6.2 KB of JSON, 6.3x. With 5, a fifth of the
 /// cache grew its arena one page at a time: 115,000 single-page `mprotect` calls in a
-/// 100,000-pod sync (BENCHMARKS.md, "Why each trick").
+/// 100,000-pod sync (docs/performance.md, "A/B measurements").
 const HEAP_PER_JSON_BYTE_MANAGED_FIELDS: usize = 7;
 
 /// Heap bytes to grow ahead for each byte of JSON of the objects about to be decoded, as

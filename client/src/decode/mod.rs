@@ -79,9 +79,9 @@
 //!
 //! # Figures
 //!
-//! Why each trick above helps: `docs/performance.md`. The measurements, each with the
-//! command that reproduces it: `BENCHMARKS.md` ("Informer"; "Why each trick" for the A/B
-//! run behind each trick).
+//! Why each trick above helps, with the A/B run behind each: `docs/performance.md`. The
+//! current measurements, each with the command that reproduces it: `BENCHMARKS.md`
+//! ("Informer").
 
 #[doc(hidden)]
 pub mod bench;

@@ -54,7 +54,7 @@ const MAX_NESTING: usize = 127;
 /// buffers and its tape. Reusing the tape matters most: allocated and freed for every
 /// object, it left a hole among the cached objects that malloc then split up and merged
 /// again (glibc's `unlink_chunk` and `_int_malloc` were a sixth of a watch burst's user
-/// time: BENCHMARKS.md, "Why each trick").
+/// time: docs/performance.md, "A/B measurements").
 pub(crate) struct Decoder {
     input: Vec<u8>,
     buffers: simd_json::Buffers,

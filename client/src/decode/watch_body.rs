@@ -86,7 +86,7 @@ const BLOCK_SIZES: usize = 15;
 /// slice is held, its next read needs a new buffer, and when the decoder drops the last
 /// slice of a buffer, glibc gives its pages back to the kernel (`munmap`, or the trim of the
 /// reading thread's heap), so every byte of a burst would be received into pages faulted in
-/// afresh (BENCHMARKS.md, "Why each trick"). Blocks come in power-of-two sizes (64 B to
+/// afresh (docs/performance.md, "A/B measurements"). Blocks come in power-of-two sizes (64 B to
 /// 1 MiB; a larger chunk is passed on as it is, without a copy) and go back to this watch's
 /// shelves when dropped, to carry later chunks; hyper's buffer, no longer shared, is read
 /// into again in place.

@@ -258,7 +258,7 @@ fn is_blank(line: &[u8]) -> bool {
 /// the batches in flight until then is built afresh, in fresh memory. With 1 MiB batches
 /// that was several hundred pods per burst: a burst's peak RSS 1.07-1.09x the RSS after
 /// the sync, against 1.03-1.04x with 256 KiB, and half the page faults and about 40% fewer
-/// allocations per event (BENCHMARKS.md, "Why each trick"). Batches of this size still
+/// allocations per event (docs/performance.md, "A/B measurements"). Batches of this size still
 /// go to both decoding threads (`events`'s `PARALLEL_MIN_BYTES`).
 const BATCH_BYTES: usize = 256 << 10;
 

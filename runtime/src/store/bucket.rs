@@ -48,8 +48,8 @@ impl BuildHasher for SlotHash {
 /// [`DENSE_MIN_SHARE`] or more: a bit per slot instead of about eight bytes per member, and
 /// the slots of new objects (taken in order from the slab's end) set neighbouring bits
 /// where a hash set scatters them over its table, one cache miss each (the index inserts
-/// were a quarter of the store's time in a burst of 200k new ConfigMaps: BENCHMARKS.md,
-/// "Why each trick").
+/// were a quarter of the store's time in a burst of 200k new ConfigMaps: docs/performance.md,
+/// "A/B measurements").
 #[derive(Clone, Debug)]
 pub(crate) enum Bucket {
     One(Slot),
