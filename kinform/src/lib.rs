@@ -95,6 +95,11 @@ pub use kinform_runtime::reflector::ListerWatcher;
 #[cfg(feature = "derive")]
 pub use kinform_macros::CustomResource;
 
+/// `#[derive(InPlace)]`: in-place watch decoding for the status and nested structs of a
+/// derived resource.
+#[cfg(feature = "derive")]
+pub use kinform_macros::InPlace;
+
 /// `#[api_group(group = "...")]` on an inline module of derived types: the group accessors
 /// `client.example_com_v1().foos("ns")` and `factory.example_com().v1().foos()`, as generated
 /// code has them.

@@ -1,16 +1,19 @@
 //! The in-place decoders of a derived resource (kinform-client's `custom_in_place!`, one
-//! invocation per struct): for the root type the derive writes, and for the spec struct
-//! the derive is on, so an informer's watch decodes a derived resource into the object it
-//! replaces, as it does a generated one.
+//! invocation per struct): for the root type `#[derive(CustomResource)]` writes, for the
+//! spec struct that derive is on, and for each struct with `#[derive(InPlace)]` (the status
+//! and the structs nested in spec or status), so an informer's watch decodes a derived
+//! resource into the object it replaces, as it does a generated one.
 //!
-//! The spec's invocation lists each field with its JSON key and how serde's derive reads it
+//! A struct's invocation lists each field with its JSON key and how serde's derive reads it
 //! when absent, read from the struct's `#[serde(...)]` attributes. Each field uses an `auto`
 //! kind: decoded in place where its type has an in-place decoder, else afresh by its
 //! `Deserialize` (the macro sees a type's name only; the choice is the client's
-//! `decode::custom::Probe`). A struct whose serde attributes this reader does not model
-//! (`flatten`, `skip`, `alias`, `deny_unknown_fields`, a container `default`, `transparent`,
-//! `from`, `try_from`, `deserialize_with`, generics, ...) gets no invocation: its values are
-//! decoded by serde, and the result is the same.
+//! `decode::custom::Probe`), so a nested struct is decoded in place exactly when it derives
+//! `InPlace`. A spec whose serde attributes this reader does not model (`flatten`, `skip`,
+//! `alias`, `deny_unknown_fields`, a container `default`, `transparent`, `from`,
+//! `try_from`, `deserialize_with`, generics, ...) gets no invocation: its values are
+//! decoded by serde, and the result is the same. `#[derive(InPlace)]` on such a struct is
+//! a compile error naming the attribute, since the user asked for what cannot be given.
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -28,20 +31,44 @@ enum Absent {
 /// The `custom_in_place!` invocation of the spec struct `input`, or `None` when it uses a
 /// serde feature the reader does not model (see the module docs).
 pub fn spec_decl(input: &syn::DeriveInput, rt: &TokenStream) -> Option<TokenStream> {
+    struct_decl(input, rt).ok()
+}
+
+/// The `custom_in_place!` invocation of the struct `input`, or an error naming what the
+/// reader does not model (`#[derive(InPlace)]` reports it).
+pub fn struct_decl(input: &syn::DeriveInput, rt: &TokenStream) -> syn::Result<TokenStream> {
+    let shape = |what: &str| {
+        syn::Error::new(
+            input.ident.span(),
+            format!("InPlace derives for {what}; this type is decoded by its `Deserialize`"),
+        )
+    };
+    // The readers' errors name the attribute: `#[serde(flatten)]` is not modelled.
+    let attribute = |e: syn::Error| {
+        syn::Error::new(
+            e.span(),
+            format!(
+                "InPlace: {e}; remove it, or the derive to leave the type to its `Deserialize`"
+            ),
+        )
+    };
     if !input.generics.params.is_empty() {
-        return None;
+        return Err(shape("structs without generic parameters"));
     }
-    let syn::Data::Struct(data) = &input.data else {
-        return None;
+    let (syn::Data::Struct(syn::DataStruct {
+        fields: syn::Fields::Named(fields),
+        ..
+    })) = &input.data
+    else {
+        return Err(shape("structs with named fields"));
     };
-    let syn::Fields::Named(fields) = &data.fields else {
-        return None;
-    };
-    let rename_all = container_rename_all(&input.attrs)?;
+    let rename_all = container_rename_all(&input.attrs).map_err(attribute)?;
     let mut members = Vec::new();
     for field in &fields.named {
-        let ident = field.ident.as_ref()?;
-        let (rename, absent) = field_attrs(&field.attrs)?;
+        let Some(ident) = field.ident.as_ref() else {
+            continue;
+        };
+        let (rename, absent) = field_attrs(&field.attrs).map_err(attribute)?;
         let key = rename.unwrap_or_else(|| {
             let name = ident.to_string();
             let name = name.strip_prefix("r#").unwrap_or(&name);
@@ -63,7 +90,31 @@ pub fn spec_decl(input: &syn::DeriveInput, rt: &TokenStream) -> Option<TokenStre
     } else {
         quote!(no_default(#name))
     };
-    Some(quote!(#rt::client::custom_in_place!(#target, #(#members),*);))
+    Ok(quote!(#rt::client::custom_in_place!(#target, #(#members),*);))
+}
+
+/// `#[derive(InPlace)]`: the struct's invocation, at the kinform path its
+/// `#[kinform(crates(kinform = "..."))]` names (default `::kinform`), the only attribute
+/// of this derive.
+pub fn derive(input: &syn::DeriveInput) -> syn::Result<TokenStream> {
+    let mut rt: Option<syn::Path> = None;
+    for attr in input.attrs.iter().filter(|a| a.path().is_ident("kinform")) {
+        attr.parse_nested_meta(|m| {
+            if !m.path.is_ident("crates") {
+                return Err(m.error("InPlace takes only `#[kinform(crates(kinform = \"...\"))]`"));
+            }
+            m.parse_nested_meta(|c| {
+                if !c.path.is_ident("kinform") {
+                    return Err(c.error("InPlace takes only `crates(kinform = \"...\")`"));
+                }
+                let lit: syn::LitStr = c.value()?.parse()?;
+                rt = Some(lit.parse()?);
+                Ok(())
+            })
+        })?;
+    }
+    let rt = rt.unwrap_or_else(|| syn::parse_quote!(::kinform));
+    struct_decl(input, &quote!(#rt))
 }
 
 /// The invocation of the root type `root` the derive writes (its `Deserialize` reads
@@ -155,15 +206,16 @@ impl RenameAll {
     }
 }
 
-/// The container's `rename_all` (for deserializing); `None` for an attribute the reader
+/// The container's `rename_all` (for deserializing); an error at an attribute the reader
 /// does not model.
-fn container_rename_all(attrs: &[syn::Attribute]) -> Option<RenameAll> {
+fn container_rename_all(attrs: &[syn::Attribute]) -> syn::Result<RenameAll> {
     let mut rule = RenameAll::None;
     for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
         attr.parse_nested_meta(|m| {
             if m.path.is_ident("rename_all") {
                 if let Some(r) = renamed(&m)? {
-                    rule = RenameAll::parse(&r).ok_or_else(|| m.error("rule"))?;
+                    rule = RenameAll::parse(&r)
+                        .ok_or_else(|| m.error("an unknown `rename_all` rule"))?;
                 }
                 Ok(())
             } else if m.path.is_ident("crate") || m.path.is_ident("rename") {
@@ -172,17 +224,16 @@ fn container_rename_all(attrs: &[syn::Attribute]) -> Option<RenameAll> {
             } else if m.path.is_ident("bound") {
                 skip_value(&m)
             } else {
-                Err(m.error("not modelled"))
+                Err(not_modelled(&m))
             }
-        })
-        .ok()?;
+        })?;
     }
-    Some(rule)
+    Ok(rule)
 }
 
-/// A field's deserialized key (`rename`) and absent reading; `None` for an attribute the
+/// A field's deserialized key (`rename`) and absent reading; an error at an attribute the
 /// reader does not model.
-fn field_attrs(attrs: &[syn::Attribute]) -> Option<(Option<String>, Absent)> {
+fn field_attrs(attrs: &[syn::Attribute]) -> syn::Result<(Option<String>, Absent)> {
     let mut rename = None;
     let mut absent = Absent::Required;
     for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
@@ -205,12 +256,11 @@ fn field_attrs(attrs: &[syn::Attribute]) -> Option<(Option<String>, Absent)> {
             } else if m.path.is_ident("skip_serializing") {
                 Ok(())
             } else {
-                Err(m.error("not modelled"))
+                Err(not_modelled(&m))
             }
-        })
-        .ok()?;
+        })?;
     }
-    Some((rename, absent))
+    Ok((rename, absent))
 }
 
 /// The deserialized name of `rename = "x"` / `rename(deserialize = "x", ..)`, `None` when
@@ -228,6 +278,15 @@ fn renamed(m: &syn::meta::ParseNestedMeta<'_>) -> syn::Result<Option<String>> {
         Ok(())
     })?;
     Ok(de)
+}
+
+/// The error at a serde attribute the reader does not model, naming it.
+fn not_modelled(m: &syn::meta::ParseNestedMeta<'_>) -> syn::Error {
+    let name = m
+        .path
+        .get_ident()
+        .map_or_else(|| "?".to_owned(), ToString::to_string);
+    m.error(format!("`#[serde({name})]` is not modelled"))
 }
 
 /// Reads and ignores `= "..."`.

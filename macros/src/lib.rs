@@ -1,5 +1,7 @@
-//! `#[derive(CustomResource)]` and `#[api_group]` for kinform. Both expand through
-//! `kinform-codegen`'s emitters, so derived and generated code are the same code.
+//! `#[derive(CustomResource)]`, `#[derive(InPlace)]` and `#[api_group]` for kinform. The
+//! first and last expand through `kinform-codegen`'s emitters, so derived and generated
+//! code are the same code; `in_place` writes kinform-client's `custom_in_place!`
+//! invocations for the derived structs.
 //!
 //! Use them through `kinform` with the `derive` feature (`kinform::CustomResource`,
 //! `kinform::api_group`), as serde users use `serde::Deserialize`. The derive follows
@@ -139,6 +141,59 @@ pub fn derive_custom_resource(input: TokenStream) -> TokenStream {
             .into(),
         None => TokenStream::new(),
     }
+}
+
+/// In-place decoding for a struct inside a derived resource: its status, and the structs
+/// nested in its spec or status.
+///
+/// `#[derive(CustomResource)]` writes the in-place decoders of the root type and of the
+/// spec struct it is on, so an informer decodes each watch event into the object it
+/// replaces (reusing its strings, vectors and maps) instead of building a new one. A field
+/// whose type has such a decoder is decoded in place too; others are decoded by their
+/// `Deserialize`. This derive gives a struct of your own that decoder:
+///
+/// ```
+/// use kinform::{CustomResource, InPlace};
+/// use schemars::JsonSchema;
+/// use serde::{Deserialize, Serialize};
+///
+/// #[derive(CustomResource, Clone, Debug, Serialize, Deserialize, JsonSchema)]
+/// #[kinform(group = "example.com", version = "v1", kind = "Foo", status = "FooStatus")]
+/// #[serde(rename_all = "camelCase")]
+/// pub struct FooSpec {
+///     pub owner: Owner,
+///     pub replica_count: Option<i32>,
+/// }
+///
+/// #[derive(InPlace, Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+/// pub struct Owner {
+///     pub name: String,
+///     #[serde(default)]
+///     pub teams: Vec<String>,
+/// }
+///
+/// #[derive(InPlace, Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+/// pub struct FooStatus {
+///     pub ready: bool,
+/// }
+/// # fn main() {}
+/// ```
+///
+/// The decoder gives the value the struct's `Deserialize` (serde's derive) gives for the
+/// same bytes, and gives up (so serde decodes the document and its result or error stands)
+/// wherever they could differ. It reads the keys and absent-member rules from
+/// `#[serde(rename, rename_all, default, default = "path")]`; a struct using a serde
+/// feature it does not model (`flatten`, `skip`, `alias`, `deny_unknown_fields`, a
+/// container `default`, generics, ...) is a compile error naming the attribute. Only
+/// structs with named fields; `#[kinform(crates(kinform = "..."))]` names the kinform
+/// crate where it is not `::kinform`. Not for the spec struct itself, whose decoder
+/// `CustomResource` writes.
+#[proc_macro_derive(InPlace, attributes(kinform))]
+pub fn derive_in_place(input: TokenStream) -> TokenStream {
+    let input = syn::parse_macro_input!(input as syn::DeriveInput);
+    in_place::derive(&input)
+        .unwrap_or_else(|e| e.to_compile_error())
+        .into()
 }
 
 /// The group-level accessors of the derived resources in a module, as generated code has them:

@@ -117,3 +117,98 @@ fn a_derived_resource_is_decoded_in_place_as_serde_decodes_it() {
         );
     }
 }
+
+/// A widget's desired state: a nested struct and a vector of them, each deriving `InPlace`.
+#[derive(CustomResource, Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[kinform(
+    group = "example.com",
+    version = "v1",
+    kind = "Widget",
+    status = "WidgetStatus",
+    derive = "PartialEq"
+)]
+pub struct WidgetSpec {
+    pub owner: Owner,
+    #[serde(default)]
+    pub parts: Vec<Owner>,
+}
+
+/// A nested struct decoded in place (its derive), with a renamed and a defaulted member.
+#[derive(
+    kinform::InPlace, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "camelCase")]
+pub struct Owner {
+    pub display_name: String,
+    #[serde(default)]
+    pub team_names: Vec<String>,
+}
+
+/// The status, decoded in place (its derive), without `Default`.
+#[derive(kinform::InPlace, Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct WidgetStatus {
+    pub phase: String,
+    pub observed: Option<i64>,
+}
+
+const WIDGETS: [&str; 3] = [
+    r#"{"metadata":{"name":"w"},"spec":{"owner":{"displayName":"ann","teamNames":["a"]},
+        "parts":[{"displayName":"p1"},{"displayName":"p2","teamNames":["x","y"]}]},
+        "status":{"phase":"Ready","observed":3}}"#,
+    r#"{"spec":{"owner":{"displayName":"bob"}},"status":null}"#,
+    r#"{"spec":{"owner":{"displayName":"","teamNames":[]},"parts":[]},
+        "status":{"phase":"Pending","observed":null}}"#,
+];
+
+const WIDGETS_REFUSED: [&str; 4] = [
+    r#"{"spec":{"owner":{}}}"#,
+    r#"{"spec":{"owner":{"displayName":"a","teamNames":null}}}"#,
+    r#"{"spec":{"owner":{"displayName":"a"}},"status":{"observed":1}}"#,
+    r#"{"spec":{"owner":{"displayName":"a"},"parts":[{"displayName":1}]}}"#,
+];
+
+#[test]
+fn structs_deriving_in_place_are_decoded_in_place_inside_a_derived_resource() {
+    let mut decoder = DocDecoder::default();
+    for doc in WIDGETS {
+        let want: Widget = serde_json::from_str(doc).unwrap();
+        for other in WIDGETS {
+            let mut target: Widget = serde_json::from_str(other).unwrap();
+            assert!(
+                decoder.decode_resource_into(&mut target, doc.as_bytes()),
+                "{doc} into {other}"
+            );
+            assert_eq!(target, want, "{doc} into {other}");
+        }
+        let new: Widget = decoder.decode_resource(doc.as_bytes()).unwrap();
+        assert_eq!(new, want, "{doc}");
+    }
+    // The nested structs' and the status's strings keep their buffers: their own decoders
+    // ran, not their `Deserialize`.
+    let mut target: Widget = serde_json::from_str(WIDGETS[0]).unwrap();
+    target.spec.owner.display_name.reserve(64);
+    target.spec.parts[0].display_name.reserve(64);
+    let status = target.status.as_mut().unwrap();
+    status.phase.reserve(64);
+    let buffers = (
+        target.spec.owner.display_name.as_ptr(),
+        target.spec.parts[0].display_name.as_ptr(),
+        status.phase.as_ptr(),
+    );
+    let changed = r#"{"spec":{"owner":{"displayName":"carol"},"parts":[{"displayName":"q"}]},
+        "status":{"phase":"Failed"}}"#;
+    assert!(decoder.decode_resource_into(&mut target, changed.as_bytes()));
+    assert_eq!(target, serde_json::from_str::<Widget>(changed).unwrap());
+    assert_eq!(target.spec.owner.display_name.as_ptr(), buffers.0);
+    assert_eq!(target.spec.parts[0].display_name.as_ptr(), buffers.1);
+    assert_eq!(target.status.as_ref().unwrap().phase.as_ptr(), buffers.2);
+
+    for doc in WIDGETS_REFUSED {
+        assert!(serde_json::from_str::<Widget>(doc).is_err(), "{doc}");
+        let mut target: Widget = serde_json::from_str(WIDGETS[0]).unwrap();
+        assert!(
+            !decoder.decode_resource_into(&mut target, doc.as_bytes()),
+            "{doc}"
+        );
+    }
+}
