@@ -61,7 +61,7 @@ impl ProxyResponse {
 
     /// The body as a stream of chunks, as they arrive.
     pub fn into_stream(self) -> ByteStream {
-        stream_body(self.response, &self.request)
+        stream_body(&self.client, self.response, &self.request)
     }
 
     /// `self` for a 2xx answer; otherwise reads the body and returns it as an [`Error::Api`]

@@ -7,16 +7,23 @@
 //! gzip bomb cannot get far past it) by `Config::max_body_bytes`. Streams (watches, logs) hand
 //! each chunk on as it arrives, gunzipped a bounded piece at a time (`Gunzip`), and have no
 //! idle limit: a watch with no events for minutes is healthy.
+//!
+//! Every body is read through [`Counted`], which adds the bytes of each data frame, as they
+//! came over the connection (gzip-compressed where the server compressed them), to the
+//! client's counter ([`Client::received_body_bytes`](crate::Client::received_body_bytes)).
 
 use std::io::Write as _;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
 use flate2::write::GzDecoder;
 use futures_util::stream::{self, BoxStream};
 use http_body_util::BodyExt as _;
-use hyper::body::Incoming;
+use hyper::body::{Body, Frame, Incoming, SizeHint};
 
 use crate::Error;
 
@@ -48,12 +55,54 @@ fn too_large(request: &str, limit: usize) -> Error {
     }
 }
 
+/// A response body whose data frames are counted, as received, into a client's counter.
+pub(crate) struct Counted {
+    body: Incoming,
+    received: Arc<AtomicU64>,
+}
+
+impl Counted {
+    pub(crate) fn new(body: Incoming, received: &Arc<AtomicU64>) -> Self {
+        Counted {
+            body,
+            received: Arc::clone(received),
+        }
+    }
+}
+
+impl Body for Counted {
+    type Data = Bytes;
+    type Error = hyper::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, hyper::Error>>> {
+        let polled = Pin::new(&mut self.body).poll_frame(cx);
+        if let Poll::Ready(Some(Ok(frame))) = &polled
+            && let Some(data) = frame.data_ref()
+        {
+            self.received
+                .fetch_add(data.len() as u64, Ordering::Relaxed);
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
+    }
+}
+
 /// Gzip input fed to the decoder at once, so its output is checked against the limit often.
 const GZIP_PIECE: usize = 8 * 1024;
 
 /// Reads a whole body of at most `limit` bytes (gunzipped) into one buffer.
 pub(crate) async fn collect(
-    body: Incoming,
+    body: Counted,
     gzip: bool,
     size_hint: usize,
     idle: Option<Duration>,
@@ -74,7 +123,7 @@ pub(crate) struct Pause {
 /// [`collect`], stopping at `pause` (see [`Pause`]); the idle timeout does not run while
 /// paused.
 pub(crate) async fn collect_paused(
-    mut body: Incoming,
+    mut body: Counted,
     gzip: bool,
     size_hint: usize,
     idle: Option<Duration>,
@@ -184,7 +233,7 @@ impl Gunzip {
 }
 
 struct StreamState {
-    body: Incoming,
+    body: Counted,
     gunzip: Option<Gunzip>,
     request: Arc<str>,
     done: bool,
@@ -204,7 +253,7 @@ impl StreamState {
 
 /// Turns a body into a stream of chunks as they arrive.
 pub(crate) fn stream(
-    body: Incoming,
+    body: Counted,
     gzip: bool,
     request: Arc<str>,
 ) -> BoxStream<'static, Result<Bytes, Error>> {

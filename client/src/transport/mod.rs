@@ -103,6 +103,8 @@ struct Inner {
     impersonate: Vec<(http::HeaderName, HeaderValue)>,
     /// What the server did with the managedFields opt-out (`managed_fields`).
     opt_out: crate::managed_fields::OptOutRecord,
+    /// Response body bytes received (`Client::received_body_bytes`).
+    received: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl Inner {
@@ -222,6 +224,7 @@ impl Client {
                     .map_err(|_| invalid("user_agent", "not a header value"))?,
                 impersonate,
                 opt_out: Default::default(),
+                received: Default::default(),
             }),
         })
     }
@@ -284,7 +287,7 @@ impl Client {
         let gzip = body::is_gzip(resp.headers());
         let hint = content_length(resp.headers());
         let bytes = body::collect_paused(
-            resp.into_body(),
+            self.counted(resp),
             gzip,
             hint,
             self.inner.read_timeout,
@@ -306,7 +309,7 @@ impl Client {
         let resp = self.send(parts, Bytes::from(body), &desc).await?;
         let resp = self.check(resp, &desc).await?;
         let gzip = body::is_gzip(resp.headers());
-        Ok(body::stream(resp.into_body(), gzip, Arc::from(desc)))
+        Ok(body::stream(self.counted(resp), gzip, Arc::from(desc)))
     }
 
     /// What this client's server did with the managedFields opt-out its reflectors ask
@@ -315,6 +318,21 @@ impl Client {
     /// [`ManagedFieldsOptOut`]: crate::ManagedFieldsOptOut
     pub fn managed_fields_opt_out(&self) -> crate::ManagedFieldsOptOut {
         self.inner.opt_out.get()
+    }
+
+    /// Response body bytes this client and its clones have received, as they came over the
+    /// connections: gzip-compressed where the server compressed them (`Config::gzip`), and
+    /// counting every request's body (lists, watches, errors, proxied answers). What the
+    /// network costs a controller, e.g. to compare the watch traffic of sharded replicas.
+    pub fn received_body_bytes(&self) -> u64 {
+        self.inner
+            .received
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// A response's body, counted into [`received_body_bytes`](Self::received_body_bytes).
+    pub(crate) fn counted(&self, resp: http::Response<Incoming>) -> body::Counted {
+        body::Counted::new(resp.into_body(), &self.inner.received)
     }
 
     /// The record behind [`Client::managed_fields_opt_out`].
@@ -353,7 +371,7 @@ impl Client {
         let retry_after = retry::retry_after(resp.headers());
         let gzip = body::is_gzip(resp.headers());
         let bytes = body::collect(
-            resp.into_body(),
+            self.counted(resp),
             gzip,
             0,
             self.inner.read_timeout,

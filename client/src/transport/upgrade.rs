@@ -110,7 +110,7 @@ impl Client {
                 let retry_after = super::retry::retry_after(resp.headers());
                 let gzip = body::is_gzip(resp.headers());
                 let bytes = body::collect(
-                    resp.into_body(),
+                    self.counted(resp),
                     gzip,
                     0,
                     inner.read_timeout,
@@ -211,7 +211,7 @@ impl Client {
         let gzip = body::is_gzip(resp.headers());
         let hint = super::content_length(resp.headers());
         body::collect(
-            resp.into_body(),
+            self.counted(resp),
             gzip,
             hint,
             self.inner.read_timeout,
@@ -222,10 +222,14 @@ impl Client {
     }
 }
 
-/// The body of an answer, streamed as it arrives.
-pub(crate) fn stream_body(resp: http::Response<Incoming>, desc: &str) -> crate::ByteStream {
+/// The body of an answer from `client`, streamed as it arrives.
+pub(crate) fn stream_body(
+    client: &Client,
+    resp: http::Response<Incoming>,
+    desc: &str,
+) -> crate::ByteStream {
     let gzip = body::is_gzip(resp.headers());
-    body::stream(resp.into_body(), gzip, std::sync::Arc::from(desc))
+    body::stream(client.counted(resp), gzip, std::sync::Arc::from(desc))
 }
 
 /// The [`Error::Api`] of a non-2xx answer whose body was read.

@@ -1,6 +1,6 @@
 //! The client over real HTTP on loopback: every verb's request shape, errors keeping the
 //! server's Status, streaming watch decode, bad input, gzip, retries (which answers are
-//! retried, and which never are) and rate limits.
+//! retried, and which never are), rate limits and the received-bytes counter.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -469,28 +469,65 @@ async fn a_504_is_retried_only_with_retry_after_and_never_for_a_too_large_resour
     );
 }
 
+fn pod_list_200() -> serde_json::Value {
+    let items: Vec<_> = (0..200).map(|i| pod_json(&format!("p{i}"), "1")).collect();
+    serde_json::json!({"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"3"},"items":items})
+}
+
 #[tokio::test]
-async fn gzip_bodies_are_decoded_and_compression_can_be_disabled() {
+async fn a_watch_s_bytes_are_counted_as_they_arrive() {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Bytes>();
+    let rx = Arc::new(parking_lot::Mutex::new(Some(rx)));
     let server = serve(
         None,
-        true,
-        Arc::new(|_| {
-            let items: Vec<_> = (0..200).map(|i| pod_json(&format!("p{i}"), "1")).collect();
-            Reply::json(200, serde_json::json!({"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"3"},"items":items}))
-        }),
+        false,
+        Arc::new(move |_req| Reply::Stream(rx.lock().take().expect("one watch"))),
     )
     .await;
-    let pods: Api<Pod> = Api::all(client(&server.url));
+    let client = client(&server.url);
+    assert_eq!(client.received_body_bytes(), 0, "no request yet");
+    let pods: Api<Pod> = Api::namespaced(client.clone(), "default");
+    let mut stream = pods.watch(&WatchParams::default()).await.unwrap();
+    let first = watch_line("ADDED", pod_json("a", "6"));
+    tx.send(first.clone()).unwrap();
+    assert!(stream.next().await.unwrap().is_ok());
+    assert_eq!(client.received_body_bytes(), first.len() as u64);
+    let second = watch_line("MODIFIED", pod_json("a", "7"));
+    tx.send(second.clone()).unwrap();
+    drop(tx);
+    assert_eq!(stream.collect::<Vec<_>>().await.len(), 1);
+    assert_eq!(
+        client.received_body_bytes(),
+        (first.len() + second.len()) as u64,
+        "clones share one counter"
+    );
+}
+
+#[tokio::test]
+async fn gzip_bodies_are_decoded_and_compression_can_be_disabled() {
+    let server = serve(None, true, Arc::new(|_| Reply::json(200, pod_list_200()))).await;
+    let gzipped = client(&server.url);
+    let pods: Api<Pod> = Api::all(gzipped.clone());
     assert_eq!(
         pods.list(&ListParams::default()).await.unwrap().items.len(),
         200
     );
     let mut config = Config::new(server.url.parse().unwrap());
     config.disable_compression = true;
-    let pods: Api<Pod> = Api::all(Client::new(config).unwrap());
+    let plain = Client::new(config).unwrap();
+    let pods: Api<Pod> = Api::all(plain.clone());
     assert_eq!(
         pods.list(&ListParams::default()).await.unwrap().items.len(),
         200
+    );
+    // The byte counters count the body as it came over the wire: the JSON text itself
+    // without compression, far less with it.
+    let json_len = pod_list_200().to_string().len() as u64;
+    assert_eq!(plain.received_body_bytes(), json_len);
+    let compressed = gzipped.received_body_bytes();
+    assert!(
+        compressed > 0 && compressed < json_len / 4,
+        "{compressed} of {json_len}"
     );
     let seen = server.requests();
     assert_eq!(seen[0].headers["accept-encoding"], "gzip");
