@@ -8,8 +8,9 @@
 //! Every informer is a **child process** of this one (this binary run again with
 //! `SHARD_SELECTOR_BENCH` set), so its memory is its own. Each reports, every 200 ms, the
 //! objects it caches, the objects it **received** (the reflector's `items_listed` and
-//! `watch_events`: what the server sent and the client decoded), and its live heap
-//! (`kinform_tests::heap_bytes`) with its value before the informer started.
+//! `watch_events`: what the server sent and the client decoded), the response body bytes
+//! its client received (`Client::received_body_bytes`: what crossed the network), and its
+//! live heap (`kinform_tests::heap_bytes`) with its value before the informer started.
 //!
 //! For each gate: the informers sync; then every ConfigMap is changed once (64 concurrent
 //! updates), and the figures are read once every informer has received its changes.
@@ -67,7 +68,7 @@ async fn informer(shard: Option<u64>) {
     let mut config = Config::new(env("SHARD_SELECTOR_URL").parse().expect("a server URL"));
     config.auth = AuthConfig::Token(Secret::new(env("SHARD_SELECTOR_TOKEN")));
     let client = Client::new(config).expect("a client");
-    let mut builder = InformerFactory::builder(client).namespace("default");
+    let mut builder = InformerFactory::builder(client.clone()).namespace("default");
     if let Some(i) = shard {
         let range = ShardRange::nth(ShardField::Uid, i, SHARDS).expect("a shard");
         builder = builder.shard_selector(range.into());
@@ -88,9 +89,10 @@ async fn informer(shard: Option<u64>) {
         let mut out = std::io::stdout().lock();
         let _ = writeln!(
             out,
-            "{} {} {} {}",
+            "{} {} {} {} {}",
             informer.store().len(),
             m.items_listed + m.watch_events,
+            client.received_body_bytes(),
             heap_bytes(),
             baseline
         );
@@ -105,6 +107,7 @@ async fn informer(shard: Option<u64>) {
 struct Status {
     cached: usize,
     received: u64,
+    bytes: u64,
     heap: u64,
     heap_baseline: u64,
 }
@@ -138,10 +141,11 @@ impl Proc {
                     .split_whitespace()
                     .filter_map(|v| v.parse().ok())
                     .collect();
-                if let [cached, received, heap, heap_baseline] = f[..] {
+                if let [cached, received, bytes, heap, heap_baseline] = f[..] {
                     *s.lock() = Status {
                         cached: usize::try_from(cached).unwrap_or(usize::MAX),
                         received,
+                        bytes,
                         heap,
                         heap_baseline,
                     };
@@ -174,6 +178,7 @@ struct Row {
     informer: String,
     cached: usize,
     received: u64,
+    bytes: u64,
     heap: u64,
 }
 
@@ -258,6 +263,7 @@ async fn run(gate: bool, objects: usize, payload: usize) -> Vec<Row> {
                 informer: s.map_or("every object".to_owned(), |i| format!("shard {i} of 3")),
                 cached: st.cached,
                 received: st.received,
+                bytes: st.bytes,
                 heap: st.heap.saturating_sub(st.heap_baseline),
             }
         })
@@ -272,21 +278,23 @@ async fn run(gate: bool, objects: usize, payload: usize) -> Vec<Row> {
 async fn orchestrate(objects: usize, payload: usize) {
     eprintln!("shard selector benchmark: {objects} ConfigMaps of {payload} payload bytes");
     println!(
-        "\n| gate | informer | cached | objects received (list + watch) | vs every object | live heap growth (MiB) | vs every object |"
+        "\n| gate | informer | cached | objects received (list + watch) | vs every object | body MiB received | vs every object | live heap growth (MiB) | vs every object |"
     );
-    println!("|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|");
     for gate in [true, false] {
         let rows = run(gate, objects, payload).await;
         let whole = rows.last().expect("the unsharded informer");
-        let (whole_received, whole_heap) = (whole.received, whole.heap);
+        let (whole_received, whole_bytes, whole_heap) = (whole.received, whole.bytes, whole.heap);
         for r in &rows {
             println!(
-                "| {} | {} | {} | {} | {:.2}x | {:.1} | {:.2}x |",
+                "| {} | {} | {} | {} | {:.2}x | {:.1} | {:.2}x | {:.1} | {:.2}x |",
                 if gate { "on" } else { "off" },
                 r.informer,
                 r.cached,
                 r.received,
                 ratio(r.received, whole_received),
+                mib(r.bytes),
+                ratio(r.bytes, whole_bytes),
                 mib(r.heap),
                 ratio(r.heap, whole_heap)
             );
