@@ -349,6 +349,16 @@ fn median<T>(mut runs: Vec<T>, key: impl Fn(&T) -> f64) -> T {
     runs.swap_remove(runs.len() / 2)
 }
 
+/// The Kubernetes version k8s-openapi was built for (`K8S_OPENAPI_ENABLED_VERSION`): both
+/// libraries' types, and kinform's in-place decoders, are that version's.
+fn k8s_version() -> &'static str {
+    k8s_openapi::k8s_if_1_35! { return "1.35"; }
+    k8s_openapi::k8s_if_1_36! { return "1.36"; }
+    k8s_openapi::k8s_if_1_37! { return "1.37"; }
+    #[allow(unreachable_code)]
+    "other than 1.35 to 1.37"
+}
+
 pub fn mb(b: u64) -> f64 {
     b as f64 / 1e6
 }
@@ -356,8 +366,9 @@ pub fn mb(b: u64) -> f64 {
 fn orchestrate(sizes: Vec<usize>, events: u64, watch_only: bool) {
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     println!(
-        "kinform-compare: {sizes:?} pods, {events} watch events and changes per burst, median of {} run(s); load average {}",
+        "kinform-compare: {sizes:?} pods, {events} watch events and changes per burst, median of {} run(s); k8s-openapi built for Kubernetes {}; load average {}",
         runs(),
+        k8s_version(),
         load.trim()
     );
     let mut targets = Vec::new();
