@@ -55,10 +55,10 @@ pub fn struct_decl(input: &syn::DeriveInput, rt: &TokenStream) -> syn::Result<To
     if !input.generics.params.is_empty() {
         return Err(shape("structs without generic parameters"));
     }
-    let (syn::Data::Struct(syn::DataStruct {
+    let syn::Data::Struct(syn::DataStruct {
         fields: syn::Fields::Named(fields),
         ..
-    })) = &input.data
+    }) = &input.data
     else {
         return Err(shape("structs with named fields"));
     };
