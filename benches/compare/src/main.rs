@@ -4,7 +4,8 @@
 //! `kinform-compare [PODS[,PODS...]] [EVENTS] [watch]` (defaults 10000 and 20000; several pod
 //! counts run one after the other, one server each; EVENTS is both the ConfigMap watch burst
 //! and the number of changes in each burst of changes to the cached pods; `watch` runs only
-//! the watch scenarios) is the orchestrator: it
+//! the watch scenarios; `KINFORM_COMPARE_RESOURCE=rollouts` runs the sync scenarios over a
+//! custom resource instead of pods, see [`Kind`]) is the orchestrator: it
 //! starts the server as a child process (`server PODS`), then runs every scenario as its own
 //! child process (`client SCENARIO URL [EVENTS]`), so each library's RSS is read from a
 //! fresh process (`/proc/self/status`: `VmRSS`, `VmHWM`, and a 2 ms `VmRSS` sampler for the
@@ -21,6 +22,7 @@ mod heap;
 mod lean_summary;
 mod page_touch;
 mod report;
+mod rollout;
 mod rss;
 mod scenario;
 mod server;
@@ -33,8 +35,53 @@ use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use kinform::Lean;
 use kinform::reflector::ListMode;
 
+use rollout::{KubeRollout, Rollout};
 use scenario::Figures;
 use sides::{Kinform, Kube};
+
+/// The kind of the objects the sync scenarios cache, from `KINFORM_COMPARE_RESOURCE`
+/// (`pods`, the default, or `rollouts`), read by every process of a run alike.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// The server's realistic pods (k8s-openapi's `Pod` on both sides).
+    Pods,
+    /// Argo Rollouts' `Rollout` custom resource (module `rollout`): kinform-gen's type for
+    /// kinform, kopium's for kube-rs. The ConfigMap watch scenarios and the pod decode floor
+    /// do not run.
+    Rollouts,
+}
+
+impl Kind {
+    /// The objects' name in the tables' headers.
+    pub fn noun(self) -> &'static str {
+        match self {
+            Kind::Pods => "pods",
+            Kind::Rollouts => "Rollouts",
+        }
+    }
+    /// The `apiVersion` and `kind` of the objects.
+    pub fn api_version_kind(self) -> (&'static str, &'static str) {
+        match self {
+            Kind::Pods => ("v1", "Pod"),
+            Kind::Rollouts => ("argoproj.io/v1alpha1", "Rollout"),
+        }
+    }
+    /// The objects' list path, all namespaces.
+    pub fn list_path(self) -> &'static str {
+        match self {
+            Kind::Pods => "/api/v1/pods",
+            Kind::Rollouts => "/apis/argoproj.io/v1alpha1/rollouts",
+        }
+    }
+}
+
+pub fn kind() -> Kind {
+    match std::env::var("KINFORM_COMPARE_RESOURCE").as_deref() {
+        Err(_) | Ok("pods") => Kind::Pods,
+        Ok("rollouts") => Kind::Rollouts,
+        Ok(other) => panic!("KINFORM_COMPARE_RESOURCE={other}: expected `pods` or `rollouts`"),
+    }
+}
 
 /// A 2-worker runtime whose threads are named after their role (`server` or `client`), so a
 /// profile of a whole run (`perf record` over the orchestrator) separates the processes.
@@ -50,7 +97,7 @@ pub fn runtime(role: &str) -> tokio::runtime::Runtime {
 const SYNC: &[(&str, &str)] = &[
     (
         "floor-sync",
-        "serde_json::from_slice of the whole list into Vec<Pod>, one thread",
+        "serde_json::from_slice of the whole list into Vec<K> (K: the objects' type, see `Kind`), one thread",
     ),
     (
         "kinform-paged",
@@ -78,15 +125,15 @@ const SYNC: &[(&str, &str)] = &[
     ),
     (
         "kinform-lean",
-        "kinform informer of Lean<Pod> (the lean cache), streaming list, managedFields dropped",
+        "kinform informer of Lean<K> (the lean cache), streaming list, managedFields dropped",
     ),
     (
         "kinform-lean-paged",
-        "kinform informer of Lean<Pod> (the lean cache), paged LIST (500), managedFields dropped",
+        "kinform informer of Lean<K> (the lean cache), paged LIST (500), managedFields dropped",
     ),
     (
         "kinform-lean-keep-mf",
-        "kinform informer of Lean<Pod> (the lean cache), streaming list, managedFields kept",
+        "kinform informer of Lean<K> (the lean cache), streaming list, managedFields kept",
     ),
     (
         "kube",
@@ -162,10 +209,62 @@ fn client(scenario: &str, url: &str, events: u64, namespace: &str) -> Figures {
             scenario::sync_and_relist(base, &sampler, &$client, events).await
         };
     }
+    // The sync scenarios, over `$k` on kinform's side and `$kube` on kube-rs's.
+    macro_rules! sync_scenarios {
+        ($k:ty, $kube:ty) => {
+            match scenario {
+                "floor-sync" => Some(sides::floor_sync::<$k>(url, kind().list_path()).await),
+                "kinform-paged" => {
+                    Some(sync!(Kinform::<$k>::new(url, None, ListMode::Paged, false)))
+                }
+                "kinform-streaming" => {
+                    Some(sync!(Kinform::<$k>::new(url, None, ListMode::Auto, false)))
+                }
+                "kinform-keep-mf" => {
+                    Some(sync!(Kinform::<$k>::new(url, None, ListMode::Auto, true)))
+                }
+                "kinform-paged-keep-mf" => {
+                    Some(sync!(Kinform::<$k>::new(url, None, ListMode::Paged, true)))
+                }
+                "kinform-meta" => Some(sync!(Kinform::metadata::<$k>(url, ListMode::Auto, false))),
+                "kinform-meta-paged" => {
+                    Some(sync!(Kinform::metadata::<$k>(url, ListMode::Paged, false)))
+                }
+                "kinform-lean" => Some(sync!(Kinform::<Lean<$k>>::new(
+                    url,
+                    None,
+                    ListMode::Auto,
+                    false
+                ))),
+                "kinform-lean-paged" => Some(sync!(Kinform::<Lean<$k>>::new(
+                    url,
+                    None,
+                    ListMode::Paged,
+                    false
+                ))),
+                "kinform-lean-keep-mf" => Some(sync!(Kinform::<Lean<$k>>::new(
+                    url,
+                    None,
+                    ListMode::Auto,
+                    true
+                ))),
+                "kube" => Some(sync!(Kube::<$kube>::new(url, None, false, false))),
+                "kube-streaming" => Some(sync!(Kube::<$kube>::new(url, None, true, false))),
+                "kube-drop-mf" => Some(sync!(Kube::<$kube>::new(url, None, false, true))),
+                _ => None,
+            }
+        };
+    }
     rt.block_on(async {
         use scenario::watch_burst as burst;
+        let synced = match kind() {
+            Kind::Pods => sync_scenarios!(Pod, Pod),
+            Kind::Rollouts => sync_scenarios!(Rollout, KubeRollout),
+        };
+        if let Some(figures) = synced {
+            return figures;
+        }
         match scenario {
-            "floor-sync" => sides::floor_sync(url).await,
             "floor-decode" => {
                 sampler.pause();
                 Figures {
@@ -177,22 +276,6 @@ fn client(scenario: &str, url: &str, events: u64, namespace: &str) -> Figures {
                 sampler.pause();
                 sides::floor_watch(url, events as usize).await
             }
-            "kinform-paged" => sync!(Kinform::<Pod>::new(url, None, ListMode::Paged, false)),
-            "kinform-streaming" => sync!(Kinform::<Pod>::new(url, None, ListMode::Auto, false)),
-            "kinform-keep-mf" => sync!(Kinform::<Pod>::new(url, None, ListMode::Auto, true)),
-            "kinform-paged-keep-mf" => sync!(Kinform::<Pod>::new(url, None, ListMode::Paged, true)),
-            "kinform-meta" => sync!(Kinform::metadata(url, ListMode::Auto, false)),
-            "kinform-meta-paged" => sync!(Kinform::metadata(url, ListMode::Paged, false)),
-            "kinform-lean" => sync!(Kinform::<Lean<Pod>>::new(url, None, ListMode::Auto, false)),
-            "kinform-lean-paged" => {
-                sync!(Kinform::<Lean<Pod>>::new(url, None, ListMode::Paged, false))
-            }
-            "kinform-lean-keep-mf" => {
-                sync!(Kinform::<Lean<Pod>>::new(url, None, ListMode::Auto, true))
-            }
-            "kube" => sync!(Kube::<Pod>::new(url, None, false, false)),
-            "kube-streaming" => sync!(Kube::<Pod>::new(url, None, true, false)),
-            "kube-drop-mf" => sync!(Kube::<Pod>::new(url, None, false, true)),
             "kinform-watch" => {
                 sampler.pause();
                 let k = Kinform::<ConfigMap>::new(url, Some(namespace), ListMode::Auto, false);
@@ -365,8 +448,10 @@ pub fn mb(b: u64) -> f64 {
 
 fn orchestrate(sizes: Vec<usize>, events: u64, watch_only: bool) {
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let kind = kind();
     println!(
-        "kinform-compare: {sizes:?} pods, {events} watch events and changes per burst, median of {} run(s); k8s-openapi built for Kubernetes {}; load average {}",
+        "kinform-compare: {sizes:?} {}, {events} watch events and changes per burst, median of {} run(s); k8s-openapi built for Kubernetes {}; load average {}",
+        kind.noun(),
         runs(),
         k8s_version(),
         load.trim()
@@ -382,15 +467,16 @@ fn orchestrate(sizes: Vec<usize>, events: u64, watch_only: bool) {
         if !watch_only {
             let rows = sync_table(&mut server, &url, pods, events);
             report::burst_table(&rows, pods, events);
-            if selected("floor-decode") {
+            if kind == Kind::Pods && selected("floor-decode") {
                 let n = FLOOR_PODS.min(pods) as u64;
                 let (f, _) = run_client(&mut server, "floor-decode", &url, n, "floor-decode");
                 report::floor_table(&rows, &f.floors);
             }
             targets.push((pods, rows));
         }
-        // The ConfigMap watch burst does not depend on the pods: once, on the first server.
-        if i == 0 {
+        // The ConfigMap watch burst does not depend on the cached objects: once, on the
+        // first server of a pod run.
+        if i == 0 && kind == Kind::Pods {
             watch_table(&mut server, &url, events);
         }
         let _ = writeln!(server.stdin, "quit");
@@ -411,7 +497,8 @@ fn orchestrate(sizes: Vec<usize>, events: u64, watch_only: bool) {
 /// pods), prints the sync table and answers each scenario's median run.
 fn sync_table(server: &mut Proc, url: &str, pods: usize, events: u64) -> Vec<report::Row> {
     println!(
-        "\n| sync scenario ({pods} pods) | sync s | x floor | x kube | sync CPU s | steady RSS/obj | x kube | live heap/obj | x kube | peak sync / steady RSS | peak relist / steady RSS | peak sync / steady heap | peak relist / steady heap | server CPU s |"
+        "\n| sync scenario ({pods} {}) | sync s | x floor | x kube | sync CPU s | steady RSS/obj | x kube | live heap/obj | x kube | peak sync / steady RSS | peak relist / steady RSS | peak sync / steady heap | peak relist / steady heap | server CPU s |",
+        kind().noun()
     );
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     let names: Vec<&str> = SYNC.iter().map(|s| s.0).filter(|n| selected(n)).collect();

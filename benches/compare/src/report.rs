@@ -58,10 +58,11 @@ fn find_burst<'a>(rows: &'a [Row], name: &str) -> Option<&'a Figures> {
         .map(|b| &b.0)
 }
 
-/// The burst of `events` changes to the `pods` cached pods, one row per sync scenario.
+/// The burst of `events` changes to the `pods` cached objects, one row per sync scenario.
 pub fn burst_table(rows: &[Row], pods: usize, events: u64) {
     println!(
-        "\n| burst scenario ({events} changes to {pods} cached pods) | events/s | x kube | client CPU µs/event | x kube | of it user µs | x kube | minor faults/event | allocs/event | peak burst / steady RSS | RSS after burst / steady | peak burst / steady heap | heap after burst / steady | max events in flight | server update s | server CPU µs/event |"
+        "\n| burst scenario ({events} changes to {pods} cached {}) | events/s | x kube | client CPU µs/event | x kube | of it user µs | x kube | minor faults/event | allocs/event | peak burst / steady RSS | RSS after burst / steady | peak burst / steady heap | heap after burst / steady | max events in flight | server update s | server CPU µs/event |",
+        crate::kind().noun()
     );
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     let Some(kube) = find_burst(rows, "kube") else {
@@ -189,7 +190,7 @@ fn target(
     };
     let values: Vec<(&str, f64)> = scenarios
         .iter()
-        .filter_map(|n| Some((*n, figure(pick(n)?, pick(against(*n))?)?)))
+        .filter_map(|n| Some((*n, figure(pick(n)?, pick(against(n))?)?)))
         .collect();
     if values.is_empty() {
         return;
@@ -201,7 +202,7 @@ fn target(
             // baseline's run `i` (the same stretch of the machine's load).
             let each: Vec<f64> = runs(n)
                 .iter()
-                .zip(runs(against(*n)))
+                .zip(runs(against(n)))
                 .filter_map(|(f, k)| figure(f, k))
                 .collect();
             let (lo, hi) = each

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use futures_util::StreamExt;
-use k8s_openapi::api::core::v1::{ConfigMap, Pod};
+use k8s_openapi::api::core::v1::ConfigMap;
 use kinform::client::PartialObjectMetadata;
 use kinform::informer::{EventHandlerFns, InformerFactory, SharedIndexInformer};
 use kinform::reflector::ListMode;
@@ -68,11 +68,11 @@ impl<K: kinform::Resource> Kinform<K> {
 }
 
 impl Kinform<PartialObjectMetadata> {
-    /// The metadata-only informer of pods (`PartialObjectMetadata`, the cache holds
+    /// The metadata-only informer of `K` (`PartialObjectMetadata`, the cache holds
     /// `metadata` alone).
-    pub fn metadata(url: &str, mode: ListMode, keep_mf: bool) -> Self {
+    pub fn metadata<K: kinform::Resource>(url: &str, mode: ListMode, keep_mf: bool) -> Self {
         let factory = kinform_factory(url, None, mode, keep_mf);
-        let informer = factory.metadata_informer(&<Pod as kinform::Resource>::api_resource());
+        let informer = factory.metadata_informer(&K::api_resource());
         Self::with(factory, informer)
     }
 }
@@ -213,17 +213,18 @@ struct List<T> {
     items: Vec<T>,
 }
 
-/// The floor of a sync: one GET of the whole list, then one `serde_json::from_slice` of
-/// those bytes into `Pod`s on one thread (only the decode is timed).
-pub async fn floor_sync(url: &str) -> Figures {
+/// The floor of a sync: one GET of the whole list at `path`, then one
+/// `serde_json::from_slice` of those bytes into `K`s on one thread (only the decode is
+/// timed).
+pub async fn floor_sync<K: serde::de::DeserializeOwned>(url: &str, path: &str) -> Figures {
     let client = whole_list_client(kinform::Config::new(url.parse().expect("url")));
-    let req = http::Request::get("/api/v1/pods").body(Vec::new()).unwrap();
+    let req = http::Request::get(path).body(Vec::new()).unwrap();
     let bytes = client.request_text(req).await.expect("list").into_bytes();
     let start = Instant::now();
-    let list: List<Pod> = serde_json::from_slice(&bytes).expect("decode");
+    let list: List<K> = serde_json::from_slice(&bytes).expect("decode");
     let secs = start.elapsed().as_secs_f64();
     eprintln!(
-        "floor: {} bytes of list JSON, {} B/pod",
+        "floor: {} bytes of list JSON, {} B/object",
         bytes.len(),
         bytes.len() / list.items.len().max(1)
     );
