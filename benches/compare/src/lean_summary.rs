@@ -20,7 +20,8 @@ pub fn print(per_size: &[(usize, Vec<Row>)]) {
         return;
     }
     println!(
-        "\n| pods | scenario | steady RSS/obj | x kube | live heap/obj | x kube | sync s x kube | sync CPU µs/obj | x kube |"
+        "\n| {} | scenario | steady RSS/obj | x kube | live heap/obj | x kube | sync s x kube | sync CPU µs/obj | x kube |",
+        crate::kind().noun()
     );
     println!("|---|---|---|---|---|---|---|---|---|");
     for (pods, results) in per_size {

@@ -260,7 +260,8 @@ pub fn targets_table(sizes: &[(usize, Vec<Row>)]) {
             continue;
         }
         println!(
-            "\n| target ({pods} pods; x kube = against kube-rs's paged default, managedFields kept) | goal | measured | met |"
+            "\n| target ({pods} {}; x kube = against kube-rs's paged default, managedFields kept) | goal | measured | met |",
+            crate::kind().noun()
         );
         println!("|---|---|---|---|");
         for (options, scenarios) in [("defaults", DEFAULTS), ("managedFields kept", KEEP_MF)] {
@@ -317,7 +318,7 @@ pub fn targets_table(sizes: &[(usize, Vec<Row>)]) {
         }
         target(
             rows,
-            "lean cache: steady RSS per pod x kube",
+            "lean cache: steady RSS per object x kube",
             Some(LEAN_RSS),
             LEAN,
             KUBE,
