@@ -29,11 +29,12 @@ use parking_lot::{Condvar, Mutex};
 /// spread over arenas that no longer allocate: when a burst of watch events then replaced
 /// every object, the new ones would be carved from fresh pages of the watch task's arena
 /// while the old ones' memory sat free, and unused, in the others (docs/performance.md,
-/// "Replaced objects freed and decoded into on the decoding thread"). Here a cache's objects are made by the same two threads that keep
-/// making its new objects, and that free the replaced ones before each decode (`reclaim`), so
-/// each arena's freed memory is what it allocates next. A replaced object may be freed by the
-/// other decoding thread (two batches of a watch decode at once, one on each): the block
-/// still goes back to an arena that keeps allocating.
+/// "Replaced objects freed and decoded into on the decoding thread"). Here a cache's objects
+/// are made by the same two threads that keep making its new objects, and that free the
+/// replaced ones before each decode (`reclaim`), so each arena's freed memory is what it
+/// allocates next. A replaced object may be freed by the other decoding thread (two batches
+/// of a watch decode at once, one on each): the block still goes back to an arena that keeps
+/// allocating.
 ///
 /// Two, because the list decoding shares each page between two threads (`parallel`), which
 /// is what the sync time was tuned for on the two-core machine the benches run on; more
