@@ -195,11 +195,24 @@ fn verb_method(ctx: &ResourceCtx<'_>, verb: Verb) -> Option<TokenStream> {
         Verb::Patch => {
             let doc = format!("PATCH the `{kind}` named `name`.");
             let doc = doc_attrs(&doc);
+            let apply_doc = doc_attrs(&format!(
+                "Server-side apply of `config` (an apply configuration: `{kind}Apply` for a \
+                 generated type, or JSON) to the `{kind}` named `name`, as `field_manager` of \
+                 `params`."
+            ));
+            let apply_p = p.params("ApplyParams");
+            let apply_bound = p.apply_bound();
             quote! {
                 #doc
                 #[inline]
                 pub async fn patch<P: #bound>(&self, name: &str, params: &#patch_p, patch: &#patch_ty) -> #res_k {
                     self.api.patch(name, params, patch).await
+                }
+
+                #apply_doc
+                #[inline]
+                pub async fn apply<A: #apply_bound>(&self, name: &str, params: &#apply_p, config: &A) -> #res_k {
+                    self.api.apply(name, params, config).await
                 }
             }
         }
@@ -299,6 +312,30 @@ fn subresource_methods(ctx: &ResourceCtx<'_>, sub: &Subresource) -> Vec<TokenStr
                     #doc
                     #[inline]
                     pub async fn #m(&self, name: &str, params: &#pp, object: &#body) -> #res_body { #call }
+                }
+            }
+            Verb::Patch if is_status => {
+                let m = format_ident!("patch_{}", s);
+                let doc = doc_attrs(&format!("PATCH the `{name}` subresource of the object named `name`."));
+                let apply_doc = doc_attrs(
+                    "Server-side apply of `config` to the `status` subresource of the object \
+                     named `name`: only the configuration's `status` is taken, owned by \
+                     `field_manager` of `params` for subresource `status`.",
+                );
+                let apply_p = p.params("ApplyParams");
+                let apply_bound = p.apply_bound();
+                quote! {
+                    #doc
+                    #[inline]
+                    pub async fn #m<P: #bound>(&self, name: &str, params: &#patch_p, patch: &#patch_ty) -> #res_body {
+                        self.api.patch_status(name, params, patch).await
+                    }
+
+                    #apply_doc
+                    #[inline]
+                    pub async fn apply_status<A: #apply_bound>(&self, name: &str, params: &#apply_p, config: &A) -> #res_body {
+                        self.api.apply_status(name, params, config).await
+                    }
                 }
             }
             Verb::Patch => {

@@ -1,5 +1,6 @@
 //! Emitters: the [`crate::model`] -> formatted Rust source.
 
+pub mod apply;
 pub mod client;
 pub mod derive;
 pub mod format;

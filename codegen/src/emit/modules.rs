@@ -44,6 +44,7 @@ use quote::{ToTokens, quote};
 use crate::model::types::TypeModule;
 use crate::model::{ApiModel, ResourceDef, RootType};
 
+use super::apply::{APPLY_MODULE, apply_name, emit_apply_module};
 use super::format::{
     FormatError, GENERATED_HEADER as HEADER, doc_attrs, format_parsed, inner_doc_attrs, parse_file,
 };
@@ -470,17 +471,28 @@ pub fn build_tree(model: &ApiModel, types: &[TypeModule], opts: &EmitOptions) ->
             };
             let mut taken: BTreeSet<String> =
                 v.resources.iter().map(ResourceCtx::module_name).collect();
-            for t in types
+            let version_types: Vec<&TypeModule> = types
                 .iter()
                 .filter(|t| t.group == v.group && t.version == v.version)
-            {
+                .collect();
+            for t in &version_types {
                 let module = types_module_name(&t.module, &mut taken);
-                let (kmod, root_ty) = (ident(&module), ident(&t.root));
-                vm.items.extend(quote!(pub use self::#kmod::#root_ty;));
+                let kmod = ident(&module);
+                vm.items.extend(root_uses(&kmod, t, &version_types));
                 vm.children.push(Module {
                     name: module,
                     doc: format!("Types of `{}` `{}`.", t.kind, v.label()),
                     items: emit_type_module(t, &opts.types),
+                    children: vec![Module {
+                        name: APPLY_MODULE.to_owned(),
+                        doc: format!(
+                            "Apply configurations of `{}` `{}`, for typed server-side apply.",
+                            t.kind,
+                            v.label()
+                        ),
+                        items: emit_apply_module(t, &opts.types),
+                        ..Module::default()
+                    }],
                     ..Module::default()
                 });
             }
@@ -515,6 +527,24 @@ pub fn build_tree(model: &ApiModel, types: &[TypeModule], opts: &EmitOptions) ->
         ..Module::default()
     });
     root
+}
+
+/// `pub use` of a kind's root type and of its apply configuration from the version module;
+/// the apply configuration only when no other kind of the version has a root of that name
+/// (a kind `FooApply` beside `Foo`), so that one stays reachable through its `apply` module.
+fn root_uses(
+    kmod: &proc_macro2::Ident,
+    t: &TypeModule,
+    version_types: &[&TypeModule],
+) -> TokenStream {
+    let root = ident(&t.root);
+    let mut uses = quote!(pub use self::#kmod::#root;);
+    let applied = apply_name(&t.root);
+    if version_types.iter().all(|o| o.root != applied) {
+        let (apply_mod, applied) = (ident(APPLY_MODULE), ident(&applied));
+        uses.extend(quote!(pub use self::#kmod::#apply_mod::#applied;));
+    }
+    uses
 }
 
 /// The module of a kind's types: the kind's own module name unless a resource module (a kind

@@ -106,6 +106,12 @@ impl RuntimePaths {
         quote!(#k8s::serde::Serialize + ::std::fmt::Debug + Send + Sync)
     }
 
+    /// The bound on an apply configuration's type parameter.
+    pub fn apply_bound(&self) -> TokenStream {
+        let k8s = &self.k8s;
+        quote!(#k8s::serde::Serialize)
+    }
+
     /// What `Api::list` returns.
     pub fn object_list(&self, k: &TokenStream) -> TokenStream {
         let rt = &self.rt;

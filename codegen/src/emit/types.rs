@@ -95,7 +95,7 @@ pub(crate) struct Paths {
 }
 
 impl Paths {
-    fn new(cfg: &TypesConfig) -> Self {
+    pub(crate) fn new(cfg: &TypesConfig) -> Self {
         let rt_path = &cfg.runtime;
         let rt = quote!(#rt_path);
         let k8s = quote!(#rt::k8s_openapi);
@@ -216,17 +216,33 @@ pub fn emit_crd_types_tokens(modules: &[TypeModule], cfg: &TypesConfig) -> Token
         let mut group_items = TokenStream::new();
         for ((version_mod, version), mods) in versions {
             let mut version_items = TokenStream::new();
-            for m in mods {
+            for m in &mods {
                 let kind_mod = ident(&m.module);
                 let root = ident(&m.root);
                 let items = super::imports::shorten(emit_type_module(m, cfg));
+                let applied = super::imports::shorten(super::apply::emit_apply_module(m, cfg));
+                let apply_name = super::apply::apply_name(&m.root);
+                let apply_root = ident(&apply_name);
                 let doc = format!(" Types of `{}` `{}/{}`.", m.kind, m.group, m.version);
+                let apply_doc = format!(
+                    " Apply configurations of `{}` `{}/{}`, for typed server-side apply.",
+                    m.kind, m.group, m.version
+                );
+                let apply_use = mods
+                    .iter()
+                    .all(|o| o.root != apply_name)
+                    .then(|| quote!(pub use #kind_mod::apply::#apply_root;));
                 version_items.extend(quote! {
                     #[doc = #doc]
                     pub mod #kind_mod {
                         #items
+                        #[doc = #apply_doc]
+                        pub mod apply {
+                            #applied
+                        }
                     }
                     pub use #kind_mod::#root;
+                    #apply_use
                 });
             }
             let version_ident = ident(&version_mod);

@@ -186,6 +186,10 @@ pub struct Field {
     pub default: Option<Value>,
     /// Documentation.
     pub docs: Option<String>,
+    /// For an associative list (`x-kubernetes-list-type: map`), its
+    /// `x-kubernetes-list-map-keys`: the item fields that identify an item, which server-side
+    /// apply merges by. Empty otherwise.
+    pub list_map_keys: Vec<String>,
 }
 
 impl Field {

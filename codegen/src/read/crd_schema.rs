@@ -179,6 +179,37 @@ impl<'a> Node<'a> {
         }
     }
 
+    /// The key fields of an associative list (`x-kubernetes-list-type: map` with
+    /// `x-kubernetes-list-map-keys`); empty for any other schema.
+    fn list_map_keys(&self) -> Result<Vec<String>, SchemaIssue> {
+        if self.str("x-kubernetes-list-type")? != Some("map") {
+            return Ok(Vec::new());
+        }
+        match self.map.get("x-kubernetes-list-map-keys") {
+            None | Some(Value::Null) => Ok(Vec::new()),
+            Some(Value::Array(keys)) => keys
+                .iter()
+                .map(|k| match k {
+                    Value::String(k) => Ok(k.clone()),
+                    other => Err(issue(
+                        &self.path,
+                        format!(
+                            "`x-kubernetes-list-map-keys` must hold strings, found {}",
+                            json_kind(other)
+                        ),
+                    )),
+                })
+                .collect(),
+            Some(other) => Err(issue(
+                &self.path,
+                format!(
+                    "`x-kubernetes-list-map-keys` must be an array, found {}",
+                    json_kind(other)
+                ),
+            )),
+        }
+    }
+
     fn docs(&self) -> Result<Option<String>, SchemaIssue> {
         Ok(self.str("description")?.map(str::to_owned))
     }
@@ -394,6 +425,7 @@ impl Converter {
                     nullable: false,
                     default: None,
                     docs,
+                    list_map_keys: Vec::new(),
                 });
                 continue;
             }
@@ -408,6 +440,7 @@ impl Converter {
                 nullable: pnode.flag("nullable")?,
                 default: pnode.map.get("default").cloned(),
                 docs: pnode.docs()?,
+                list_map_keys: pnode.list_map_keys()?,
             });
         }
         let remainder = self.remainder(node, name, depth, &mut field_names)?;

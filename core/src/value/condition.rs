@@ -125,6 +125,92 @@ impl TryFrom<Condition> for meta::Condition {
     }
 }
 
+/// The apply configuration of a [`Condition`] (client-go's `ConditionApplyConfiguration`):
+/// every member optional and serialized only when set, so a server-side apply claims exactly
+/// the members a field manager gave. A conditions list is a list map keyed by `type`:
+/// [`ConditionApply::new`] starts from the key.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConditionApply {
+    /// See [`Condition::last_transition_time`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_transition_time: Option<Timestamp>,
+    /// See [`Condition::message`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// See [`Condition::observed_generation`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+    /// See [`Condition::reason`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// See [`Condition::status`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+    /// See [`Condition::type_`]: the key of the item in its list.
+    #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
+    pub type_: Option<String>,
+}
+
+impl ConditionApply {
+    /// The configuration of the condition of `type_` (its list's key), nothing else set.
+    pub fn new(type_: impl Into<String>) -> Self {
+        Self {
+            type_: Some(type_.into()),
+            ..Self::default()
+        }
+    }
+
+    /// Sets `status`.
+    #[must_use]
+    pub fn with_status(mut self, status: impl Into<String>) -> Self {
+        self.status = Some(status.into());
+        self
+    }
+
+    /// Sets `reason`.
+    #[must_use]
+    pub fn with_reason(mut self, reason: impl Into<String>) -> Self {
+        self.reason = Some(reason.into());
+        self
+    }
+
+    /// Sets `message`.
+    #[must_use]
+    pub fn with_message(mut self, message: impl Into<String>) -> Self {
+        self.message = Some(message.into());
+        self
+    }
+
+    /// Sets `observedGeneration`.
+    #[must_use]
+    pub fn with_observed_generation(mut self, generation: i64) -> Self {
+        self.observed_generation = Some(generation);
+        self
+    }
+
+    /// Sets `lastTransitionTime`.
+    #[must_use]
+    pub fn with_last_transition_time(mut self, time: impl Into<Timestamp>) -> Self {
+        self.last_transition_time = Some(time.into());
+        self
+    }
+}
+
+impl From<&Condition> for ConditionApply {
+    /// Every member of `c`, set.
+    fn from(c: &Condition) -> Self {
+        Self {
+            last_transition_time: Some(c.last_transition_time.clone()),
+            message: Some(c.message.clone()),
+            observed_generation: c.observed_generation,
+            reason: Some(c.reason.clone()),
+            status: Some(c.status.clone()),
+            type_: Some(c.type_.clone()),
+        }
+    }
+}
+
 /// The condition of `type_`, if the list has one (apimachinery's `FindStatusCondition`).
 pub fn find_condition<'a>(conditions: &'a [Condition], type_: &str) -> Option<&'a Condition> {
     conditions.iter().find(|c| c.type_ == type_)

@@ -27,7 +27,7 @@ use serde_json::Number;
 mod condition;
 
 pub use condition::{
-    Condition, find_condition, is_condition_true, remove_condition, set_condition,
+    Condition, ConditionApply, find_condition, is_condition_true, remove_condition, set_condition,
 };
 
 /// A resource quantity (`resource.Quantity`) as sent: a JSON number (`2`) or a string
