@@ -22,8 +22,9 @@
 //! `spec.replicas` at its resourceVersion (optimistic concurrency) instead of replacing it
 //! blindly with a fresh one, and the Foo status is written only when it changes (the
 //! original writes it on every sync; unchanged writes are no-ops on a real API server), as a
-//! merge patch of the status subresource rather than an update of a cached copy (which
-//! conflicts whenever the cache has not yet seen the previous status write).
+//! server-side apply of the status subresource rather than an update of a cached copy (which
+//! conflicts whenever the cache has not yet seen the previous status write): the generated
+//! `FooApply`, as field manager `sample-controller`.
 //!
 //! [`ControllerBuilder::owns`]: kinform::controller::ControllerBuilder::owns
 
@@ -33,7 +34,7 @@ use std::sync::Arc;
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec};
 use k8s_openapi::api::core::v1::{Container, PodSpec, PodTemplateSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
-use kinform::client::{Patch, PatchParams, PostParams};
+use kinform::client::{ApplyParams, PostParams};
 use kinform::controller::shard::{ShardHandle, ShardLabels, ShardingConfig};
 use kinform::controller::{
     Action, Controller, ControllerMetricsProvider, LeaderElection, Request, controller_reference,
@@ -46,7 +47,9 @@ use kinform::lister::Lister;
 use kinform::{Api, Client, HasMetadata};
 
 use crate::api::samplecontroller::v1alpha1::Foo;
+use crate::api::samplecontroller::v1alpha1::FooApply;
 use crate::api::samplecontroller::v1alpha1::foo::FooStatus;
+use crate::api::samplecontroller::v1alpha1::foo::apply::FooStatusApply;
 
 /// The controller's name: the workqueue's name, the events' reporting controller.
 pub const CONTROLLER_NAME: &str = "sample-controller";
@@ -270,18 +273,27 @@ impl FooController {
             .as_ref()
             .and_then(|s| s.available_replicas)
             .unwrap_or(0);
+        let available = i64::from(available);
         let status = FooStatus {
-            available_replicas: Some(i64::from(available)),
+            available_replicas: Some(available),
         };
         if foo.status.as_ref() == Some(&status) {
             return Ok(());
         }
-        // A merge patch of the status subresource: it carries no resourceVersion, so a cache
-        // that lags behind our own previous write does not cause a 409 Conflict.
+        // A server-side apply of the status subresource, with the generated apply
+        // configuration: it carries no resourceVersion, so a cache that lags behind our own
+        // previous write does not cause a 409 Conflict, and the controller owns exactly
+        // `status.availableReplicas` (forced: the status is this controller's to write).
         let namespace = foo.namespace().unwrap_or("default");
-        let patch = serde_json::json!({"status": status});
+        let config = FooApply::new(foo.name())
+            .with_namespace(namespace)
+            .with_status(FooStatusApply::default().with_available_replicas(available));
         Api::<Foo>::namespaced(self.client.clone(), namespace)
-            .patch_status(foo.name(), &PatchParams::default(), &Patch::Merge(patch))
+            .apply_status(
+                foo.name(),
+                &ApplyParams::new(CONTROLLER_NAME).force(),
+                &config,
+            )
             .await
             .map_err(|source| SyncError::Api {
                 action: "updating foo status",
