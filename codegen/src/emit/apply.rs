@@ -370,12 +370,14 @@ impl Ctx<'_> {
                 .collect::<Vec<_>>()
                 .join(", ")
         );
+        let rest =
+            (keys.len() < fields.len() || s.remainder.is_some()).then(|| quote!(..Self::default()));
         Some(quote! {
             #[doc = #doc]
             pub fn new(#(#params),*) -> Self {
                 Self {
                     #(#inits)*
-                    ..Self::default()
+                    #rest
                 }
             }
         })

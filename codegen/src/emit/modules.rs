@@ -5,9 +5,11 @@
 //! <root>            prelude (every extension trait), `pub mod <group>;`
 //! <group>/          `<Group>Informers` + `InformerFactory` extension trait, `pub mod <version>;`
 //! <group>/<version>/  `<Group><Version>Client` + `Client` extension trait,
-//!                     `<Group><Version>Informers`, `pub use <kind>::<Kind>;` (CRDs)
+//!                     `<Group><Version>Informers`, `pub use <kind>::<Kind>;` and
+//!                     `pub use <kind>::apply::<Kind>Apply;` (CRDs)
 //! <group>/<version>/<kind>_client.rs  `FooClient`, `FooLister`, `FooInformer`
-//! <group>/<version>/<kind>.rs         CRDs only: the kind's types (`Foo`, `FooSpec`, ...)
+//! <group>/<version>/<kind>/mod.rs     CRDs only: the kind's types (`Foo`, `FooSpec`, ...)
+//! <group>/<version>/<kind>/apply.rs   CRDs only: their apply configurations (`FooApply`, ...)
 //! ```
 //!
 //! One naming scheme tells a kind's types from its client: the types of kind `ScaledObject`

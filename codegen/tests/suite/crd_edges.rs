@@ -112,11 +112,12 @@ fn generated_crates_compile_beside_kinform_api_and_keep_what_they_read() {
     );
     let gen_dir = krate.dir().join("src/generated");
     for module in [
-        "ceph_rook_io/v1alpha1/ceph_nvmeof_gateway.rs",
+        "ceph_rook_io/v1alpha1/ceph_nvmeof_gateway/mod.rs",
+        "ceph_rook_io/v1alpha1/ceph_nvmeof_gateway/apply.rs",
         "ceph_rook_io/v1alpha1/ceph_nvmeof_gateway_client.rs",
-        "names_example_com/v1alpha1/self_value.rs",
+        "names_example_com/v1alpha1/self_value/mod.rs",
         "names_example_com/v1alpha1/self_value_client.rs",
-        "policy_networking_k8s_io/v1alpha1/admin_network_policy.rs",
+        "policy_networking_k8s_io/v1alpha1/admin_network_policy/mod.rs",
     ] {
         assert!(gen_dir.join(module).is_file(), "{module}");
     }

@@ -430,9 +430,11 @@ fn kind_module_colliding_with_a_client_module_is_renamed() {
         .unwrap();
     let paths: Vec<String> = files.iter().map(|f| f.path.display().to_string()).collect();
     for file in [
-        "data.rs",
+        "data/mod.rs",
+        "data/apply.rs",
         "data_client.rs",
-        "data_client_types.rs",
+        "data_client_types/mod.rs",
+        "data_client_types/apply.rs",
         "data_client_client.rs",
     ] {
         assert!(
@@ -447,7 +449,13 @@ fn kind_module_colliding_with_a_client_module_is_renamed() {
     assert!(
         v1.contents
             .contains("pub use self::data_client_types::DataClient;")
-            && v1.contents.contains("pub use self::data::Data;"),
+            && v1.contents.contains("pub use self::data::Data;")
+            && v1
+                .contents
+                .contains("pub use self::data::apply::DataApply;")
+            && v1
+                .contents
+                .contains("pub use self::data_client_types::apply::DataClientApply;"),
         "{}",
         v1.contents
     );

@@ -14,7 +14,11 @@
 //!   sent after the object's own `apply_schema_defaults`: the server defaults with the same
 //!   rules), and is then listed, equal, by the lister of the informer reached through the
 //!   generated factory accessor (`factory.<group>().<version>().<plural>()`) after
-//!   `wait_for_cache_sync`.
+//!   `wait_for_cache_sync`;
+//! - converts into its generated apply configuration (`FooApply::from(&typed)`), which
+//!   serializes to the typed object's JSON (`null` members aside), and, server-side applied
+//!   as a new object through the typed client's `apply`, is stored as `create` stored the
+//!   object (issue #45's property over the corpus).
 //!
 //! Besides the examples, documents generated from every corpus CRD version's schema with
 //! proptest's deterministic RNG (support/schema_docs.rs: absent optional properties, `null`s
@@ -116,16 +120,19 @@ fn write_test_crate(krate: &TempCrate) -> Vec<TypeModule> {
         let av = format!("{}/{}", t.group, t.version);
         let (g, v, plural) = (&group_names[&t.group], snake(&t.version), snake(&t.plural));
         let ty = format!("generated::{g}::{v}::{}", t.root);
+        let apply = format!("generated::{g}::{v}::{}Apply", t.root);
         let client = match t.scope {
             Scope::Namespaced => format!("client.{g}_{v}().{plural}(namespace)"),
             Scope::Cluster => format!("client.{g}_{v}().{plural}()"),
         };
         let accessor = format!("factory.{g}().{v}().{plural}()");
         let key = format!("({av:?}, {:?})", t.kind);
-        roundtrip_arms.push_str(&format!("        {key} => Some(rt::<{ty}>(value)),\n"));
+        roundtrip_arms.push_str(&format!(
+            "        {key} => Some(rt::<{ty}, {apply}>(value)),\n"
+        ));
         fast_arms.push_str(&format!("        {key} => Some(fast_of::<{ty}>(docs)),\n"));
         create_arms.push_str(&format!(
-            "        {key} => Some(create_get!({ty}, {client}, value, name)),\n"
+            "        {key} => Some(create_get!({ty}, {apply}, {client}, value, name)),\n"
         ));
         informer_arms.push_str(&format!(
             "        {key} => {{ {accessor}.informer(); true }}\n"
@@ -142,21 +149,46 @@ fn write_test_crate(krate: &TempCrate) -> Vec<TypeModule> {
 pub mod generated;
 
 use generated::prelude::*;
-use kinform::client::PostParams;
+use kinform::client::{{ApplyParams, DeleteParams, PostParams}};
 use kinform::informer::InformerFactory;
 use kinform::k8s_openapi::serde_json::{{self, Value}};
 use kinform::{{Client, HasMetadata}};
 
-/// Round-trips `value` through the generated type of (apiVersion, kind).
+/// Round-trips `value` through the generated type of (apiVersion, kind), and checks its
+/// apply configuration converted from the typed object serializes to the same JSON
+/// (`null` members aside: an apply configuration does not express them).
 pub fn roundtrip(api_version: &str, kind: &str, value: Value) -> Option<Result<Value, String>> {{
     match (api_version, kind) {{
 {roundtrip_arms}        _ => None,
     }}
 }}
 
-fn rt<K: kinform::Resource>(value: Value) -> Result<Value, String> {{
+fn rt<K, A>(value: Value) -> Result<Value, String>
+where
+    K: kinform::Resource,
+    A: for<'a> From<&'a K> + kinform::k8s_openapi::serde::Serialize,
+{{
     let typed: K = serde_json::from_value(value).map_err(|e| e.to_string())?;
-    serde_json::to_value(&typed).map_err(|e| e.to_string())
+    let out = serde_json::to_value(&typed).map_err(|e| e.to_string())?;
+    let applied = to_json(&A::from(&typed))?;
+    if without_nulls(&applied) != without_nulls(&out) {{
+        return Err(format!("the apply configuration of {{out}} serializes as {{applied}}"));
+    }}
+    Ok(out)
+}}
+
+/// `v` without the object members whose value is `null`, at every depth.
+fn without_nulls(v: &Value) -> Value {{
+    match v {{
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .filter(|(_, x)| !x.is_null())
+                .map(|(k, x)| (k.clone(), without_nulls(x)))
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.iter().map(without_nulls).collect()),
+        other => other.clone(),
+    }}
 }}
 
 /// Decodes each of `docs` (JSON texts) of (apiVersion, kind) by serde and by the in-place
@@ -212,9 +244,11 @@ where
 
 /// Deserializes `$value` into `$ty`, names it `$name` when it has no name, creates it through
 /// the generated typed client `$client`, gets it back and checks both answers agree with each
-/// other and with what was sent (metadata aside); evaluates to the object as JSON.
+/// other and with what was sent (metadata aside); then applies its apply configuration
+/// `$apply` (converted from the object) as a new object and checks the server stored the
+/// same (metadata aside); evaluates to the created object as JSON.
 macro_rules! create_get {{
-    ($ty:ty, $client:expr, $value:expr, $name:expr) => {{{{
+    ($ty:ty, $apply:ty, $client:expr, $value:expr, $name:expr) => {{{{
         let result: Result<Value, String> = async {{
             let mut object: $ty = serde_json::from_value($value).map_err(|e| e.to_string())?;
             if object.name().is_empty() {{
@@ -244,6 +278,25 @@ macro_rules! create_get {{
             if sent != back {{
                 return Err(format!("the server returned {{back}} for {{sent}}"));
             }}
+            // The same object through server-side apply of its apply configuration.
+            // Without finalizers, so that it is gone before the informers start.
+            let mut intent = object.clone();
+            let applied_name = format!("{{}}-applied", created.name());
+            intent.metadata_mut().name = Some(applied_name.clone());
+            intent.metadata_mut().finalizers = None;
+            let applied = typed
+                .apply(&applied_name, &ApplyParams::new("roundtrip"), &<$apply>::from(&intent))
+                .await
+                .map_err(|e| format!("apply: {{e}}"))?;
+            let mut applied = to_json(&applied)?;
+            applied.as_object_mut().map(|m| m.remove("metadata"));
+            if applied != back {{
+                return Err(format!("apply stored {{applied}} where create stored {{back}}"));
+            }}
+            typed
+                .delete(&applied_name, &DeleteParams::default())
+                .await
+                .map_err(|e| format!("delete: {{e}}"))?;
             to_json(&got)
         }}
         .await;
