@@ -14,7 +14,15 @@
 //! - [`derive`](mod@derive): the surface kinform-macros expands through (`#[derive(CustomResource)]`,
 //!   `#[kinform::api_group]`).
 //! - [`emit_crd_types`] / [`emit_type_module`]: the CRD type emitter alone, for tools that want
-//!   the Rust types of CRDs without clients.
+//!   the Rust types of CRDs without clients; [`emit_crd_types`] includes each kind's apply
+//!   configurations (`<kind>::apply`).
+//!
+//! Every generated struct `Foo` comes with `FooApply`, its apply configuration for typed
+//! server-side apply (client-go's `applyconfigurations`): every property optional and
+//! serialized only when set, builders, `extract`/`extract_status` on the root, keyed list
+//! items' `new(keys)`, and `From<&Foo>`. The corpus round trip holds it to its contract: a
+//! typed object converted into its apply configuration serializes to the same JSON and,
+//! applied, is stored as a create stores it.
 //!
 //! What the generator guarantees, and the tests that hold it to it:
 //!

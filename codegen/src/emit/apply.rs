@@ -20,8 +20,9 @@
 //!
 //! A `null` the full type keeps (a nullable property) is not an intent an apply
 //! configuration expresses (client-go's cannot either): converting gives `None` there.
-//! Keyed list items carry their keys through extract (`kinform_core::apply`); the generated
-//! item types take them through their builders.
+//! The item type of an associative list (`x-kubernetes-list-map-keys`) has `new(keys...)`,
+//! so an item starts from the identity apply merges it by; extract keeps those keys
+//! (`kinform_core::apply`).
 
 use std::collections::BTreeMap;
 
@@ -294,12 +295,9 @@ impl Ctx<'_> {
                 #[serde(flatten)]
                 pub #fname: ::std::collections::BTreeMap<String, #vty>,
             });
-            let v = self.convert(&rem.value, &quote!(v0), false, 1);
-            from.extend(if self.same(&rem.value) {
-                quote!(#fname: value.#fname.clone(),)
-            } else {
-                quote!(#fname: value.#fname.iter().map(|(k0, v0)| (k0.clone(), #v)).collect(),)
-            });
+            let map = TypeRef::Map(Box::new(rem.value.clone()));
+            let v = self.convert(&map, &quote!(value.#fname), true, 0);
+            from.extend(quote!(#fname: #v,));
         }
         let docs = format!(
             " The apply configuration of [`{0}`](super::{0}): every property optional, only \

@@ -358,3 +358,74 @@ async fn a_built_in_through_the_generic_path() {
         live.resource_version()
     );
 }
+
+/// The official Python client applying the same scenario with hand-written JSON intents
+/// (`tests/python/test_apply_scenario.py`) to a twin object: kube-apiserver records each
+/// manager's `managedFields` from its intents alone, so the typed configurations (which
+/// serialize exactly what was set) leave the same entries (manager, operation, subresource,
+/// fieldsV1) and the same object.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_client_applying_the_same_scenario_agrees_on_managed_fields() {
+    let Some(py) = kinform_tests::python::interpreter_or_skip(
+        &["kubernetes", "pytest"],
+        "the Python apply scenario",
+    ) else {
+        return;
+    };
+    let (e, api) = schedules().await;
+    let (a, b) = (ApplyParams::new("a"), ApplyParams::new("b"));
+    let none = BackupScheduleSpecApply::default;
+    let name = "nightly";
+    api.apply(name, &a, &hooks(orders("0 1 * * *"), &["dump", "vacuum"]))
+        .await
+        .unwrap();
+    api.apply(name, &b, &hooks(none(), &["notify", "vacuum"]))
+        .await
+        .unwrap();
+    api.apply_status(name, &a, &conditions(&["Ready", "Synced"]))
+        .await
+        .unwrap();
+    api.apply_status(name, &b, &conditions(&["Synced"]))
+        .await
+        .unwrap();
+    let ours = api
+        .apply(name, &a, &schedule(orders("0 2 * * *")))
+        .await
+        .unwrap();
+
+    let suite =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("python/test_apply_scenario.py");
+    let out = kinform_tests::python::pytest(
+        py,
+        &e.server,
+        &suite,
+        &[("KINFORM_APPLY_OBJECT", "nightly-py".to_owned())],
+    )
+    .await;
+    assert!(
+        out.status.success(),
+        "pytest failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let theirs = api.get("nightly-py").await.unwrap();
+    let entries = |o: &BackupSchedule| -> Vec<Value> {
+        let fields = o.metadata.managed_fields.clone().unwrap_or_default();
+        fields
+            .into_iter()
+            .map(|m| {
+                json!([
+                    m.manager,
+                    m.operation,
+                    m.subresource,
+                    m.fields_type,
+                    m.fields_v1.map(|f| f.0)
+                ])
+            })
+            .collect()
+    };
+    assert_eq!(entries(&ours), entries(&theirs));
+    assert_eq!(entries(&ours).len(), 4, "{:?}", entries(&ours));
+    assert_eq!(ours.spec, theirs.spec);
+    assert_eq!(ours.status, theirs.status);
+}
