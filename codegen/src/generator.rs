@@ -417,6 +417,7 @@ pub struct Generator {
     versions: Vec<String>,
     layout: Layout,
     feature_per_group: bool,
+    apply_configurations: bool,
     root_doc_include: Option<String>,
 }
 
@@ -443,6 +444,7 @@ impl Generator {
                 file_name: "kinform_generated.rs".to_owned(),
             },
             feature_per_group: false,
+            apply_configurations: true,
             root_doc_include: None,
         }
     }
@@ -536,6 +538,14 @@ impl Generator {
     /// Gate each group module behind a Cargo feature named like it (`apps`, `core`, `rbac`).
     pub fn feature_per_group(mut self, on: bool) -> Self {
         self.feature_per_group = on;
+        self
+    }
+
+    /// Whether each CRD kind's types come with their apply configurations (`<kind>::apply`,
+    /// `FooApply`: typed server-side apply); on by default. Off, a crate that never applies
+    /// compiles only the types, clients, listers and informers.
+    pub fn apply_configurations(mut self, on: bool) -> Self {
+        self.apply_configurations = on;
         self
     }
 
@@ -716,6 +726,7 @@ impl Generator {
             paths: RuntimePaths::new(&self.runtime_crate, self.k8s_openapi_crate.as_deref())?,
             types: TypesConfig::with_runtime_crate(&self.runtime_crate)?,
             feature_per_group: self.feature_per_group,
+            apply_configurations: self.apply_configurations,
         };
         if self.root_doc_include.is_some() && !matches!(self.layout, Layout::Tree { .. }) {
             return Err(GenerateError::RootDocNeedsTree);

@@ -113,6 +113,9 @@ struct Common {
     /// Gate each group behind a Cargo feature named like its module.
     #[arg(long)]
     feature_per_group: bool,
+    /// Leave out CRD kinds' apply configurations (`<kind>::apply`, `FooApply`).
+    #[arg(long)]
+    no_apply_configurations: bool,
     /// Root module docs: `#![doc = include_str!(PATH)]` (PATH relative to the root file)
     /// instead of the generated text.
     #[arg(long, value_name = "PATH")]
@@ -201,6 +204,7 @@ fn run(mut generator: Generator, common: Common) -> ExitCode {
         .out_dir(&common.out)
         .runtime_crate(common.runtime_crate)
         .feature_per_group(common.feature_per_group)
+        .apply_configurations(!common.no_apply_configurations)
         .layout(Layout::Tree {
             root_file: common.root_file,
         });

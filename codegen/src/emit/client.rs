@@ -196,8 +196,8 @@ fn verb_method(ctx: &ResourceCtx<'_>, verb: Verb) -> Option<TokenStream> {
             let doc = format!("PATCH the `{kind}` named `name`.");
             let doc = doc_attrs(&doc);
             let apply_doc = doc_attrs(&format!(
-                "Server-side apply of `config` (an apply configuration: `{kind}Apply` for a \
-                 generated type, or JSON) to the `{kind}` named `name`, as `field_manager` of \
+                "Server-side apply of `config` (an apply configuration, or JSON with \
+                 `apiVersion` and `kind`) to the `{kind}` named `name`, as `field_manager` of \
                  `params`."
             ));
             let apply_p = p.params("ApplyParams");

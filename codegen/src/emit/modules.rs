@@ -66,6 +66,8 @@ pub struct EmitOptions {
     pub types: TypesConfig,
     /// Gate each group behind a Cargo feature named like its module.
     pub feature_per_group: bool,
+    /// Emit each CRD kind's apply configurations (`<kind>::apply`).
+    pub apply_configurations: bool,
 }
 
 /// How the module tree is written.
@@ -480,21 +482,12 @@ pub fn build_tree(model: &ApiModel, types: &[TypeModule], opts: &EmitOptions) ->
             for t in &version_types {
                 let module = types_module_name(&t.module, &mut taken);
                 let kmod = ident(&module);
-                vm.items.extend(root_uses(&kmod, t, &version_types));
+                vm.items.extend(root_uses(&kmod, t, &version_types, opts));
                 vm.children.push(Module {
                     name: module,
                     doc: format!("Types of `{}` `{}`.", t.kind, v.label()),
                     items: emit_type_module(t, &opts.types),
-                    children: vec![Module {
-                        name: APPLY_MODULE.to_owned(),
-                        doc: format!(
-                            "Apply configurations of `{}` `{}`, for typed server-side apply.",
-                            t.kind,
-                            v.label()
-                        ),
-                        items: emit_apply_module(t, &opts.types),
-                        ..Module::default()
-                    }],
+                    children: apply_module(t, &v.label(), opts),
                     ..Module::default()
                 });
             }
@@ -531,6 +524,23 @@ pub fn build_tree(model: &ApiModel, types: &[TypeModule], opts: &EmitOptions) ->
     root
 }
 
+/// The `apply` child of a kind's types module (`label`: its group version), unless apply
+/// configurations are off.
+fn apply_module(t: &TypeModule, label: &str, opts: &EmitOptions) -> Vec<Module> {
+    if !opts.apply_configurations {
+        return Vec::new();
+    }
+    vec![Module {
+        name: APPLY_MODULE.to_owned(),
+        doc: format!(
+            "Apply configurations of `{}` `{label}`, for typed server-side apply.",
+            t.kind
+        ),
+        items: emit_apply_module(t, &opts.types),
+        ..Module::default()
+    }]
+}
+
 /// `pub use` of a kind's root type and of its apply configuration from the version module;
 /// the apply configuration only when no other kind of the version has a root of that name
 /// (a kind `FooApply` beside `Foo`), so that one stays reachable through its `apply` module.
@@ -538,11 +548,12 @@ fn root_uses(
     kmod: &proc_macro2::Ident,
     t: &TypeModule,
     version_types: &[&TypeModule],
+    opts: &EmitOptions,
 ) -> TokenStream {
     let root = ident(&t.root);
     let mut uses = quote!(pub use self::#kmod::#root;);
     let applied = apply_name(&t.root);
-    if version_types.iter().all(|o| o.root != applied) {
+    if opts.apply_configurations && version_types.iter().all(|o| o.root != applied) {
         let (apply_mod, applied) = (ident(APPLY_MODULE), ident(&applied));
         uses.extend(quote!(pub use self::#kmod::#apply_mod::#applied;));
     }

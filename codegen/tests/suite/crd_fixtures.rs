@@ -460,3 +460,28 @@ fn kind_module_colliding_with_a_client_module_is_renamed() {
         v1.contents
     );
 }
+
+/// `Generator::apply_configurations(false)` (`kinform-gen --no-apply-configurations`): no
+/// `apply` module and no `FooApply` re-export.
+#[test]
+fn apply_configurations_can_be_left_out() {
+    let crd = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/widgets.yaml");
+    let render = |on: bool| {
+        kinform_codegen::Generator::new()
+            .crd(&crd)
+            .layout(kinform_codegen::Layout::Tree {
+                root_file: "mod.rs".into(),
+            })
+            .apply_configurations(on)
+            .render()
+            .unwrap()
+    };
+    let applies = |files: &[kinform_codegen::GeneratedFile]| {
+        files
+            .iter()
+            .filter(|f| f.path.ends_with("apply.rs") || f.contents.contains("WidgetApply"))
+            .count()
+    };
+    assert!(applies(&render(true)) > 0);
+    assert_eq!(applies(&render(false)), 0);
+}

@@ -74,7 +74,7 @@ impl ValidatingAdmissionPolicyBindingClient {
     ) -> Result<ValidatingAdmissionPolicyBinding, Error> {
         self.api.patch(name, params, patch).await
     }
-    /// Server-side apply of `config` (an apply configuration: `ValidatingAdmissionPolicyBindingApply` for a generated type, or JSON) to the `ValidatingAdmissionPolicyBinding` named `name`, as `field_manager` of `params`.
+    /// Server-side apply of `config` (an apply configuration, or JSON with `apiVersion` and `kind`) to the `ValidatingAdmissionPolicyBinding` named `name`, as `field_manager` of `params`.
     #[inline]
     pub async fn apply<A: Serialize>(
         &self,

@@ -74,7 +74,7 @@ impl MutatingAdmissionPolicyBindingClient {
     ) -> Result<MutatingAdmissionPolicyBinding, Error> {
         self.api.patch(name, params, patch).await
     }
-    /// Server-side apply of `config` (an apply configuration: `MutatingAdmissionPolicyBindingApply` for a generated type, or JSON) to the `MutatingAdmissionPolicyBinding` named `name`, as `field_manager` of `params`.
+    /// Server-side apply of `config` (an apply configuration, or JSON with `apiVersion` and `kind`) to the `MutatingAdmissionPolicyBinding` named `name`, as `field_manager` of `params`.
     #[inline]
     pub async fn apply<A: Serialize>(
         &self,

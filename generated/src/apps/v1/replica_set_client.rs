@@ -77,7 +77,7 @@ impl ReplicaSetClient {
     ) -> Result<ReplicaSet, Error> {
         self.api.patch(name, params, patch).await
     }
-    /// Server-side apply of `config` (an apply configuration: `ReplicaSetApply` for a generated type, or JSON) to the `ReplicaSet` named `name`, as `field_manager` of `params`.
+    /// Server-side apply of `config` (an apply configuration, or JSON with `apiVersion` and `kind`) to the `ReplicaSet` named `name`, as `field_manager` of `params`.
     #[inline]
     pub async fn apply<A: Serialize>(
         &self,

@@ -76,7 +76,7 @@ impl ConfigMapClient {
     ) -> Result<ConfigMap, Error> {
         self.api.patch(name, params, patch).await
     }
-    /// Server-side apply of `config` (an apply configuration: `ConfigMapApply` for a generated type, or JSON) to the `ConfigMap` named `name`, as `field_manager` of `params`.
+    /// Server-side apply of `config` (an apply configuration, or JSON with `apiVersion` and `kind`) to the `ConfigMap` named `name`, as `field_manager` of `params`.
     #[inline]
     pub async fn apply<A: Serialize>(
         &self,

@@ -71,7 +71,7 @@ impl PersistentVolumeClient {
     ) -> Result<PersistentVolume, Error> {
         self.api.patch(name, params, patch).await
     }
-    /// Server-side apply of `config` (an apply configuration: `PersistentVolumeApply` for a generated type, or JSON) to the `PersistentVolume` named `name`, as `field_manager` of `params`.
+    /// Server-side apply of `config` (an apply configuration, or JSON with `apiVersion` and `kind`) to the `PersistentVolume` named `name`, as `field_manager` of `params`.
     #[inline]
     pub async fn apply<A: Serialize>(
         &self,

@@ -68,7 +68,7 @@ impl PodClient {
     ) -> Result<Pod, Error> {
         self.api.patch(name, params, patch).await
     }
-    /// Server-side apply of `config` (an apply configuration: `PodApply` for a generated type, or JSON) to the `Pod` named `name`, as `field_manager` of `params`.
+    /// Server-side apply of `config` (an apply configuration, or JSON with `apiVersion` and `kind`) to the `Pod` named `name`, as `field_manager` of `params`.
     #[inline]
     pub async fn apply<A: Serialize>(
         &self,

@@ -77,7 +77,7 @@ impl ServiceAccountClient {
     ) -> Result<ServiceAccount, Error> {
         self.api.patch(name, params, patch).await
     }
-    /// Server-side apply of `config` (an apply configuration: `ServiceAccountApply` for a generated type, or JSON) to the `ServiceAccount` named `name`, as `field_manager` of `params`.
+    /// Server-side apply of `config` (an apply configuration, or JSON with `apiVersion` and `kind`) to the `ServiceAccount` named `name`, as `field_manager` of `params`.
     #[inline]
     pub async fn apply<A: Serialize>(
         &self,

@@ -76,7 +76,7 @@ impl EndpointSliceClient {
     ) -> Result<EndpointSlice, Error> {
         self.api.patch(name, params, patch).await
     }
-    /// Server-side apply of `config` (an apply configuration: `EndpointSliceApply` for a generated type, or JSON) to the `EndpointSlice` named `name`, as `field_manager` of `params`.
+    /// Server-side apply of `config` (an apply configuration, or JSON with `apiVersion` and `kind`) to the `EndpointSlice` named `name`, as `field_manager` of `params`.
     #[inline]
     pub async fn apply<A: Serialize>(
         &self,

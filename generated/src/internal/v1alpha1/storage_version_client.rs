@@ -71,7 +71,7 @@ impl StorageVersionClient {
     ) -> Result<StorageVersion, Error> {
         self.api.patch(name, params, patch).await
     }
-    /// Server-side apply of `config` (an apply configuration: `StorageVersionApply` for a generated type, or JSON) to the `StorageVersion` named `name`, as `field_manager` of `params`.
+    /// Server-side apply of `config` (an apply configuration, or JSON with `apiVersion` and `kind`) to the `StorageVersion` named `name`, as `field_manager` of `params`.
     #[inline]
     pub async fn apply<A: Serialize>(
         &self,

@@ -76,7 +76,7 @@ impl EvictionClient {
     ) -> Result<Eviction, Error> {
         self.api.patch(name, params, patch).await
     }
-    /// Server-side apply of `config` (an apply configuration: `EvictionApply` for a generated type, or JSON) to the `Eviction` named `name`, as `field_manager` of `params`.
+    /// Server-side apply of `config` (an apply configuration, or JSON with `apiVersion` and `kind`) to the `Eviction` named `name`, as `field_manager` of `params`.
     #[inline]
     pub async fn apply<A: Serialize>(
         &self,

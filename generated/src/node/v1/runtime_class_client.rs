@@ -71,7 +71,7 @@ impl RuntimeClassClient {
     ) -> Result<RuntimeClass, Error> {
         self.api.patch(name, params, patch).await
     }
-    /// Server-side apply of `config` (an apply configuration: `RuntimeClassApply` for a generated type, or JSON) to the `RuntimeClass` named `name`, as `field_manager` of `params`.
+    /// Server-side apply of `config` (an apply configuration, or JSON with `apiVersion` and `kind`) to the `RuntimeClass` named `name`, as `field_manager` of `params`.
     #[inline]
     pub async fn apply<A: Serialize>(
         &self,

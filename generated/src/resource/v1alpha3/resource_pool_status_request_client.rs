@@ -71,7 +71,7 @@ impl ResourcePoolStatusRequestClient {
     ) -> Result<ResourcePoolStatusRequest, Error> {
         self.api.patch(name, params, patch).await
     }
-    /// Server-side apply of `config` (an apply configuration: `ResourcePoolStatusRequestApply` for a generated type, or JSON) to the `ResourcePoolStatusRequest` named `name`, as `field_manager` of `params`.
+    /// Server-side apply of `config` (an apply configuration, or JSON with `apiVersion` and `kind`) to the `ResourcePoolStatusRequest` named `name`, as `field_manager` of `params`.
     #[inline]
     pub async fn apply<A: Serialize>(
         &self,

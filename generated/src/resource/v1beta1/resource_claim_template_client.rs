@@ -76,7 +76,7 @@ impl ResourceClaimTemplateClient {
     ) -> Result<ResourceClaimTemplate, Error> {
         self.api.patch(name, params, patch).await
     }
-    /// Server-side apply of `config` (an apply configuration: `ResourceClaimTemplateApply` for a generated type, or JSON) to the `ResourceClaimTemplate` named `name`, as `field_manager` of `params`.
+    /// Server-side apply of `config` (an apply configuration, or JSON with `apiVersion` and `kind`) to the `ResourceClaimTemplate` named `name`, as `field_manager` of `params`.
     #[inline]
     pub async fn apply<A: Serialize>(
         &self,

@@ -76,7 +76,7 @@ impl PodGroupClient {
     ) -> Result<PodGroup, Error> {
         self.api.patch(name, params, patch).await
     }
-    /// Server-side apply of `config` (an apply configuration: `PodGroupApply` for a generated type, or JSON) to the `PodGroup` named `name`, as `field_manager` of `params`.
+    /// Server-side apply of `config` (an apply configuration, or JSON with `apiVersion` and `kind`) to the `PodGroup` named `name`, as `field_manager` of `params`.
     #[inline]
     pub async fn apply<A: Serialize>(
         &self,

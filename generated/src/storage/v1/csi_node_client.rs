@@ -68,7 +68,7 @@ impl CsiNodeClient {
     ) -> Result<CSINode, Error> {
         self.api.patch(name, params, patch).await
     }
-    /// Server-side apply of `config` (an apply configuration: `CSINodeApply` for a generated type, or JSON) to the `CSINode` named `name`, as `field_manager` of `params`.
+    /// Server-side apply of `config` (an apply configuration, or JSON with `apiVersion` and `kind`) to the `CSINode` named `name`, as `field_manager` of `params`.
     #[inline]
     pub async fn apply<A: Serialize>(
         &self,

@@ -71,7 +71,7 @@ impl VolumeAttributesClassClient {
     ) -> Result<VolumeAttributesClass, Error> {
         self.api.patch(name, params, patch).await
     }
-    /// Server-side apply of `config` (an apply configuration: `VolumeAttributesClassApply` for a generated type, or JSON) to the `VolumeAttributesClass` named `name`, as `field_manager` of `params`.
+    /// Server-side apply of `config` (an apply configuration, or JSON with `apiVersion` and `kind`) to the `VolumeAttributesClass` named `name`, as `field_manager` of `params`.
     #[inline]
     pub async fn apply<A: Serialize>(
         &self,

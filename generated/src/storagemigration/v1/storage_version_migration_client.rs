@@ -71,7 +71,7 @@ impl StorageVersionMigrationClient {
     ) -> Result<StorageVersionMigration, Error> {
         self.api.patch(name, params, patch).await
     }
-    /// Server-side apply of `config` (an apply configuration: `StorageVersionMigrationApply` for a generated type, or JSON) to the `StorageVersionMigration` named `name`, as `field_manager` of `params`.
+    /// Server-side apply of `config` (an apply configuration, or JSON with `apiVersion` and `kind`) to the `StorageVersionMigration` named `name`, as `field_manager` of `params`.
     #[inline]
     pub async fn apply<A: Serialize>(
         &self,
