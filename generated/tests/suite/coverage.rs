@@ -183,6 +183,7 @@ fn expected() -> BTreeMap<Gvr, SpecResource> {
                     "create",
                     "replace",
                     "patch",
+                    "apply",
                     "delete",
                     "delete_collection",
                 ];
@@ -273,12 +274,21 @@ fn read_spec(file: &str) -> BTreeMap<Gvr, SpecResource> {
                         }
                         "post" => "create",
                         "put" => "replace",
-                        "patch" => "patch",
+                        "patch" => {
+                            res.methods.insert("apply".to_owned(), Some(kind.clone()));
+                            "patch"
+                        }
                         "delete" => "delete",
                         "deletecollection" => "delete_collection",
                         other => panic!("{path} {method}: unknown action {other}"),
                     }
                     .to_owned()
+                }
+                // A PATCH takes server-side apply too: `apply` beside `patch`.
+                (Some(s), _) if s == "status" && action == "patch" => {
+                    res.methods
+                        .insert("apply_status".to_owned(), Some(kind.clone()));
+                    "patch_status".to_owned()
                 }
                 (Some(s), _) => {
                     let streams =
