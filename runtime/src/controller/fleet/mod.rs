@@ -8,7 +8,9 @@
 //! - [`ClusterProvider`]: where clusters come from, reporting them into a [`ClusterSink`]
 //!   as they come, change and go. Provided: [`KubeconfigDir`] (one kubeconfig file per
 //!   cluster in a watched directory), [`KubeconfigSecrets`] (Cluster API's
-//!   `<cluster>-kubeconfig` Secrets in a management cluster) and [`StaticClusters`].
+//!   `<cluster>-kubeconfig` Secrets in a management cluster), [`ClusterProfiles`] (the
+//!   Cluster Inventory API's `ClusterProfile`s in a hub, reached through an
+//!   [`AccessConfig`]'s exec plugins) and [`StaticClusters`].
 //! - [`Fleet`]: runs the user's work for each cluster this replica engages (typically an
 //!   informer factory and a controller of that cluster), stops it when the cluster leaves,
 //!   restarts it when the cluster reconnects, and isolates each cluster's failures.
@@ -56,12 +58,18 @@
 //! reconcile closure captures it.
 
 mod cluster;
+mod cluster_profiles;
 mod kubeconfig_dir;
 mod kubeconfig_secrets;
 mod run;
 mod static_list;
 
 pub use cluster::{Cluster, ClusterProvider, ClusterSink};
+pub use cluster_profiles::{
+    ADDITIONAL_ARGS_EXTENSION, ADDITIONAL_ENVS_EXTENSION, AccessConfig, AccessError,
+    AccessProvider, CLUSTER_MANAGER_LABEL, ClusterProfile, ClusterProfileStatus, ClusterProfiles,
+    EXEC_EXTENSION,
+};
 pub use kubeconfig_dir::KubeconfigDir;
 pub use kubeconfig_secrets::{CLUSTER_NAME_LABEL, KUBECONFIG_DATA_KEY, KubeconfigSecrets};
 pub use run::{ClusterPhase, ClusterState, Fleet, FleetHandle, FleetSharding};
