@@ -362,3 +362,121 @@ async fn a_fleet_follows_cluster_api_kubeconfig_secrets() {
     run.await.unwrap();
     assert!(witness.overlaps().is_empty());
 }
+
+/// A ClusterProfile CRD for the hub: the Cluster Inventory API's group, kind and status
+/// subresource, its status preserved as sent.
+fn cluster_profile_crd() -> serde_json::Value {
+    serde_json::json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "clusterprofiles.multicluster.x-k8s.io"},
+        "spec": {"group": "multicluster.x-k8s.io", "scope": "Namespaced",
+            "names": {"kind": "ClusterProfile", "plural": "clusterprofiles",
+                      "singular": "clusterprofile", "listKind": "ClusterProfileList"},
+            "versions": [{"name": "v1alpha1", "served": true, "storage": true,
+                "subresources": {"status": {}},
+                "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                    "spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+                    "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}}}]}
+    })
+}
+
+/// The exec plugin of the access config: answers with the token the profile's
+/// `client.authentication.k8s.io/exec` extension carries (`spec.cluster.config.token` of
+/// `KUBERNETES_EXEC_INFO`), and fails without it.
+const PLUGIN: &str = r#"#!/usr/bin/env python3
+import json, os, sys
+info = json.loads(os.environ["KUBERNETES_EXEC_INFO"])
+token = ((info.get("spec") or {}).get("cluster") or {}).get("config", {}).get("token")
+if not token or "--fleet" not in sys.argv:
+    sys.exit("no token in spec.cluster.config, or no --fleet argument")
+print(json.dumps({"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential",
+                  "status": {"token": token}}))
+"#;
+
+/// The ClusterProfile provider (KEP-4322's Cluster Inventory API, reached as
+/// cluster-inventory-api's `pkg/access` does) engages each profile's cluster over HTTPS with
+/// the profile's CA and the access config's exec plugin, told the profile's extension config
+/// and given its profile-sourced arguments, and disengages a cluster whose profile goes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fleet_follows_cluster_profiles() {
+    use base64::Engine as _;
+    use kinform::controller::fleet::{
+        ADDITIONAL_ARGS_EXTENSION, AccessConfig, ClusterProfile, ClusterProfiles, EXEC_EXTENSION,
+    };
+    use std::os::unix::fs::PermissionsExt as _;
+
+    let hub = TestApiServer::start().await.unwrap();
+    hub.register_crd(cluster_profile_crd()).unwrap();
+    let mut members = Vec::new();
+    for _ in 0..2 {
+        let s = TestApiServer::builder().https().start().await.unwrap();
+        configmap(&s, "a");
+        members.push(s);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let plugin = dir.path().join("plugin");
+    std::fs::write(&plugin, PLUGIN).unwrap();
+    std::fs::set_permissions(&plugin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let access = AccessConfig::from_json(
+        &serde_json::json!({"providers": [{"name": "token", "profileSourcedCLIArgsPolicy": "Append",
+            "execConfig": {"apiVersion": "client.authentication.k8s.io/v1",
+                           "command": plugin, "provideClusterInfo": true}}]})
+        .to_string(),
+        "the test's access config",
+    )
+    .unwrap();
+    let profiles: Api<ClusterProfile> = Api::namespaced(hub.client().unwrap(), "default");
+    let publish = |name: &'static str, member: &TestApiServer| {
+        let profiles = profiles.clone();
+        let ca = base64::engine::general_purpose::STANDARD.encode(member.ca_pem().unwrap());
+        let (server, token) = (member.url(), member.token_for("fleet", &["system:masters"]));
+        async move {
+            let body = serde_json::json!({
+                "apiVersion": "multicluster.x-k8s.io/v1alpha1", "kind": "ClusterProfile",
+                "metadata": {"name": name},
+                "status": {"accessProviders": [{"name": "token", "cluster": {
+                    "server": server, "certificate-authority-data": ca,
+                    "extensions": [
+                        {"name": EXEC_EXTENSION, "extension": {"token": token}},
+                        {"name": ADDITIONAL_ARGS_EXTENSION, "extension": ["--fleet"]}]}}]}});
+            let manager = kinform::client::ApplyParams::new("cluster-manager");
+            profiles.apply(name, &manager, &body).await.unwrap();
+            profiles.apply_status(name, &manager, &body).await.unwrap();
+        }
+    };
+    publish("east", &members[0]).await;
+    let witness = FleetWitness::new();
+    let provider = ClusterProfiles::new(hub.client().unwrap(), access).namespace("default");
+    let fleet = Fleet::new("fleet-test", provider)
+        .unwrap()
+        .informer_factory(factory);
+    let handle = fleet.handle();
+    let stop = CancellationToken::new();
+    let run = tokio::spawn(fleet.run(
+        configmap_work(witness.clone(), "r"),
+        stop.clone().cancelled_owned(),
+    ));
+    witness
+        .wait_for("east reconciled", LIMIT, |w| {
+            all_reconciled(w, "default/east", &["a"])
+        })
+        .await;
+    publish("west", &members[1]).await;
+    witness
+        .wait_for("west reconciled", LIMIT, |w| {
+            all_reconciled(w, "default/west", &["a"])
+        })
+        .await;
+    assert_eq!(handle.engaged(), ["default/east", "default/west"]);
+
+    profiles.delete("east", &Default::default()).await.unwrap();
+    witness
+        .wait_for("east disengaged", LIMIT, |w| {
+            !w.runners().contains_key("default/east")
+        })
+        .await;
+    assert_eq!(handle.engaged(), ["default/west"]);
+    stop.cancel();
+    run.await.unwrap();
+    assert!(witness.overlaps().is_empty());
+}
