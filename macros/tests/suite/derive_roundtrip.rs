@@ -138,7 +138,7 @@ fn write_crate(krate: &temp_crate::TempCrate) {
         "//! Reads objects (one JSON per line), writes them back through the generated types.\n\
          #![deny(warnings)]\n\
          // The driver does not call `apply_schema_defaults`.\n\
-         #[allow(missing_docs, dead_code)]\nmod crds;\n\
+         #[allow(missing_docs, dead_code, unused_imports)]\nmod crds;\n\
          use std::io::BufRead;\n\
          use kinform::k8s_openapi::serde_json::{{self, Value}};\n\n\
          fn rt<K: kinform::Resource>(value: Value) -> Value {{\n\
